@@ -1,0 +1,40 @@
+"""Every notebook in nbs/ runs through nbdev's own runner, one pytest item per notebook.
+
+Cells flagged with a `tst_flags` flag from settings.ini (such as `slow`) are skipped unless the
+environment variable DPPCA_TEST_FLAGS names them (e.g. DPPCA_TEST_FLAGS=slow); `#| eval: false`
+cells never run.
+"""
+import os
+from configparser import ConfigParser
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NBS = ROOT / "nbs"
+
+
+def _notebooks():
+    out = []
+    for p in sorted(NBS.rglob("*.ipynb")):
+        rel = p.relative_to(NBS)
+        if any(part.startswith(("_", ".")) for part in rel.parts) or ".ipynb_checkpoints" in rel.parts:
+            continue
+        out.append(p)
+    return out
+
+
+def _flags():
+    cfg = ConfigParser(delimiters=["="])
+    cfg.read(ROOT / "settings.ini", encoding="utf-8")
+    skip = cfg["DEFAULT"].get("tst_flags", "").split()
+    force = os.environ.get("DPPCA_TEST_FLAGS", "").split()
+    return skip, force
+
+
+@pytest.mark.parametrize("nb", _notebooks(), ids=lambda p: str(p.relative_to(NBS)))
+def test_notebook(nb, capsys):
+    from nbdev.test import test_nb
+    skip, force = _flags()
+    ok, seconds = test_nb(nb, skip_flags=skip, force_flags=force, showerr=True)
+    assert ok, f"{nb.name} failed (see the traceback above)"

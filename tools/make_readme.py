@@ -1,0 +1,35 @@
+"""Write README.md from nbs/index.ipynb (Quarto's nbdev_readme cannot run here).
+
+Usage: python tools/make_readme.py [--check]
+With --check, exit 1 when README.md differs from what would be written.
+"""
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = "<!-- Generated from nbs/index.ipynb by tools/make_readme.py: edit the notebook, not this file. -->\n\n"
+
+
+def render() -> str:
+    import nbformat
+    from nbconvert import MarkdownExporter
+    nb = nbformat.read(ROOT / "nbs" / "index.ipynb", as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            # keep outputs of code cells, drop nbdev directives and execution noise
+            cell.source = "\n".join(l for l in cell.source.splitlines() if not l.startswith("#|"))
+            cell.outputs = [o for o in cell.get("outputs", []) if o.get("output_type") == "stream"]
+    body, _ = MarkdownExporter().from_notebook_node(nb)
+    lines = body.splitlines()
+    # nbdev front matter: '# title' then '> description'
+    return HEADER + "\n".join(l.rstrip() for l in lines).strip() + "\n"
+
+
+if __name__ == "__main__":
+    text = render()
+    target = ROOT / "README.md"
+    if "--check" in sys.argv:
+        ok = target.exists() and target.read_text(encoding="utf-8") == text
+        if not ok: print("README.md is out of date: run python tools/make_readme.py")
+        sys.exit(0 if ok else 1)
+    target.write_text(text, encoding="utf-8")

@@ -1,0 +1,55 @@
+"""Execute notebooks in place, the way the test suite runs them, and keep their outputs for readers.
+
+Usage: python tools/run_nb.py nbs/03_data.ipynb [more.ipynb ...] [--flags slow]
+
+Cells flagged with a tst_flags flag (e.g. `slow`) and `#| eval: false` cells are skipped unless the
+flag is passed with --flags; their previous outputs are kept. Then runs nbdev_clean on each file.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+
+
+def run(fn: Path, force=()):
+    from execnb.nbio import read_nb, write_nb
+    from execnb.shell import CaptureShell
+    from nbdev.process import NBProcessor
+    from nbdev.config import get_config
+    from fastcore.xtras import working_directory
+    flags = set(get_config().tst_flags.split()) - set(force)
+    proc = NBProcessor(fn, process=True)      # parses directives into cell.directives_
+    nb = proc.nb
+
+    def skip(cell):
+        if cell.cell_type != "code": return True
+        d = getattr(cell, "directives_", {}) or {}
+        if d.get("eval:", [""])[0].lower() == "false": return True
+        return bool(flags & d.keys())
+
+    raw = read_nb(fn)
+    shell = CaptureShell(fn)
+    with working_directory(fn.parent):
+        shell.run_all(nb, exc_stop=True, preproc=skip)
+    # copy outputs back onto the unprocessed notebook (NBProcessor may have altered sources)
+    for c_raw, c_run in zip(raw.cells, nb.cells):
+        if c_raw.cell_type == "code" and not skip(c_run):
+            c_raw["outputs"] = c_run.get("outputs", [])
+            c_raw["execution_count"] = c_run.get("execution_count")
+    write_nb(raw, fn)
+
+
+if __name__ == "__main__":
+    args, force = [], []
+    it = iter(sys.argv[1:])
+    for a in it:
+        if a == "--flags": force += next(it).split()
+        else: args.append(a)
+    for a in args:
+        fn = Path(a).resolve()
+        print(f"running {fn.name}", flush=True)
+        run(fn, force)
+        subprocess.run([str(Path(sys.executable).parent / "nbdev_clean"), "--fname", str(fn)], check=True)
