@@ -170,7 +170,8 @@ def test_local_randomizer_bad_record():
     f = _load("dppca_nb.local", "randomize_record")
     if f is None:
         pytest.skip("dppca_nb.local.randomize_record not landed")
-    for bad in (np.array([np.nan, 1.0]), np.array([np.inf, 0.0]), np.ones((2, 2)), np.array([]), None):
+    for bad in (np.array([np.nan, 1.0]), np.array([np.inf, 0.0]), np.ones((2, 2)), np.array([]), None,
+                np.array([1j, 0]), np.array(["a", "b"])):
         with pytest.raises((ValueError, TypeError), match=r"\bx\b"):
             f(bad, 1.0, 1e-5)
     for eps in (0, -1, math.inf):
@@ -185,20 +186,6 @@ def test_local_randomizer_bad_record():
 
 
 # --- known bugs in other modules (found by these tests; strict xfail: remove the entry once fixed) ---------
-
-@pytest.mark.xfail(strict=True, raises=(AssertionError, pytest.fail.Exception),
-                   reason="local.randomize_record casts complex input to real (ComplexWarning) and names no "
-                          "argument for strings; it should use check_data-style validation")
-@pytest.mark.parametrize("bad", [np.array([1j, 0]), np.array(["a", "b"])], ids=["complex", "strings"])
-def test_known_bug_randomize_record_complex_and_strings(bad):
-    f = _load("dppca_nb.local", "randomize_record")
-    if f is None:
-        pytest.skip("not landed")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises((ValueError, TypeError), match=r"\bx\b"):
-            f(bad, 1.0, 1e-5)
-
 
 KENDALL_FAMILY = {"kendall_tau", "noisy_kendall", "g_dppca", "RobustKendallPCA"}
 
