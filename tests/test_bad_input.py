@@ -185,20 +185,10 @@ def test_local_randomizer_bad_record():
     np.testing.assert_array_equal(x, [3.0, 4.0])
 
 
-# --- known bugs in other modules (found by these tests; strict xfail: remove the entry once fixed) ---------
+# --- regressions: bugs these tests found in kendall_tau (fixed; kept as regular tests) -----------------
 
-KENDALL_FAMILY = {"kendall_tau", "noisy_kendall", "g_dppca", "RobustKendallPCA"}
-
-
-def _has_duplicate_rows(X):
-    return len(np.unique(X, axis=0)) < len(X)
-
-
-@pytest.mark.xfail(strict=True, reason="kendall.kendall_tau (fast path) returns NaN when exact duplicate rows sit at "
-                                       "the coordinatewise median: its near-duplicate test compares 0 < 1e-4 * 0 "
-                                       "after median centring, so the pair gets weight 2/0")
 @pytest.mark.parametrize("X", [np.zeros((2, 2)), np.r_[np.zeros((5, 2)), [[1.0, 0.0]]]], ids=["all zero", "5 duplicates"])
-def test_known_bug_kendall_duplicates(X):
+def test_kendall_duplicates_regression(X):
     f = _load("dppca_nb.kendall", "kendall_tau")
     if f is None:
         pytest.skip("not landed")
@@ -206,11 +196,8 @@ def test_known_bug_kendall_duplicates(X):
         assert np.isfinite(f(X)).all()
 
 
-@pytest.mark.xfail(strict=True, reason="kendall.kendall_tau returns NaN for finite data at extreme scales (1e200: squared "
-                                       "distances overflow; 1e-300: they underflow to 0), although the spherical sign "
-                                       "is scale invariant; noisy_kendall/g_dppca then return NaN or fail in eigh")
 @pytest.mark.parametrize("scale", [1e200, 1e-300])
-def test_known_bug_kendall_extreme_scale(scale):
+def test_kendall_extreme_scale_regression(scale):
     f = _load("dppca_nb.kendall", "kendall_tau")
     if f is None:
         pytest.skip("not landed")
@@ -235,8 +222,6 @@ def test_property_finite_input(entry, data):
     n, p = data.draw(shapes)
     X = data.draw(hnp.arrays(np.float64, (n, p), elements=finite))
     k = data.draw(st.integers(1, p - 1 if entry[1] == "smooth_sensitivity_pca" else p))
-    if entry[1] in KENDALL_FAMILY and _has_duplicate_rows(X):
-        return                                       # known bug, see test_known_bug_kendall_duplicates
     X0 = X.copy()
     X.setflags(write=False)
     out = _call(entry, X, k=k)
@@ -252,7 +237,7 @@ def test_property_finite_input(entry, data):
         np.testing.assert_allclose(out.T @ out, np.eye(k), atol=1e-8)
 
 
-SCALE_ENTRIES = [e for e in LANDED if e[1] not in KENDALL_FAMILY]     # Kendall: known bug above
+SCALE_ENTRIES = list(LANDED)
 
 
 @pytest.mark.parametrize("entry", SCALE_ENTRIES, ids=_ids(SCALE_ENTRIES))
@@ -363,8 +348,6 @@ def test_estimator_read_only_and_transform(name):
 def test_estimator_property_finite_input(name, data):
     n, p = data.draw(shapes)
     X = data.draw(hnp.arrays(np.float64, (n, p), elements=finite))
-    if name in KENDALL_FAMILY and _has_duplicate_rows(X):
-        return                                       # known bug, see test_known_bug_kendall_duplicates
     X0 = X.copy()
     X.setflags(write=False)
     est = ESTIMATORS[name](random_state=0).fit(X)
