@@ -14,11 +14,22 @@ def render() -> str:
     import nbformat
     from nbconvert import MarkdownExporter
     nb = nbformat.read(ROOT / "nbs" / "index.ipynb", as_version=4)
+    nb.metadata["language_info"] = {"name": "python"}
+    cells = []
     for cell in nb.cells:
         if cell.cell_type == "code":
-            # keep outputs of code cells, drop nbdev directives and execution noise
+            directives = [l for l in cell.source.splitlines() if l.startswith("#|")]
+            md = [o["data"]["text/markdown"] for o in cell.get("outputs", [])
+                  if o.get("output_type") in ("display_data", "execute_result") and "text/markdown" in o.get("data", {})]
+            if any(l.replace(" ", "") == "#|echo:false" for l in directives):
+                # show only the (markdown) output of the cell, as nbdev's docs do
+                if md: cells.append(nbformat.v4.new_markdown_cell("".join(md)))
+                continue
+            # keep the code and its printed output, drop nbdev directives and execution noise
             cell.source = "\n".join(l for l in cell.source.splitlines() if not l.startswith("#|"))
             cell.outputs = [o for o in cell.get("outputs", []) if o.get("output_type") == "stream"]
+        cells.append(cell)
+    nb.cells = cells
     body, _ = MarkdownExporter().from_notebook_node(nb)
     lines = body.splitlines()
     # nbdev front matter: '# title' then '> description'
