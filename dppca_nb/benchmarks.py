@@ -15,7 +15,7 @@ import sys
 import time
 import numpy as np
 from .core import as_generator
-from .linalg import random_orthonormal, subspace_distance
+from .linalg import random_orthonormal, random_subspace_level, subspace_distance
 from .data import sample_gaussian
 
 # %% auto #0
@@ -245,7 +245,7 @@ def bench_libraries(n: int = 100_000, p: int = 40, ks=(5, 20), epsilons=(0.1, 0.
             stopped = None
             for eps in epsilons:
                 row = dict(method=name, guarantee=guarantee, k=k, epsilon=eps, seconds=None, error=None,
-                           random_level=math.sqrt(2 * k * (1 - k / p)), status="ok")
+                           random_level=random_subspace_level(p, k), status="ok")
                 if not installed: row["status"] = "not installed here"
                 elif stopped: row["status"] = f"not run (timed out at eps={stopped})"
                 else:
