@@ -86,7 +86,8 @@ def read_numeric_csv(path, delimiter: str = ","):
                 hint = f" (the file looks {other[0]!r}-delimited: use --delimiter {other[0]!r})" if other else ""
                 raise CLIError(f"DATA: line {line}, column {j + 1}: {x!r} is not a number{hint}")
             out[i, j] = v
-    if width == 1 and header is None and any(d in open(path, encoding="utf-8-sig").read(4096) for d in (";", "\t")):
+    with open(path, encoding="utf-8-sig") as fh: head = fh.read(4096)
+    if width == 1 and header is None and any(d in head for d in (";", "\t")):
         raise CLIError(f"DATA: every row has a single column; wrong --delimiter?")
     return out, header
 

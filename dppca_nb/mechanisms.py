@@ -183,6 +183,11 @@ def gaussian_second_moment(X, epsilon: float, delta: float, *, sensitivity="tigh
     return gaussian_second_moment_release(Xc.T @ Xc, n, eps, dlt, sensitivity=sensitivity, calibration=calibration,
                                           radius=radius, n_clipped=n_clipped, random_state=random_state)
 
+def _neighbouring(sensitivity) -> str:
+    "The neighbouring relation a second-moment sensitivity setting is valid for."
+    if isinstance(sensitivity, str): return "add/remove-one" if sensitivity == "paper" else "replace-one"
+    return "as declared by the caller (a numeric sensitivity)"
+
 def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, *, sensitivity="tight",
                                    calibration: str = "analytic", radius: float = 1.0, n_clipped: int = 0,
                                    random_state=None):
@@ -195,6 +200,6 @@ def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, 
     sigma = gaussian_sigma(eps, dlt, sens, calibration)
     S = M / n + symmetric_gaussian(M.shape[0], sigma, random_state, kind="upper")
     info = dict(mechanism="Gaussian mechanism on the second moment (upper triangle)", epsilon=eps, delta=dlt,
-                neighbouring="add/remove-one" if sensitivity == "paper" else "replace-one",
+                neighbouring=_neighbouring(sensitivity),
                 sensitivity=sens, sigma=sigma, calibration=calibration, n_clipped=int(n_clipped), radius=float(radius))
     return S, info
