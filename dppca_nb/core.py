@@ -111,6 +111,10 @@ def clip_rows(X, radius: float = 1.0, *, name: str = "X") -> tuple[np.ndarray, i
     r = check_positive(radius, "radius")
     A = check_data(X, name=name, min_rows=1)
     norms = np.sqrt(np.einsum("ij,ij->i", A, A))
+    big = np.isinf(norms)                 # the squared norm overflowed (entries ~1e155+): rescale that row first
+    if big.any():
+        m = np.abs(A[big]).max(axis=1)
+        norms[big] = m * np.linalg.norm(A[big] / m[:, None], axis=1)
     over = norms > r
     if over.any(): A[over] *= (r / norms[over])[:, None]
     return A, int(over.sum())

@@ -4,6 +4,7 @@
 
 # %% ../nbs/50_experiments.ipynb #0319df62
 from __future__ import annotations
+import contextlib
 import hashlib
 import importlib
 import itertools
@@ -102,9 +103,9 @@ def _rows(out, point, rep):
 def _run_one(study_name, run, point, rep, seed):
     try:
         from threadpoolctl import threadpool_limits
-        with threadpool_limits(1): out = run(point, np.random.default_rng(rep_seed(study_name, point, rep, seed)))
-    except ImportError:
-        out = run(point, np.random.default_rng(rep_seed(study_name, point, rep, seed)))
+        limits = threadpool_limits(1)
+    except ImportError: limits = contextlib.nullcontext()
+    with limits: out = run(point, np.random.default_rng(rep_seed(study_name, point, rep, seed)))
     return _rows(out, point, rep)
 
 def default_cache_dir() -> Path:
