@@ -12,7 +12,8 @@ from sklearn.covariance import EmpiricalCovariance
 from sklearn.utils.validation import check_is_fitted, validate_data
 from .core import (as_generator, check_epsilon, check_delta, check_positive, check_choice, check_k,
                            clip_rows)
-from .mechanisms import gaussian_sigma, laplace_noise, laplace_scale, second_moment_sensitivity
+from .mechanisms import (gaussian_sigma, second_moment_sensitivity,
+                                 snapping_grid, snapping_laplace, snapping_scale)
 from .accounting import PrivacyAccountant, split_budget
 
 # %% auto #0
@@ -93,9 +94,13 @@ def private_mean_release(row_sum, n: int, epsilon: float, delta: float, *, radiu
     if dlt == 0:
         if model == "local": raise ValueError("delta: the local mean needs delta > 0 (Gaussian reports)")
         sens = 2 * R * math.sqrt(p) / n
-        scale = laplace_scale(eps, sens)
-        m = s / n + laplace_noise(scale, p, rng)
-        info = dict(mechanism="Laplace mechanism on the mean of clipped rows", sensitivity=sens, scale=scale, norm="l1",
+        # Mironov's snapping mechanism, not floating-point Laplace noise (whose low-order bits leak, see 62_audit):
+        # every coordinate of the mean lies in [-R, R]; the clamp bound must also exceed the scale
+        B = max(R, 4 * sens / eps)
+        scale = snapping_scale(eps, sens, B, dimension=p)
+        m = snapping_laplace(s / n, scale, B, rng)
+        info = dict(mechanism="Laplace mechanism on the mean of clipped rows (Mironov's snapping mechanism)",
+                    sensitivity=sens, scale=scale, grid=snapping_grid(scale), bound=B, norm="l1",
                     noise_sd=math.sqrt(2) * scale)
     else:
         sens = 2 * R / per
@@ -402,7 +407,7 @@ class RobustKendallPCA(_DPPCA):
 class PureDPPCA(_DPPCA):
     """Pure epsilon-DP PCA (Amin et al. 2019): Laplace eigenvalues and exact Bingham eigenvector draws; replace-one,
     rows clipped to `radius`. No delta. `explained_variance_`: the Laplace eigenvalues / n when
-    `eigenvalue_share` > 0. The private mean is a Laplace mechanism (l1 sensitivity 2R sqrt(p)/n). See `dppca_nb.pure`."""
+    `eigenvalue_share` > 0. The private mean is a Laplace mechanism (l1 sensitivity 2R sqrt(p)/n), snapped. See `dppca_nb.pure`."""
     _pure = True
     _no_dask = "the Laplace eigenvalues and Bingham sampler are not wired to dppca_nb.distributed"
     def __init__(self, n_components=None, *, epsilon=1.0, eigenvalue_share=0.1, sensitivity="tight", radius=1.0,
