@@ -271,7 +271,11 @@ def bench_libraries(n: int = 100_000, p: int = 40, ks=(5, 20), epsilons=(0.1, 0.
 def bench_dask(n: int = 1_000_000, p: int = 50, *, chunk_rows: int = 100_000, n_kendall: int = 5000,
                p_kendall: int = 100, n_workers: int = 2, memory_limit: str = "2GB", processes: bool = True,
                repeat: int = 3, seed: int = 0) -> tuple[list, dict]:
-    "Dask on a LocalCluster vs numpy: overhead ratios (rows) and the workers' peak memory on a lazily generated X (dict)."
+    """Dask on a LocalCluster vs numpy: overhead ratios (rows) and the workers' peak memory on a lazily generated X (dict).
+
+    `memory_limit` applies to worker processes only: with `processes=False` the workers are threads of this process,
+    whose whole resident memory Dask would compare with the limit, pausing the workers (for good: a hang) once the
+    process, not the work, passes 80% of it; so threads run without a limit."""
     import logging
     import dask.array as da
     from dask.distributed import LocalCluster, Client, wait
@@ -281,6 +285,7 @@ def bench_dask(n: int = 1_000_000, p: int = 50, *, chunk_rows: int = 100_000, n_
     from dppca_nb.local import local_second_moment
     from dppca_nb.kendall import kendall_tau
     rows = []
+    if not processes: memory_limit = 0                 # 0: no limit, no pausing (see the docstring)
     cluster = LocalCluster(n_workers=n_workers, processes=processes, threads_per_worker=1, memory_limit=memory_limit,
                            dashboard_address=":0", silence_logs=logging.CRITICAL)
     client = Client(cluster)
@@ -485,7 +490,7 @@ def results_markdown(res: dict) -> str:
     if d:
         L += ["", "## Dask: memory", "",
               f"X'X of a {d['array_mb']:.0f} MB array generated lazily in {d['chunk_mb']:.0f} MB blocks on {d['n_workers']} "
-              f"{'worker processes' if d['processes'] else 'worker threads (one process)'} (memory limit {d['memory_limit']} each), "
+              f"{'worker processes' if d['processes'] else 'worker threads (one process)'} (memory limit {d['memory_limit'] or 'none'} each), "
               f"{_fmt_t(d['seconds'])}: peak resident memory per worker {', '.join(f'{v:.0f} MB' for v in d['workers_peak_mb'].values())} "
               f"(before the run: {', '.join(f'{v:.0f} MB' for v in d['workers_mb_before'].values())}); the array never exists in full."]
     b = res.get("bingham")
