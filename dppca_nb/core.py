@@ -10,7 +10,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['PrivacyWarning', 'as_generator', 'check_data', 'check_positive', 'check_epsilon', 'check_delta', 'check_k',
-           'check_choice', 'clip_rows', 'normalize_rows']
+           'check_choice', 'check_int', 'clip_rows', 'normalize_rows']
 
 # %% ../nbs/00_core.ipynb #e4efa136
 class PrivacyWarning(UserWarning):
@@ -104,6 +104,21 @@ def check_choice(value, name: str, choices) -> str:
     if value not in choices:
         raise ValueError(f"{name}: expected one of {', '.join(map(repr, choices))}, got {value!r}")
     return value
+
+def check_int(value, name: str, *, minimum: int = 1, allow_float: bool = False) -> int:
+    "Return `value` as a Python int after checking it is an integer >= `minimum`; `allow_float` also takes whole floats (1e6)."
+    what = ("a positive integer" if minimum == 1 else "a non-negative integer" if minimum == 0
+            else f"an integer >= {minimum}")
+    if allow_float: what += " (a whole float like 1e6 is accepted)"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer, numbers.Real, np.floating)):
+        raise TypeError(f"{name}: expected {what}, got {type(value).__name__} {value!r}")
+    if not isinstance(value, (numbers.Integral, np.integer)):      # a float (or another real)
+        if not allow_float: raise TypeError(f"{name}: expected {what}, got {type(value).__name__} {value!r}")
+        v = float(value)
+        if not v.is_integer(): raise ValueError(f"{name}: expected {what}, got {value!r}")   # also NaN and inf
+        value = int(v)
+    if value < minimum: raise ValueError(f"{name}: expected {what}, got {value!r}")
+    return int(value)
 
 # %% ../nbs/00_core.ipynb #acfc2422
 def clip_rows(X, radius: float = 1.0, *, name: str = "X") -> tuple[np.ndarray, int]:
