@@ -103,7 +103,8 @@ def plot_error_vs_gap(df):
         sub = df[df["n"] == n]
         p, k, eps, dlt = int(sub["p"].iloc[0]), int(sub["k"].iloc[0]), float(sub["epsilon"].iloc[0]), float(sub["delta"].iloc[0])
         G = np.geomspace(sub["gap"].min(), sub["gap"].max(), 60)
-        pred = {m: np.array([predicted_errors([int(n)], g, p, k, eps, dlt)[m][0] for g in G]) for m in ("smooth Gaussian", "Analyze Gauss")}
+        each = [predicted_errors([int(n)], g, p, k, eps, dlt) for g in G]     # once per gap: both variants at a time
+        pred = {m: np.array([e[m][0] for e in each]) for m in ("smooth Gaussian", "Analyze Gauss")}
         thr = {"smooth Gaussian": _threshold_gap(int(n), p, k, eps, dlt), "smooth Cauchy": _threshold_gap(int(n), p, k, eps, 0.0)}
         _panel(ax, sub, "gap", G, pred, thr, "population eigengap G")
         ax.set_title(f"n = {n}, p = {p}, k = {k}, $\\varepsilon$ = {eps}, $\\delta$ = {dlt:g}")
