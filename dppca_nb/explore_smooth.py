@@ -18,11 +18,13 @@ from .smooth import (smooth_sensitivity_pca, smooth_sensitivity_parameters, smoo
 __all__ = ['release_errors', 'smooth_sensitivity_figure', 'smooth_sensitivity_explorer']
 
 # %% ../nbs/32_smooth_explorer.ipynb #5a796554
-def release_errors(X, V, k: int, epsilon: float, delta: float, reps: int, random_state=None):
-    "Errors of `reps` smooth-sensitivity releases (and Analyze Gauss releases if delta > 0) of one data set, sharing the non-random work; returns (errors, ag_errors, info)."
+def release_errors(X, V, k: int, epsilon: float, delta: float, reps: int, random_state=None, *, U=None):
+    "Errors of `reps` smooth-sensitivity releases (and Analyze Gauss releases if delta > 0) of one data set, sharing the non-random work; returns (errors, ag_errors, info). `U`: the non-private `second_moment_pca(X, k)`, if the caller already has it."
     rng = as_generator(random_state)
     _, info = smooth_sensitivity_pca(X, k, epsilon, delta, random_state=rng, return_info=True)
-    U = second_moment_pca(X, k)                                 # the same frame smooth_sensitivity_pca perturbs
+    if U is None: U = second_moment_pca(X, k)                   # the same frame smooth_sensitivity_pca perturbs
+    elif np.shape(U) != (np.shape(X)[1], k):
+        raise ValueError(f"U: expected the p x k = {np.shape(X)[1]} x {k} non-private frame second_moment_pca(X, k), got shape {np.shape(U)}")
     errs = [subspace_distance(orthonormalize(perturb_frame(U, info["scale"], info["noise"], rng)), V) for _ in range(reps)]
     ag = []
     if delta > 0:
@@ -47,8 +49,8 @@ def smooth_sensitivity_figure(gap: float = 0.2, n: int = 20_000, epsilon: float 
     norm = par["norm"]
     rng = as_generator(random_state)
     X, V = spherical_spike(n, p, k, min(gap, 1 / k), random_state=rng)
-    V_np = second_moment_pca(X, k)
-    errs, ag, info = release_errors(X, V, k, eps, delta, reps, rng)
+    V_np = second_moment_pca(X, k)                              # the non-private PCA: once per redraw, shared
+    errs, ag, info = release_errors(X, V, k, eps, delta, reps, rng, U=V_np)
     g_emp = info["gap"]
     nb = candidate_neighbours(X, k, n_random=5, n_rows=1, random_state=rng)
     realised = realised_sensitivity(X, k, nb, norm)
