@@ -15,7 +15,7 @@ import warnings
 import zipfile
 from pathlib import Path
 import numpy as np
-from .core import (as_generator, check_data, check_k, check_positive, check_choice, normalize_rows)
+from .core import (as_generator, check_data, check_k, check_positive, check_choice, check_int, normalize_rows)
 from .linalg import random_orthonormal, orthonormalize
 
 # %% auto #0
@@ -52,22 +52,17 @@ def _sqrt_psd(Sigma, name="Sigma"):
     if w.min() < -1e-10 * max(1.0, abs(w.max())): raise ValueError(f"{name}: expected a positive semi-definite matrix, smallest eigenvalue {w.min():.3g}")
     return (U * np.sqrt(np.clip(w, 0, None))) @ U.T
 
-def _check_n(n, name="n"):
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"{name}: expected a positive integer, got {n!r}")
-    return int(n)
-
 def sample_gaussian(Sigma, n: int, random_state=None) -> np.ndarray:
     "n i.i.d. rows from N(0, Sigma)."
     M = _sqrt_psd(Sigma)
-    return as_generator(random_state).standard_normal((_check_n(n), M.shape[0])) @ M
+    return as_generator(random_state).standard_normal((check_int(n, "n"), M.shape[0])) @ M
 
 def sample_multivariate_t(Sigma, n: int, df: float, random_state=None) -> np.ndarray:
     "n i.i.d. rows from the multivariate t with shape `Sigma` and `df` degrees of freedom."
     M = _sqrt_psd(Sigma)
     df = check_positive(df, "df")
     rng = as_generator(random_state)
-    Z = rng.standard_normal((_check_n(n), M.shape[0])) @ M
+    Z = rng.standard_normal((check_int(n, "n"), M.shape[0])) @ M
     return Z / np.sqrt(rng.chisquare(df, size=(Z.shape[0], 1)) / df)
 
 def contaminate(X, fraction: float, *, mean=None, scale: float = 1.0, avoid=None, random_state=None):
@@ -95,7 +90,7 @@ def contaminate(X, fraction: float, *, mean=None, scale: float = 1.0, avoid=None
 def wishart_second_moment(Sigma, n: int, random_state=None) -> np.ndarray:
     "Exact sample of sum_i x_i x_i^T for n i.i.d. N(0, Sigma) rows (Wishart by Bartlett's decomposition), O(p^3)."
     M = _sqrt_psd(Sigma)
-    n, p = _check_n(n), M.shape[0]
+    n, p = check_int(n, "n"), M.shape[0]
     rng = as_generator(random_state)
     if n < p:
         Xs = rng.standard_normal((n, p)) @ M

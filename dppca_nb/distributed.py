@@ -6,11 +6,10 @@
 from __future__ import annotations
 import copy
 import math
-import numbers
 import sys
 import numpy as np
 from .core import (as_generator, check_data, check_k, check_epsilon, check_delta,
-                           check_positive, check_choice, clip_rows)
+                           check_positive, check_choice, check_int, clip_rows)
 from .linalg import top_k_eigvecs, orthonormalize
 from .mechanisms import second_moment_sensitivity, gaussian_second_moment_release
 from .local import LocalAggregator, randomize_records, local_noise_sigma, local_second_moment_release
@@ -28,12 +27,6 @@ def is_dask(X) -> bool:
     "True if `X` is a `dask.array.Array` (checked without importing dask)."
     da = sys.modules.get("dask.array")
     return da is not None and isinstance(X, da.Array)
-
-def _pos_int(v, name):
-    if isinstance(v, (float, np.floating)) and float(v).is_integer(): v = int(v)
-    if not isinstance(v, (numbers.Integral, np.integer)) or isinstance(v, bool) or v < 1:
-        raise ValueError(f"{name}: expected a positive integer, got {v!r}")
-    return int(v)
 
 def check_dask(X, *, name: str = "X", min_rows: int = 2):
     "Check a dask array without reading it (dtype, 2-D, known non-empty shape, enough rows); columns merged into one chunk."
@@ -56,13 +49,12 @@ def row_blocks(X, *, name: str = "X", min_rows: int = 2, chunk_rows: int | None 
         X = check_dask(X, name=name, min_rows=min_rows)
         return list(X.to_delayed().ravel()), tuple(int(s) for s in X.shape), True
     A = check_data(X, name=name, min_rows=min_rows)
-    m = A.shape[0] if chunk_rows is None else _pos_int(chunk_rows, "chunk_rows")
+    m = A.shape[0] if chunk_rows is None else check_int(chunk_rows, "chunk_rows", allow_float=True)
     return [A[i:i + m] for i in range(0, A.shape[0], m)], A.shape, False
 
 def tree_reduce(parts: list, combine, *, lazy: bool, split_every: int = 8):
     "Combine `parts` `split_every` at a time until one is left (as Dask tasks if `lazy`); return the computed result."
-    s = _pos_int(split_every, "split_every")
-    if s < 2: raise ValueError(f"split_every: expected an integer >= 2, got {split_every!r}")
+    s = check_int(split_every, "split_every", minimum=2, allow_float=True)
     if not parts: raise ValueError("parts: expected at least one part")
     if lazy:
         import dask
@@ -181,7 +173,7 @@ def dask_smooth_sensitivity_pca(X, k: int, epsilon: float, delta: float = 0.0, *
 # %% ../nbs/80_distributed.ipynb #1a241e13
 def partition_seeds(random_state, n_partitions: int) -> list:
     "Independent `SeedSequence`s, one per partition, from an int, a `SeedSequence`, a `Generator` (drawn from it) or None (OS entropy)."
-    m = _pos_int(n_partitions, "n_partitions")
+    m = check_int(n_partitions, "n_partitions", allow_float=True)
     if isinstance(random_state, np.random.SeedSequence): ss = random_state
     elif isinstance(random_state, np.random.Generator): ss = np.random.SeedSequence(random_state.integers(0, 2**63, size=4).tolist())
     else:
@@ -214,7 +206,7 @@ def dask_local_second_moment(X, epsilon: float, delta: float, *, sensitivity="ti
     local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)   # validate before the pass
     blocks, (n, p), lazy = row_blocks(X, chunk_rows=chunk_rows)
     d = p * (p + 1) // 2
-    cs = max(1, (1 << 22) // d) if chunk_size is None else _pos_int(chunk_size, "chunk_size")
+    cs = max(1, (1 << 22) // d) if chunk_size is None else check_int(chunk_size, "chunk_size", allow_float=True)
     seeds = partition_seeds(random_state, len(blocks))
     part = _local_part
     if lazy:

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 from scipy import optimize, special
 from .core import (PrivacyWarning, as_generator, check_epsilon, check_delta, check_positive,
-                           check_choice, check_data, clip_rows)
+                           check_choice, check_data, check_int, clip_rows)
 
 # %% auto #0
 __all__ = ['SECOND_MOMENT_SENSITIVITY', 'SNAPPING_ERROR', 'SNAPPING_MAX_RATIO', 'second_moment_sensitivity', 'upper_triangle',
@@ -26,8 +26,7 @@ def second_moment_sensitivity(sensitivity="tight", *, n: int = 1, radius: float 
     if isinstance(sensitivity, str):
         base = SECOND_MOMENT_SENSITIVITY.get(check_choice(sensitivity, "sensitivity", tuple(SECOND_MOMENT_SENSITIVITY)))
     else: base = check_positive(sensitivity, "sensitivity")
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n: expected a positive integer, got {n!r}")
+    n = check_int(n, "n")
     return base * check_positive(radius, "radius") ** 2 / n
 
 def upper_triangle(A) -> np.ndarray:
@@ -78,8 +77,7 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
 # %% ../nbs/02_mechanisms.ipynb #7b2ea6e7
 def symmetric_gaussian(p: int, sigma: float, random_state=None, kind: str = "upper", size=None) -> np.ndarray:
     "A symmetric p x p Gaussian noise matrix (`kind` 'upper' or 'vecd', see above); `size` gives a batch."
-    if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or p < 1:
-        raise ValueError(f"p: expected a positive integer, got {p!r}")
+    p = check_int(p, "p")
     sigma = check_positive(sigma, "sigma", allow_zero=True)
     check_choice(kind, "kind", ("upper", "vecd"))
     rng = as_generator(random_state)
@@ -133,8 +131,7 @@ def snapping_epsilon(scale: float, sensitivity: float, bound: float, *, dimensio
     "Certified epsilon (sensitivity + dimension 2^-49 bound) / scale of `snapping_laplace` (Mironov 2012; d > 1 is our reading)."
     lam, B = _check_snapping(scale, bound)
     sens = check_positive(sensitivity, "sensitivity")
-    if not isinstance(dimension, (int, np.integer)) or isinstance(dimension, bool) or dimension < 1:
-        raise ValueError(f"dimension: expected a positive integer, got {dimension!r}")
+    dimension = check_int(dimension, "dimension")
     return (sens + dimension * SNAPPING_ERROR * B) / lam
 
 def snapping_scale(epsilon: float, sensitivity: float, bound: float, *, dimension: int = 1) -> float:
@@ -194,12 +191,11 @@ def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, 
     "The release of `gaussian_second_moment` from M_sum = sum x x^T (p x p) of n rows already clipped to `radius`; `(S, info)`."
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     M = check_square(M_sum, "M_sum")
-    if not isinstance(n_clipped, (int, np.integer)) or isinstance(n_clipped, bool) or n_clipped < 0:
-        raise ValueError(f"n_clipped: expected a non-negative integer, got {n_clipped!r}")
+    n_clipped = check_int(n_clipped, "n_clipped", minimum=0)
     sens = second_moment_sensitivity(sensitivity, n=n, radius=radius)
     sigma = gaussian_sigma(eps, dlt, sens, calibration)
     S = M / n + symmetric_gaussian(M.shape[0], sigma, random_state, kind="upper")
     info = dict(mechanism="Gaussian mechanism on the second moment (upper triangle)", epsilon=eps, delta=dlt,
                 neighbouring=_neighbouring(sensitivity),
-                sensitivity=sens, sigma=sigma, calibration=calibration, n_clipped=int(n_clipped), radius=float(radius))
+                sensitivity=sens, sigma=sigma, calibration=calibration, n_clipped=n_clipped, radius=float(radius))
     return S, info
