@@ -8,9 +8,10 @@ import math
 import numpy as np
 from .core import as_generator, check_positive
 from .linalg import subspace_distance, random_subspace_level
-from .data import sample_gaussian, sample_multivariate_t, contaminate
+from .data import contaminate
 from .robust import g_dppca
 from .baselines import analyze_gauss
+from .study_robust import robust_sample
 
 # %% auto #0
 __all__ = ['ROBUST_EXPLORER_METHODS', 'robustness_errors', 'robustness_figure', 'robustness_explorer']
@@ -19,12 +20,12 @@ __all__ = ['ROBUST_EXPLORER_METHODS', 'robustness_errors', 'robustness_figure', 
 ROBUST_EXPLORER_METHODS = ("g-DPPCA (spherical)", "g-DPPCA (winsorized)", "AG (R=sqrt p)", "AG (R=5 sqrt p)")
 
 def _sample(df, fraction, n, p, k, rng):
-    Sigma = np.diag([10.0] * k + [1.0] * (p - k))
-    X = sample_gaussian(Sigma, n, rng) if math.isinf(df) else sample_multivariate_t(Sigma, n, df, rng)
-    if fraction > 0:
-        X, rows = contaminate(X, fraction, mean=10 * math.sqrt(p) * np.eye(p)[-1], random_state=rng)
+    "The study's clean sample (`study_robust.robust_sample`: t, or Gaussian for df = inf), then outliers along e_p; returns `(X, outlier_rows, V)`."
+    X, V = robust_sample("gaussian" if math.isinf(df) else "t", n, p=p, k=k, df=df, random_state=rng)
+    if fraction > 0:                      # unlike the study's 'contaminated' scenario (a random direction orthogonal to V):
+        X, rows = contaminate(X, fraction, mean=10 * math.sqrt(p) * np.eye(p)[-1], random_state=rng)   # fixed, so the plot can show it
     else: rows = np.array([], dtype=int)
-    return X, rows, np.eye(p)[:, :k]
+    return X, rows, V
 
 def robustness_errors(df: float = float("inf"), fraction: float = 0.05, n: int = 2000, epsilon: float = 1.0, *,
                       p: int = 10, k: int = 2, reps: int = 3, random_state=0) -> dict:
