@@ -8,7 +8,7 @@ import math
 import warnings
 import numpy as np
 from .core import (PrivacyWarning, as_generator, check_data, check_k, check_epsilon, check_delta,
-                           check_positive, check_choice, clip_rows)
+                           check_positive, check_choice, check_int, clip_rows)
 from .linalg import top_k_eigvecs
 from .data import wishart_second_moment
 from .mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon, gaussian_delta,
@@ -68,9 +68,7 @@ def randomize_records(X, epsilon: float, delta: float, *, sensitivity="tight", c
 class LocalAggregator:
     "Streaming server of the local model: sums reports (full p x p or packed upper triangles) in O(p^2) memory."
     def __init__(self, p: int):
-        if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or p < 1:
-            raise ValueError(f"p: expected a positive integer, got {p!r}")
-        self.p = int(p)
+        self.p = check_int(p, "p")
         self._iu = np.triu_indices(self.p)
         self._sum = np.zeros(self._iu[0].size)
         self.n = 0
@@ -138,8 +136,7 @@ def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight",
         S = Xc.T @ Xc / n + symmetric_gaussian(p, sigma / math.sqrt(n), rng, kind="upper")
     else:
         d = p * (p + 1) // 2
-        m = max(1, (1 << 22) // d) if chunk_size is None else chunk_size            # about 32 MB of packed reports per chunk
-        if not isinstance(m, (int, np.integer)) or m < 1: raise ValueError(f"chunk_size: expected a positive integer, got {chunk_size!r}")
+        m = max(1, (1 << 22) // d) if chunk_size is None else check_int(chunk_size, "chunk_size")   # about 32 MB of packed reports per chunk
         agg = LocalAggregator(p)
         for i in range(0, n, m):
             agg.add_many(randomize_records(X[i:i + m], eps, dlt, sensitivity=sensitivity, calibration=calibration,
@@ -173,12 +170,6 @@ def local_gaussian_pca(X, k: int, epsilon: float, delta: float, *, sensitivity="
     return (V, info) if return_info else V
 
 # %% ../nbs/10_local.ipynb #c0f868cd
-def _n_int(n, name="n"):
-    if isinstance(n, (float, np.floating)) and float(n).is_integer(): n = int(n)
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"{name}: expected a positive integer (a float like 1e9 is accepted), got {n!r}")
-    return int(n)
-
 def _clip_bound(Sigma, n):
     "Laurent-Massart: P(||x||^2 >= tr + 2||l||_2 sqrt(t) + 2 l_max t) <= e^-t; expected clipped rows <= n e^-t at radius 1."
     lam = np.clip(np.linalg.eigvalsh(Sigma), 0, None)
@@ -192,7 +183,7 @@ def _clip_bound(Sigma, n):
 def local_second_moment_wishart(Sigma, n, epsilon: float, delta: float, *, sensitivity="tight",
                                 calibration: str = "analytic", random_state=None):
     "Exact O(p^3) sample of the server's S_hat for n Gaussian N(0, Sigma) users (Wishart + aggregate noise); `(S_hat, info)`."
-    n = _n_int(n)
+    n = check_int(n, "n", allow_float=True)          # a whole float like 1e9 is accepted
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
     rng = as_generator(random_state)
