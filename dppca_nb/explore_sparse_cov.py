@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 import numpy as np
 from .core import as_generator, check_epsilon, check_delta, check_positive, check_choice
-from .mechanisms import gaussian_sigma, second_moment_sensitivity, symmetric_gaussian
 from .data import wishart_second_moment
 from .sparse_cov import (block_covariance, banded_covariance, column_sparsity, gaussian_gamma, threshold_level,
-                                 hard_threshold, psd_projection, threshold_error_bound, naive_error_bound)
+                                 hard_threshold, threshold_error_bound, naive_error_bound)
+from .study_sparse_cov import estimates_from_moment
 
 # %% auto #0
 __all__ = ['sparse_test_covariance', 'threshold_snapshot', 'threshold_figure', 'threshold_explorer']
@@ -34,11 +34,10 @@ def threshold_snapshot(n: int = 100_000, p: int = 100, s: int = 3, epsilon: floa
     g = gaussian_gamma(Sigma) if gamma is None else check_positive(gamma, "gamma", allow_zero=True)
     rng = as_generator(random_state)
     S_n = wishart_second_moment(Sigma, int(n), rng) / n
-    sigma = gaussian_sigma(eps, dlt, second_moment_sensitivity("tight", n=int(n)))
-    noisy = S_n + symmetric_gaussian(int(p), sigma, rng)
+    est, sigma = estimates_from_moment(S_n, int(n), eps, dlt, gamma=g, random_state=rng)   # the study's noise, threshold, PSD
+    noisy, S_plus = est["naive"], est["dp_threshold"]
     tau = threshold_level(int(n), int(p), sigma, gamma=g)
-    thresholded = hard_threshold(noisy, tau)
-    S_plus = psd_projection(thresholded)
+    thresholded = hard_threshold(noisy, tau)           # the step before the PSD projection, for the picture (O(p^2))
     nrm = float(np.linalg.norm(Sigma, 2))
     s_true = column_sparsity(Sigma)
     true_nz, kept = Sigma != 0, thresholded != 0
