@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import warnings
 import numpy as np
-from .core import check_epsilon, check_delta, check_k, check_positive
+from .core import check_epsilon, check_delta, check_k, check_positive, check_int
 from .linalg import random_subspace_level
 
 # %% auto #0
@@ -50,9 +50,7 @@ def _n(n):
 
 def _out(a): return float(a) if np.ndim(a) == 0 else a
 
-def _p(p):
-    if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or p < 2: raise ValueError(f"p: expected an integer >= 2, got {p!r}")
-    return int(p)
+def _p(p): return check_int(p, "p", minimum=2)
 
 def _spec(p, k, eigenvalues, Sigma):
     if Sigma is not None and np.asarray(Sigma).shape != (p, p): raise ValueError(f"Sigma: expected {p} x {p}")
@@ -84,7 +82,8 @@ def theorem3_lower(n, p: int, k: int, s: int, epsilon: float, *, eigenvalues=Non
                    C: float = 1.0, C_n: float = 1.0, check: str = "warn"):
     "Theorem 3 [R form]: minimax lower bound for row-sparse pure epsilon-LDP PCA, C sigma_k^2 k s log p/(n eps^2)."
     _check_mode(check); p = _p(p); k = check_k(k, p); n = _n(n); eps = check_epsilon(epsilon)
-    if not isinstance(s, (int, np.integer)) or not k <= s <= p: raise ValueError(f"s: expected an integer with k <= s <= p, got {s!r}")
+    s = check_int(s, "s")
+    if not k <= s <= p: raise ValueError(f"s: expected an integer with k <= s <= p, got {s!r}")
     l1, lk, lk1 = _spec(p, k, eigenvalues, Sigma)
     s2 = l1 * lk1 / (lk - lk1) ** 2
     sg2 = s2 if sigma2 is None else check_positive(sigma2, "sigma2")
@@ -99,7 +98,8 @@ def theorem4_upper(n, p: int, k: int, s: int, epsilon: float, delta: float, *, e
                    C: float = 1.0, log_delta: bool = False, check: str = "warn"):
     "Theorem 4 [R form]: Algorithm 2's ||sin Theta||_F^2 <= C lambda_1^2/gap^2 s^2 log p/(n eps^2)."
     _check_mode(check); p = _p(p); k = check_k(k, p); n = _n(n); eps = check_epsilon(epsilon); dlt = check_delta(delta)
-    if not isinstance(s, (int, np.integer)) or not k <= s <= p: raise ValueError(f"s: expected an integer with k <= s <= p, got {s!r}")
+    s = check_int(s, "s")
+    if not k <= s <= p: raise ValueError(f"s: expected an integer with k <= s <= p, got {s!r}")
     l1, lk, lk1 = _spec(p, k, eigenvalues, Sigma)
     if not (eps < 1): _violate(f"Theorem 4 needs 0 < epsilon < 1, got {eps}", check)
     f = math.log(1.25 / dlt) if log_delta else 1.0

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
-from .core import check_k, check_positive
+from .core import check_k, check_positive, check_int
 from .linalg import symmetrize
 
 # %% auto #0
@@ -102,7 +102,7 @@ def fantope_admm(S, k: int, lam: float, *, rho: float | None = None, tol: float 
     tol = check_positive(tol, "tol")
     alpha = check_positive(alpha, "alpha")
     if not 0 < alpha < 2: raise ValueError(f"alpha: expected a relaxation factor in (0, 2), got {alpha}")
-    if not isinstance(max_iter, (int, np.integer)) or max_iter < 1: raise ValueError(f"max_iter: expected a positive integer, got {max_iter!r}")
+    max_iter = check_int(max_iter, "max_iter")
     c = float(np.linalg.norm(S, 2)) or 1.0
     Sn, ln = S / c, lam / c
     if warm_start is not None:
