@@ -45,6 +45,8 @@ _LABELS = {"naive": "naive Gaussian (eq. 7)", "dp_threshold": "DP-Thresholding (
            "dp_threshold_gamma2": "DP-Thresholding (gamma = 2, safe)", "bickel_levina": "Bickel-Levina (non-private)",
            "sample": "sample second moment (non-private)"}
 _COLORS = {"naive": "C0", "dp_threshold": "C1", "dp_threshold_gamma2": "C3", "bickel_levina": "C2", "sample": "C7"}
+# The plots below draw their lines themselves rather than with `experiments.plot_lines`: each method keeps one
+# colour across the four figures (with its dashed bound in the same colour), and plot_lines has no colour mapping.
 
 def _sigma_of(point):
     return block_covariance(int(point["p"]), int(point["s"]) + 1, rho=point.get("rho", 0.6), trace=point.get("trace", 0.2))
