@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math
 import numpy as np
-from .core import check_data, check_positive, check_epsilon, check_delta, check_choice, clip_rows
+from .core import check_data, check_positive, check_epsilon, check_delta, check_choice, check_int, clip_rows
 from .linalg import symmetrize
 from .mechanisms import gaussian_second_moment, gaussian_sigma, second_moment_sensitivity, check_square
 
@@ -17,10 +17,12 @@ __all__ = ['block_covariance', 'banded_covariance', 'column_sparsity', 'gaussian
 
 # %% ../nbs/20_sparse_cov.ipynb #ab586ae7
 def _check_int(v, name, lo, hi=None):
-    if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo or (hi is not None and v > hi):
-        rng = f"between {lo} and {hi}" if hi is not None else f">= {lo}"
-        raise ValueError(f"{name}: expected an integer {rng}, got {v!r}")
-    return int(v)
+    "An integer in [lo, hi] (hi None: no upper bound): the type by core.check_int (TypeError), the range named in a ValueError."
+    rng = f"between {lo} and {hi}" if hi is not None else f">= {lo}"
+    try: i = check_int(v, name, minimum=lo)
+    except ValueError: i = None                     # below lo: reported with the full range below
+    if i is None or (hi is not None and i > hi): raise ValueError(f"{name}: expected an integer {rng}, got {v!r}")
+    return i
 
 def _check_trace(trace):
     t = check_positive(trace, "trace")
@@ -113,8 +115,7 @@ def dp_threshold_postprocess(S_noisy, info: dict, *, n: int, gamma: float = 2.0,
     S = check_square(S_noisy, "S_noisy")
     if not isinstance(info, dict) or "sigma" not in info or "mechanism" not in info:
         raise ValueError("info: expected the info dict of the Gaussian release (with 'sigma' and 'mechanism')")
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n: expected a positive integer, got {n!r}")
+    n = check_int(n, "n")
     p = S.shape[0]
     tau = threshold_level(n, p, info["sigma"], gamma=gamma, noise_constant=noise_constant)
     S_hat = hard_threshold(S, tau, threshold_diagonal=threshold_diagonal)
