@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 from scipy import special, stats
 from .core import (PrivacyWarning, as_generator, check_data, check_k, check_epsilon, check_delta,
-                           check_positive, check_choice, clip_rows)
+                           check_positive, check_choice, check_int, clip_rows)
 from .linalg import orthonormalize, haar_orthogonal, random_orthonormal, symmetrize
 from .mechanisms import cauchy_noise, gaussian_delta
 
@@ -23,9 +23,8 @@ __all__ = ['flip_example', 'empirical_eigengap', 'second_moment_pca', 'aligned_d
 # %% ../nbs/30_smooth.ipynb #c6a7c9d6
 def flip_example(n: int, p: int = 2) -> tuple[np.ndarray, np.ndarray]:
     "The paper's neighbours: S = (n+1) copies of e_1 and n of e_2; S' = n copies of e_1 and n+1 of e_2 (rows of R^p)."
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n: expected a positive integer, got {n!r}")
-    if not isinstance(p, (int, np.integer)) or p < 2: raise ValueError(f"p: expected an integer >= 2, got {p!r}")
+    n = check_int(n, "n")
+    p = check_int(p, "p", minimum=2)
     E = np.eye(p)
     S = np.vstack([np.repeat(E[:1], n + 1, 0), np.repeat(E[1:2], n, 0)])
     S2 = S.copy(); S2[0] = E[1]
@@ -73,8 +72,7 @@ def global_sensitivity(p: int, k: int, norm: str = "l2") -> float:
 def eigengap_sensitivity_bound(gap, n: int, p: int, k: int, norm: str = "l2"):
     "The spec's B(G): bound on the local sensitivity (aligned l2 or l1 distance) of top-k PCA at eigengap `gap`."
     check_choice(norm, "norm", ("l2", "l1"))
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n: expected a positive integer, got {n!r}")
+    n = check_int(n, "n")
     g = np.asarray(gap, dtype=np.float64)
     glob = math.sqrt(2 * k)
     c = 2 * math.sqrt(2) * min(math.sqrt(k), math.sqrt(2)) / n
@@ -140,8 +138,7 @@ def spherical_spike(n: int, p: int, k: int, gap: float, random_state=None) -> tu
     if k == p: raise ValueError(f"k: expected k < p = {p} for a data set with an eigengap, got {k}")
     gap = check_positive(gap, "gap")
     if gap > 1 / k: raise ValueError(f"gap: expected a number in (0, 1/k] = (0, {1 / k:.4g}], got {gap}")
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n: expected a positive integer, got {n!r}")
+    n = check_int(n, "n")
     rng = as_generator(random_state)
     Q = random_orthonormal(p, p, rng)
     V, W = Q[:, :k], Q[:, k:]
@@ -242,8 +239,7 @@ def smooth_sensitivity_release(S, n: int, k: int, epsilon: float, delta: float =
     "The release of `smooth_sensitivity_pca` from S = (1/n) sum x x^T of n rows already clipped to the unit ball."
     S = symmetrize(S)
     p = S.shape[0]
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n: expected a positive integer, got {n!r}")
+    n = check_int(n, "n")
     k = check_k(k, p)
     par = smooth_sensitivity_parameters(epsilon, delta, p, k)
     U, gap = _moment_pca_and_gap(S, k)
