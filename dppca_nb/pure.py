@@ -8,7 +8,8 @@ import math
 from fractions import Fraction
 import numpy as np
 from scipy import optimize
-from .core import (as_generator, check_data, check_k, check_epsilon, check_positive, check_choice, clip_rows)
+from .core import (as_generator, check_data, check_k, check_epsilon, check_positive, check_choice, check_int,
+                           clip_rows)
 from .linalg import symmetrize, random_orthonormal
 from .mechanisms import snapping_laplace, snapping_scale, snapping_epsilon, snapping_grid
 
@@ -58,8 +59,7 @@ def bingham_sample(A, random_state=None, *, size=None, return_trials: bool = Fal
     "Exact draw(s) u on the unit sphere with density proportional to exp(-u' A u), by the ACG envelope of Kent et al. (2018)."
     lam, Q, b, logM = _bingham_setup(A)
     rng = as_generator(random_state)
-    m = 1 if size is None else int(size)
-    if m < 1: raise ValueError(f"size: expected None or a positive integer, got {size!r}")
+    m = 1 if size is None else check_int(size, "size")     # None: one draw (a vector); else a (size, d) array
     d = lam.size
     sd = np.sqrt(b / (b + 2.0 * lam))
     out, trials, batch = [], 0, max(16, 2 * m)
@@ -80,7 +80,8 @@ def bingham_acceptance_rate(A, *, n_proposals: int = 20000, random_state=None) -
     "Monte Carlo estimate (mean acceptance probability over ACG proposals) of the sampler's acceptance rate for A."
     lam, Q, b, logM = _bingham_setup(A)
     rng = as_generator(random_state)
-    y = rng.standard_normal((int(n_proposals), lam.size)) * np.sqrt(b / (b + 2.0 * lam))
+    n_prop = check_int(n_proposals, "n_proposals", allow_float=True)
+    y = rng.standard_normal((n_prop, lam.size)) * np.sqrt(b / (b + 2.0 * lam))
     return float(np.mean(np.exp(_log_accept(y / np.linalg.norm(y, axis=1, keepdims=True), lam, b, logM))))
 
 # %% ../nbs/35_pure.ipynb #10e22395
@@ -106,8 +107,7 @@ def _share(eigenvalue_share, k):
 def pure_dp_budget(epsilon: float, k: int, eigenvalue_share=0.1) -> np.ndarray:
     "Budgets (eps_0 for the eigenvalues, eps_1..eps_k for the eigenvectors), floats whose exact sum is epsilon."
     eps = check_epsilon(epsilon)
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k: expected a positive integer, got {k!r}")
+    k = check_int(k, "k")
     s = _share(eigenvalue_share, k)
     g = Fraction(math.ulp(eps))
     M = int(Fraction(eps) / g)                      # epsilon = M * ulp(epsilon) exactly, M < 2**53
