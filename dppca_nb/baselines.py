@@ -8,7 +8,7 @@ import numpy as np
 from .core import check_data, check_k, check_epsilon, check_delta, check_positive, clip_rows, as_generator
 from .linalg import top_k_eigvecs
 from .mechanisms import gaussian_sigma, gaussian_second_moment, symmetric_gaussian
-from .core import normalize_rows, check_choice
+from .core import normalize_rows, check_choice, check_int
 from .linalg import random_orthonormal, orthonormalize
 import math
 
@@ -70,11 +70,9 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_s
     k = check_k(k, p)
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     check_choice(neighbouring, "neighbouring", ("replace", "add_remove"))
-    if not isinstance(n_iter, (int, np.integer)) or isinstance(n_iter, bool) or n_iter < 1:
-        raise ValueError(f"n_iter: expected a positive integer, got {n_iter!r}")
-    b = n if batch_size is None else batch_size
-    if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or not 1 <= b <= n:
-        raise ValueError(f"batch_size: expected an integer between 1 and n = {n}, got {batch_size!r}")
+    n_iter = check_int(n_iter, "n_iter")
+    b = n if batch_size is None else check_int(batch_size, "batch_size")
+    if b > n: raise ValueError(f"batch_size: expected an integer between 1 and n = {n}, got {batch_size!r}")
     eta0 = check_positive(step_size, "step_size")
     rng = as_generator(random_state)
     Xn = normalize_rows(X)

@@ -5,9 +5,8 @@
 # %% ../nbs/40_kendall.ipynb #f97a0b18
 from __future__ import annotations
 import math
-import numbers
 import numpy as np
-from .core import check_data, check_positive, check_choice
+from .core import check_data, check_positive, check_choice, check_int
 
 # %% auto #0
 __all__ = ['kendall_tau']
@@ -109,8 +108,7 @@ def kendall_tau(X, transform: str = "spherical", radius: float | None = None, *,
     n, p = X.shape
     r = _check_transform(transform, radius, p)
     check_choice(method, "method", ("fast", "pairwise"))
-    if not isinstance(block_rows, (numbers.Integral, np.integer)) or isinstance(block_rows, bool) or block_rows < 1:
-        raise ValueError(f"block_rows: expected a positive integer, got {block_rows!r}")
+    block_rows = check_int(block_rows, "block_rows")
     # Scale: the spherical sign is scale invariant, so work on X / c (c = the largest centred entry) to keep
     # squared distances away from overflow (|x| ~ 1e200) and underflow (|x| ~ 1e-300). The winsorized terms
     # scale like c^2 with r -> r / c; rescale only where (r / c)^2 stays a normal number.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import numpy as np
 from .core import (as_generator, check_data, check_k, check_epsilon, check_delta, check_positive,
-                           check_choice)
+                           check_choice, check_int)
 from .linalg import top_k_eigvecs
 from .mechanisms import gaussian_sigma, symmetric_gaussian, check_square
 from .kendall import kendall_tau
@@ -18,8 +18,7 @@ __all__ = ['kendall_sensitivity', 'private_radius', 'noisy_kendall', 'noisy_kend
 # %% ../nbs/41_robust.ipynb #52d6fdfc
 def kendall_sensitivity(sensitivity="paper", *, n: int, bound: float = 1.0) -> float:
     "Frobenius replace-one sensitivity of Kendall's tau with pair terms bounded by `bound` = ||g||_inf^2: 4c^2/n or 2 sqrt2 c^2/n."
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 2:
-        raise ValueError(f"n: expected an integer >= 2, got {n!r}")
+    n = check_int(n, "n", minimum=2)
     c2 = check_positive(bound, "bound")
     if not isinstance(sensitivity, str): return check_positive(sensitivity, "sensitivity")
     check_choice(sensitivity, "sensitivity", ("paper", "tight"))
@@ -109,8 +108,7 @@ def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: flo
     "The Gaussian (vecd) release of `noisy_kendall` from Kendall's tau K (p x p) of n rows with kernel bound `bound`; `(K_bar, info)`."
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     K = check_square(K, "K")
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 2:
-        raise ValueError(f"n: expected an integer >= 2, got {n!r}")
+    n = check_int(n, "n", minimum=2)
     check_choice(transform, "transform", ("spherical", "winsorized"))
     sens = kendall_sensitivity(sensitivity, n=n, bound=bound)
     sigma = gaussian_sigma(eps, dlt, sens, calibration)
