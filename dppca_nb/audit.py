@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 import numpy as np
 from scipy import stats
-from .core import as_generator, check_epsilon, check_delta, check_positive
+from .core import as_generator, check_epsilon, check_delta, check_positive, check_int
 from .mechanisms import gaussian_sigma, gaussian_epsilon
 
 # %% auto #0
@@ -99,8 +99,7 @@ def audit_mechanism(mechanism, dataset, neighbour, *, statistic, n_trials: int =
     "Run `mechanism(data, rng)` `n_trials` times on `dataset` and on `neighbour`; empirical lower bound on epsilon vs the claim."
     if not callable(mechanism): raise TypeError(f"mechanism: expected a callable mechanism(data, rng), got {type(mechanism).__name__}")
     if not callable(statistic): raise TypeError(f"statistic: expected a callable statistic(output) -> float, got {type(statistic).__name__}")
-    if not isinstance(n_trials, (int, np.integer)) or isinstance(n_trials, bool) or n_trials < 20:
-        raise ValueError(f"n_trials: expected an integer >= 20, got {n_trials!r}")
+    n_trials = check_int(n_trials, "n_trials", minimum=20)
     rng = as_generator(random_state)
     s0, s1 = np.empty(n_trials), np.empty(n_trials)
     for i in range(n_trials):
@@ -112,8 +111,7 @@ def audit_mechanism(mechanism, dataset, neighbour, *, statistic, n_trials: int =
 # %% ../nbs/62_audit.ipynb #35db9c96
 def second_moment_neighbours(n: int, p: int = 2, *, base: str = "zero"):
     "Worst-case replace-one pair for a second moment: rows of `base` ('zero' or 'u' = (e1+e2)/sqrt2) plus e1, versus plus e2."
-    if not isinstance(n, (int, np.integer)) or n < 2: raise ValueError(f"n: expected an integer >= 2, got {n!r}")
-    if not isinstance(p, (int, np.integer)) or p < 2: raise ValueError(f"p: expected an integer >= 2, got {p!r}")
+    n, p = check_int(n, "n", minimum=2), check_int(p, "p", minimum=2)
     X = np.zeros((n, p))
     if base == "u": X[:, :2] = 1 / math.sqrt(2)
     elif base != "zero": raise ValueError(f"base: expected 'zero' or 'u', got {base!r}")
@@ -146,8 +144,7 @@ def half_noise_epsilon(epsilon: float, delta: float, sensitivity: float = 1.0, c
 # %% ../nbs/62_audit.ipynb #f0d008b7
 def eigenvalue_neighbours(p: int = 2, radius: float = 1.0):
     "Worst-case replace-one pair for the l1 sensitivity 2R^2 of the eigenvalues of X'X: rows {R e1, R e1} versus {R e1, R e2}."
-    if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or p < 2:
-        raise ValueError(f"p: expected an integer >= 2, got {p!r}")
+    p = check_int(p, "p", minimum=2)
     R = check_positive(radius, "radius")
     D = np.zeros((2, p)); D[:, 0] = R
     Dp = D.copy(); Dp[1, 0] = 0.0; Dp[1, 1] = R

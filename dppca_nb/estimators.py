@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, ClassNamePrefixFeature
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.utils.validation import check_is_fitted, validate_data
 from .core import (as_generator, check_epsilon, check_delta, check_positive, check_choice, check_k,
-                           clip_rows)
+                           check_int, clip_rows)
 from .mechanisms import (gaussian_sigma, second_moment_sensitivity,
                                  snapping_grid, snapping_laplace, snapping_scale)
 from .accounting import PrivacyAccountant, split_budget
@@ -86,8 +86,7 @@ def private_mean_release(row_sum, n: int, epsilon: float, delta: float, *, radiu
     s = np.asarray(row_sum, dtype=np.float64)
     if s.ndim != 1 or s.size == 0: raise ValueError(f"row_sum: expected a non-empty vector, got shape {s.shape}")
     if not np.isfinite(s).all(): raise ValueError("row_sum: expected finite values")
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n: expected a positive integer, got {n!r}")
+    n = check_int(n, "n")
     p = s.size
     rng = as_generator(random_state)
     per = 1 if model == "local" else n                   # local: each user's report has sensitivity 2R

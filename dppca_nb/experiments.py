@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 import numpy as np
+from .core import check_int
 
 # %% auto #0
 __all__ = ['STUDIES', 'Study', 'expand_grid', 'register_study', 'load_all_studies', 'get_study', 'rep_seed', 'default_cache_dir',
@@ -117,7 +118,7 @@ def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_
     "Run every repetition at every grid point of `study` (a Study or a registered name); return a pandas DataFrame."
     import pandas as pd
     study = get_study(study) if isinstance(study, str) else study
-    if not isinstance(jobs, int) or jobs < 1: raise ValueError(f"jobs: expected a positive integer, got {jobs!r}")
+    jobs = check_int(jobs, "jobs")
     cache = Path(cache_dir or default_cache_dir()) / study.name
     tasks = [(pt, r) for pt in study.points(mode) for r in range(study.n_reps(mode))]
     results, todo = {}, []
