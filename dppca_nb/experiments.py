@@ -156,15 +156,25 @@ def summarize(df, by, value: str):
     return g
 
 def plot_lines(df, x: str, y: str, hue: str | None = None, *, ax=None, logx: bool = False, logy: bool = False,
-               xlabel: str | None = None, ylabel: str | None = None, title: str | None = None, hlines: dict | None = None):
-    "Mean of `y` against `x` with one-standard-error bars, one line per value of `hue`; returns the figure."
+               xlabel: str | None = None, ylabel: str | None = None, title: str | None = None, hlines: dict | None = None,
+               colors: dict | None = None, labels: dict | None = None):
+    """Mean of `y` against `x` with one-standard-error bars, one line per value of `hue`; returns the figure.
+    `colors` maps every value of `hue` to a matplotlib colour (so a method keeps its colour across figures);
+    `labels` maps values of `hue` to legend labels (others keep `str(value)`). Both default to None: the colour
+    cycle and the values themselves."""
     import matplotlib.pyplot as plt
+    if colors is not None:
+        if hue is None: raise ValueError("colors: needs hue (it maps values of the hue column to colours)")
+        missing = [k for k in df[hue].unique() if k not in colors]
+        if missing: raise ValueError(f"colors: no colour for the {hue} values {missing}; expected a dict with every value")
     if ax is None: fig, ax = plt.subplots(figsize=(5.5, 3.8))
     else: fig = ax.figure
     groups = [(None, df)] if hue is None else list(df.groupby(hue, sort=False))
     for key, sub in groups:
         s = summarize(sub, x, y).sort_values(x)
-        ax.errorbar(s[x], s["mean"], yerr=s["se"], marker="o", ms=4, capsize=3, label=None if key is None else str(key))
+        style = {} if colors is None else dict(color=colors[key])
+        label = None if key is None else (labels or {}).get(key, str(key))
+        ax.errorbar(s[x], s["mean"], yerr=s["se"], marker="o", ms=4, capsize=3, label=label, **style)
     for label, level in (hlines or {}).items():
         ax.axhline(level, ls="--", lw=1, color="gray"); ax.annotate(label, (ax.get_xlim()[0], level), fontsize=8, va="bottom")
     if logx: ax.set_xscale("log")

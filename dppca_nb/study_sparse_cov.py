@@ -12,7 +12,7 @@ from .data import wishart_second_moment
 from .linalg import top_k_eigvecs, subspace_distance, random_subspace_level
 from .sparse_cov import (block_covariance, gaussian_gamma, threshold_level, hard_threshold, psd_projection,
                                  threshold_error_bound, naive_error_bound)
-from .experiments import Study, register_study, run_study, summarize, get_study
+from .experiments import Study, register_study, run_study, summarize, get_study, plot_lines
 
 # %% auto #0
 __all__ = ['clip_probability_bound', 'estimates_from_moment', 'pca_block_covariance']
@@ -45,8 +45,8 @@ _LABELS = {"naive": "naive Gaussian (eq. 7)", "dp_threshold": "DP-Thresholding (
            "dp_threshold_gamma2": "DP-Thresholding (gamma = 2, safe)", "bickel_levina": "Bickel-Levina (non-private)",
            "sample": "sample second moment (non-private)"}
 _COLORS = {"naive": "C0", "dp_threshold": "C1", "dp_threshold_gamma2": "C3", "bickel_levina": "C2", "sample": "C7"}
-# The plots below draw their lines themselves rather than with `experiments.plot_lines`: each method keeps one
-# colour across the four figures (with its dashed bound in the same colour), and plot_lines has no colour mapping.
+# Each method keeps one colour across the four figures (`plot_lines(..., colors=_COLORS, labels=_LABELS)`), and its
+# dashed bound, drawn after the method lines, has the same colour.
 
 def _sigma_of(point):
     return block_covariance(int(point["p"]), int(point["s"]) + 1, rho=point.get("rho", 0.6), trace=point.get("trace", 0.2))
@@ -75,9 +75,9 @@ def _error_plot(x, xlabel, title, absolute=False):
     def plot(df):
         import matplotlib.pyplot as plt
         fig, ax = plt.subplots(figsize=(6.5, 4.2))
+        plot_lines(df, x, y, hue="method", ax=ax, logx=True, logy=True, xlabel=xlabel, title=title, colors=_COLORS, labels=_LABELS,
+                   ylabel="||est - Sigma||_2" if absolute else "||est - Sigma||_2 / ||Sigma||_2")
         for m, sub in df.groupby("method", sort=False):
-            sm = summarize(sub, x, y).sort_values(x)
-            ax.errorbar(sm[x], sm["mean"], yerr=sm["se"], marker="o", ms=4, capsize=3, color=_COLORS[m], label=_LABELS[m])
             if sub[b].notna().all() and m != "dp_threshold_gamma2":
                 sb = summarize(sub, x, b).sort_values(x)
                 ax.plot(sb[x], sb["mean"], ls="--", lw=1, color=_COLORS[m], label="bound: " + _LABELS[m].split(" (")[0])
@@ -86,9 +86,7 @@ def _error_plot(x, xlabel, title, absolute=False):
             ax.plot(z.index, z.values, ls=":", color="grey", lw=1, label="||Sigma||_2: estimate 0 (bound vacuous above)")
         else:
             ax.axhline(1.0, color="grey", lw=0.8, ls=":", label="estimate 0 (bound vacuous above)")
-        ax.set(xscale="log", yscale="log", xlabel=xlabel, title=title,
-               ylabel="||est - Sigma||_2" if absolute else "||est - Sigma||_2 / ||Sigma||_2")
-        ax.grid(alpha=0.3); ax.legend(fontsize=7); fig.tight_layout()
+        ax.legend(fontsize=7); fig.tight_layout()
         return fig
     return plot
 
@@ -143,14 +141,12 @@ def _pca_rep(point, rng):
 def _pca_plot(df):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for m, sub in df.groupby("method", sort=False):
-        sm = summarize(sub, "n", "subspace_error").sort_values("n")
-        ax.errorbar(sm["n"], sm["mean"], yerr=sm["se"], marker="o", ms=4, capsize=3, color=_COLORS[m], label=_LABELS[m])
+    plot_lines(df, "n", "subspace_error", hue="method", ax=ax, logx=True, colors=_COLORS, labels=_LABELS, xlabel="n (records)",
+               ylabel="||V_hat V_hat' - V V'||_F (top-k eigenvectors)",
+               title=f"Top-{int(df['k'].iloc[0])} subspace of each estimate (p = {int(df['p'].iloc[0])})")
     lvl = random_subspace_level(int(df["p"].iloc[0]), int(df["k"].iloc[0]))
     ax.axhline(lvl, color="grey", lw=0.8, ls="--", label="random subspace")
-    ax.set(xscale="log", xlabel="n (records)", ylabel="||V_hat V_hat' - V V'||_F (top-k eigenvectors)",
-           title=f"Top-{int(df['k'].iloc[0])} subspace of each estimate (p = {int(df['p'].iloc[0])})")
-    ax.grid(alpha=0.3); ax.legend(fontsize=7); fig.tight_layout()
+    ax.legend(fontsize=7); fig.tight_layout()
     return fig
 
 _ = register_study(Study(
