@@ -17,12 +17,12 @@ __all__ = ['analyze_gauss', 'sgpca', 'nsggd']
 
 # %% ../nbs/45_baselines.ipynb #f68e1db5
 def analyze_gauss(X, k: int, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                  radius: float = 1.0, random_state=None, return_info: bool = False):
+                  radius: float = 1.0, noise: str = "continuous", random_state=None, return_info: bool = False):
     "(epsilon, delta)-DP top-k principal subspace (p x k) by Analyze Gauss: clip, noisy second moment, eigenvectors."
     X = check_data(X)
     k = check_k(k, X.shape[1])
     S, info = gaussian_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                     radius=radius, random_state=random_state)
+                                     radius=radius, noise=noise, random_state=random_state)
     V = top_k_eigvecs(S, k)
     info["mechanism"] = "Analyze Gauss: " + info["mechanism"]
     return (V, info) if return_info else V

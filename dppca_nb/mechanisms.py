@@ -171,14 +171,14 @@ def check_square(A, name: str = "A") -> np.ndarray:
     return M
 
 def gaussian_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                           radius: float = 1.0, random_state=None):
+                           radius: float = 1.0, noise: str = "continuous", random_state=None):
     "(epsilon, delta)-DP release of the second moment (1/n) sum x x^T of rows clipped to `radius`; returns `(S, info)`."
     X = check_data(X)
     n, p = X.shape
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     Xc, n_clipped = clip_rows(X, radius)
     return gaussian_second_moment_release(Xc.T @ Xc, n, eps, dlt, sensitivity=sensitivity, calibration=calibration,
-                                          radius=radius, n_clipped=n_clipped, random_state=random_state)
+                                          radius=radius, n_clipped=n_clipped, noise=noise, random_state=random_state)
 
 def _neighbouring(sensitivity) -> str:
     "The neighbouring relation a second-moment sensitivity setting is valid for."
@@ -187,15 +187,27 @@ def _neighbouring(sensitivity) -> str:
 
 def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, *, sensitivity="tight",
                                    calibration: str = "analytic", radius: float = 1.0, n_clipped: int = 0,
-                                   random_state=None):
-    "The release of `gaussian_second_moment` from M_sum = sum x x^T (p x p) of n rows already clipped to `radius`; `(S, info)`."
+                                   noise: str = "continuous", random_state=None):
+    """The release of `gaussian_second_moment` from M_sum = sum x x^T (p x p) of n rows already clipped to `radius`; `(S, info)`.
+
+    `noise="discrete"`: the discrete Gaussian on a power-of-two grid (`dppca_nb.discrete`), no floating-point leak."""
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     M = check_square(M_sum, "M_sum")
     n_clipped = check_int(n_clipped, "n_clipped", minimum=0)
+    check_choice(noise, "noise", ("continuous", "discrete"))
     sens = second_moment_sensitivity(sensitivity, n=n, radius=radius)
-    sigma = gaussian_sigma(eps, dlt, sens, calibration)
-    S = M / n + symmetric_gaussian(M.shape[0], sigma, random_state, kind="upper")
-    info = dict(mechanism="Gaussian mechanism on the second moment (upper triangle)", epsilon=eps, delta=dlt,
-                neighbouring=_neighbouring(sensitivity),
-                sensitivity=sens, sigma=sigma, calibration=calibration, n_clipped=n_clipped, radius=float(radius))
+    if noise == "discrete":
+        if calibration != "analytic":
+            raise ValueError("calibration: noise='discrete' is calibrated through zCDP (dppca_nb.discrete); "
+                             f"leave calibration at 'analytic', got {calibration!r}")
+        from dppca_nb.discrete import discrete_second_moment_release      # here: discrete imports this module
+        S, extra = discrete_second_moment_release(M, n, eps, dlt, sens, random_state)
+        what = "Discrete Gaussian mechanism on the second moment (upper triangle, on a power-of-two grid)"
+    else:
+        sigma = gaussian_sigma(eps, dlt, sens, calibration)
+        S = M / n + symmetric_gaussian(M.shape[0], sigma, random_state, kind="upper")
+        extra = dict(sigma=sigma, calibration=calibration, noise="continuous")
+        what = "Gaussian mechanism on the second moment (upper triangle)"
+    info = dict(mechanism=what, epsilon=eps, delta=dlt, neighbouring=_neighbouring(sensitivity), sensitivity=sens,
+                **extra, n_clipped=n_clipped, radius=float(radius))
     return S, info
