@@ -87,6 +87,8 @@ def private_mean_release(row_sum, n: int, epsilon: float, delta: float, *, radiu
     if s.ndim != 1 or s.size == 0: raise ValueError(f"row_sum: expected a non-empty vector, got shape {s.shape}")
     if not np.isfinite(s).all(): raise ValueError("row_sum: expected finite values")
     n = check_int(n, "n")
+    n_clipped = check_int(n_clipped, "n_clipped", minimum=0)      # a count of rows (not private, only reported)
+    if n_clipped > n: raise ValueError(f"n_clipped: expected at most n = {n} clipped rows, got {n_clipped}")
     p = s.size
     rng = as_generator(random_state)
     per = 1 if model == "local" else n                   # local: each user's report has sensitivity 2R
@@ -109,7 +111,7 @@ def private_mean_release(row_sum, n: int, epsilon: float, delta: float, *, radiu
         info = dict(mechanism=("Gaussian reports x_i + N(0, sigma^2 I), averaged by the server" if model == "local"
                                else "Gaussian mechanism on the mean of clipped rows"),
                     sensitivity=sens, sigma=sigma, norm="l2", noise_sd=sd)
-    info.update(epsilon=eps, delta=dlt, neighbouring="replace-one", n_clipped=int(n_clipped), radius=R)
+    info.update(epsilon=eps, delta=dlt, neighbouring="replace-one", n_clipped=n_clipped, radius=R)
     return m, info
 
 # %% ../nbs/61_estimators.ipynb #645150dc
