@@ -13,7 +13,7 @@ from .core import (as_generator, check_data, check_k, check_epsilon, check_delta
 from .linalg import top_k_eigvecs, orthonormalize
 from .mechanisms import second_moment_sensitivity, gaussian_second_moment_release
 from .local import LocalAggregator, randomize_records, local_noise_sigma, local_second_moment_release
-from .kendall import kendall_tau
+from .kendall import kendall_tau, kendall_cross_sum, kendall_within_sum
 
 # %% auto #0
 __all__ = ['DASK_PATHS', 'is_dask', 'check_dask', 'row_blocks', 'tree_reduce', 'moment_statistics', 'second_moment',
@@ -235,22 +235,23 @@ def dask_local_gaussian_pca(X, k: int, epsilon: float, delta: float, *, sensitiv
     return (V, info) if return_info else V
 
 # %% ../nbs/80_distributed.ipynb #13fe7e2f
-def _kendall_task(xa, xb, transform, radius, block_rows, weight):
-    x = np.asarray(xa, dtype=np.float64) if xb is None else np.vstack([np.asarray(xa, dtype=np.float64),
-                                                                         np.asarray(xb, dtype=np.float64)])
-    m, p = x.shape
-    if m < 2: return np.zeros((p, p)), 0, 0
-    bad = int((~np.isfinite(x)).any(axis=1).sum())
+def _kendall_task(xa, xb, transform, radius, block_rows):
+    xa = np.asarray(xa, dtype=np.float64)
+    xb = None if xb is None else np.asarray(xb, dtype=np.float64)
+    p = xa.shape[1]
+    bad = int((~np.isfinite(xa)).any(axis=1).sum()) + (0 if xb is None else int((~np.isfinite(xb)).any(axis=1).sum()))
     if bad: return np.zeros((p, p)), 0, bad
-    K, inf = kendall_tau(x, transform, radius, block_rows=block_rows, return_info=True)
-    return weight * (m * (m - 1) / 2) * K, weight * inf["n_exact_pairs"], 0
+    if len(xa) == 0 or (xb is not None and len(xb) == 0): return np.zeros((p, p)), 0, 0
+    if xb is None: S, _, inf = kendall_within_sum(xa, transform, radius, block_rows=block_rows, return_info=True)
+    else: S, _, inf = kendall_cross_sum(xa, xb, transform, radius, block_rows=block_rows, return_info=True)
+    return S, inf["n_exact_pairs"], 0
 
 def _add_kendall(*parts):
     return sum(q[0] for q in parts[1:]) + parts[0][0], sum(q[1] for q in parts), max(q[2] for q in parts)
 
 def dask_kendall_tau(X, transform: str = "spherical", radius: float | None = None, *, block_rows: int = 256,
                      return_info: bool = False, split_every: int = 8, chunk_rows: int | None = None):
-    "Generalised Kendall's tau (p x p) of numpy or dask `X`, as Dask tasks over pairs of row blocks (b <= b') with the fast kernel."
+    "Generalised Kendall's tau (p x p) of numpy or dask `X`, as Dask tasks over pairs of row blocks (b <= b'): within and cross sums."
     check_choice(transform, "transform", ("spherical", "winsorized"))
     blocks, (n, p), lazy = row_blocks(X, chunk_rows=chunk_rows)
     if transform == "winsorized" and radius is None: radius = math.sqrt(p)   # kendall_tau's default, fixed for all tasks
@@ -260,15 +261,15 @@ def dask_kendall_tau(X, transform: str = "spherical", radius: float | None = Non
     if lazy:
         import dask
         task = dask.delayed(_kendall_task)
-    tasks = [task(blocks[a], blocks[b], transform, radius, block_rows, 1.0) for a in range(B) for b in range(a + 1, B)]
-    if B != 2: tasks += [task(blocks[a], None, transform, radius, block_rows, float(2 - B)) for a in range(B)]
+    tasks = [task(blocks[a], blocks[b], transform, radius, block_rows) for a in range(B) for b in range(a + 1, B)]
+    tasks += [task(blocks[a], None, transform, radius, block_rows) for a in range(B)]
     T, n_exact, bad = tree_reduce(tasks, _add_kendall, lazy=lazy, split_every=split_every)
     if bad: raise ValueError("X: expected finite values, found rows with NaN or inf")
     K = T * (2.0 / (n * (n - 1)))
     K = (K + K.T) / 2
     if not return_info: return K
     return K, dict(transform=transform, radius=radius, bound=1.0 if radius is None else radius * radius, method="fast",
-                   n=n, n_pairs=n * (n - 1) // 2, n_exact_pairs=int(round(n_exact)), n_blocks=B, n_tasks=len(tasks),
+                   n=n, n_pairs=n * (n - 1) // 2, n_exact_pairs=int(n_exact), n_blocks=B, n_tasks=len(tasks),
                    backend="dask" if lazy else "numpy blocks")
 
 # %% ../nbs/80_distributed.ipynb #f50de23f

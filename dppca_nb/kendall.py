@@ -9,7 +9,7 @@ import numpy as np
 from .core import check_data, check_positive, check_choice, check_int
 
 # %% auto #0
-__all__ = ['kendall_tau']
+__all__ = ['kendall_tau', 'kendall_cross_sum', 'kendall_within_sum']
 
 # %% ../nbs/40_kendall.ipynb #b8a45d72
 _TRANSFORMS = ("spherical", "winsorized")
@@ -64,43 +64,79 @@ def _exact_terms(Dd, transform, r2):
     return (Dd * w[:, None]).T @ Dd
 
 _TINY = 1e-200     # squared distances this small (data scaled to max |x| = 1) go to the exact path: 2 / D would overflow
+_TILE = 2048       # columns per tile: a (block_rows x tile) slab of distances stays in cache for the elementwise passes
 
-def _kendall_fast(X, transform, r, block_rows, tol=1e-4):
-    n, p = X.shape
-    r2 = None if r is None else r * r
-    X = X - np.median(X, axis=0)                        # translation invariance; keeps norms small
-    s = np.einsum("ij,ij->i", X, X)
-    deg, XWX = np.zeros(n), np.zeros((p, p))
+def _laplacian_sums(A, B, transform, r2, block_rows, tol=1e-4):
+    """Half the weighted-Laplacian sum, sum over pairs of w (a - b)(a - b)^T / 2, and the number of exact pairs.
+
+    Pairs: i < j within `A` when `B` is None, else every (a, b) in A x B. Data centred and scaled by the caller."""
+    within = B is None
+    C = A if within else B
+    nA, p = A.shape
+    nC = C.shape[0]
+    sA, sC = np.einsum("ij,ij->i", A, A), np.einsum("ij,ij->i", C, C)
+    # augmented rows: [-2a, 1, |a|^2] . [c, |c|^2, 1] = |a - c|^2, so the GEMM returns the squared distances
+    Aa = np.empty((nA, p + 2)); Aa[:, :p] = -2.0 * A; Aa[:, p] = 1.0; Aa[:, p + 1] = sA
+    Ca = np.empty((nC, p + 2)); Ca[:, :p] = C; Ca[:, p] = sC; Ca[:, p + 1] = 1.0
+    C1 = np.empty((nC, p + 1)); C1[:, :p] = C; C1[:, p] = 1.0     # W @ [C, 1]: W C and the row sums of W at once
+    b = max(1, min(block_rows, nA))
+    tile = max(b, (_TILE // b) * b)                     # a multiple of b: the diagonal block lies in one tile
+    buf = np.empty(b * min(tile, nC))
+    degA, degC = np.zeros(nA), (None if within else np.zeros(nC))
+    XWX = np.zeros((p, p))
     exact_i, exact_j = [], []
-    for a in range(0, n - 1, block_rows):
-        b = min(n, a + block_rows)
-        XI, XJ = X[a:b], X[a:]
-        D2 = (-2.0 * XI) @ XJ.T                         # GEMM: squared distances of the strip
-        D2 += s[a:b, None]
-        D2 += s[None, a:]
-        D2[np.tril_indices(b - a)] = np.inf             # visit each pair i < j once (weight 0)
-        near = np.flatnonzero(D2.min(axis=1) <= np.maximum(tol * (s[a:b] + s[a:].max()), _TINY))
-        for q in near:                                  # near-duplicates (and exact ones at 0): exact path
-            cols = np.flatnonzero(D2[q] <= np.maximum(tol * (s[a + q] + s[a:]), _TINY))
-            if cols.size:
-                exact_i.append(np.full(cols.size, a + q)); exact_j.append(cols + a)
-                D2[q, cols] = np.inf
-        W = _pair_weights(D2, transform, r2)
-        deg[a:b] += W.sum(axis=1)
-        deg[a:] += W.sum(axis=0)
-        M = XI.T @ (W @ XJ)                             # GEMM: X_I^T W_I X
-        XWX += M + M.T
-    XLX = (X * deg[:, None]).T @ X - XWX                # X^T L X
+    for a in range(0, nA - 1 if within else nA, b):
+        e = min(nA, a + b)
+        Y = np.zeros((e - a, p + 1))                   # W [C, 1], accumulated over the tiles
+        for c0 in range(a if within else 0, nC, tile):
+            c1 = min(nC, c0 + tile)
+            D2 = buf[:(e - a) * (c1 - c0)].reshape(e - a, c1 - c0)
+            np.matmul(Aa[a:e], Ca[c0:c1].T, out=D2)     # GEMM: squared distances of the tile
+            if within and c0 == a:
+                D2[np.tril_indices(e - a, m=c1 - c0)] = np.inf   # visit each pair i < j once (weight 0)
+            sCt = sC[c0:c1]
+            near = np.flatnonzero(D2.min(axis=1) <= np.maximum(tol * (sA[a:e] + sCt.max()), _TINY))
+            for q in near:                              # near-duplicates (and exact ones at 0): exact path
+                cols = np.flatnonzero(D2[q] <= np.maximum(tol * (sA[a + q] + sCt), _TINY))
+                if cols.size:
+                    exact_i.append(np.full(cols.size, a + q)); exact_j.append(cols + c0)
+                    D2[q, cols] = np.inf
+            W = _pair_weights(D2, transform, r2)
+            Y += W @ C1[c0:c1]                          # GEMM: W C and the row sums of W
+            col = np.add.reduce(W, axis=0)
+            if within: degA[c0:c1] += col
+            else: degC[c0:c1] += col
+        degA[a:e] += Y[:, p]
+        XWX += A[a:e].T @ Y[:, :p]                      # GEMM: A_I^T (W C)
+    XLX = (A * degA[:, None]).T @ A - XWX - XWX.T       # A^T D_A A + C^T D_C C - A^T W C - C^T W^T A
+    if not within: XLX += (C * degC[:, None]).T @ C
     n_exact = 0
     if exact_i:
         ii, jj = np.concatenate(exact_i), np.concatenate(exact_j)
         n_exact = ii.size
         for c in range(0, ii.size, 65536):
-            XLX += _exact_terms(X[jj[c:c + 65536]] - X[ii[c:c + 65536]], transform, r2)
-    K = XLX / (n * (n - 1))
-    return (K + K.T) / 2, n_exact
+            XLX += _exact_terms(C[jj[c:c + 65536]] - A[ii[c:c + 65536]], transform, r2)
+    S = XLX / 2
+    return (S + S.T) / 2, n_exact
+
+def _kendall_fast(X, transform, r, block_rows, tol=1e-4):
+    n = X.shape[0]
+    S, n_exact = _laplacian_sums(X, None, transform, None if r is None else r * r, block_rows, tol)
+    return S * (2.0 / (n * (n - 1))), n_exact
 
 # %% ../nbs/40_kendall.ipynb #c9f1f63b
+def _centre_scale(X, transform, r):
+    "Centre by the coordinatewise median and divide by the largest centred entry c: `(X / c, r / c, c)`; c = 0 for constant data."
+    # Scale: the spherical sign is scale invariant, so work on X / c to keep squared distances away from overflow
+    # (|x| ~ 1e200) and underflow (|x| ~ 1e-300). The winsorized terms scale like c^2 with r -> r / c; rescale
+    # only where (r / c)^2 stays a normal number.
+    Xc = X - np.median(X, axis=0)
+    c = float(np.abs(Xc).max())
+    if c == 0.0: return Xc, r, 0.0
+    scale = c if transform == "spherical" or 1e-150 < (r / c) < 1e150 else 1.0
+    Xc /= scale
+    return Xc, None if r is None else r / scale, scale
+
 def kendall_tau(X, transform: str = "spherical", radius: float | None = None, *, method: str = "fast",
                 block_rows: int = 256, return_info: bool = False):
     "Generalised multivariate Kendall's tau (p x p): spherical or winsorized spatial signs of all pair differences."
@@ -109,15 +145,8 @@ def kendall_tau(X, transform: str = "spherical", radius: float | None = None, *,
     r = _check_transform(transform, radius, p)
     check_choice(method, "method", ("fast", "pairwise"))
     block_rows = check_int(block_rows, "block_rows")
-    # Scale: the spherical sign is scale invariant, so work on X / c (c = the largest centred entry) to keep
-    # squared distances away from overflow (|x| ~ 1e200) and underflow (|x| ~ 1e-300). The winsorized terms
-    # scale like c^2 with r -> r / c; rescale only where (r / c)^2 stays a normal number.
-    Xc = X - np.median(X, axis=0)
-    c = float(np.abs(Xc).max())
-    scale = 1.0
-    if c == 0.0: return _finish(np.zeros((p, p)), 0, transform, r, method, n, return_info)
-    if transform == "spherical" or 1e-150 < (r / c) < 1e150: scale = c
-    Xs, rs = Xc / scale, None if r is None else r / scale
+    Xs, rs, scale = _centre_scale(X, transform, r)
+    if scale == 0.0: return _finish(np.zeros((p, p)), 0, transform, r, method, n, return_info)
     if method == "pairwise": K, n_exact = _kendall_pairwise(Xs, transform, rs), n * (n - 1) // 2
     else: K, n_exact = _kendall_fast(Xs, transform, rs, int(block_rows))
     if transform == "winsorized": K = K * scale * scale
@@ -127,3 +156,35 @@ def _finish(K, n_exact, transform, r, method, n, return_info):
     if not return_info: return K
     return K, dict(transform=transform, radius=r, bound=1.0 if r is None else r * r, method=method,
                    n_pairs=n * (n - 1) // 2, n_exact_pairs=n_exact)
+
+# %% ../nbs/40_kendall.ipynb #930d03a5
+def _pair_sum(A, B, transform, radius, block_rows, return_info):
+    A = check_data(A, name="A", min_rows=1)
+    p = A.shape[1]
+    if B is not None:
+        B = check_data(B, name="B", min_rows=1)
+        if B.shape[1] != p: raise ValueError(f"B: expected {p} columns like A, got {B.shape[1]}")
+    r = _check_transform(transform, radius, p)
+    block_rows = int(check_int(block_rows, "block_rows"))
+    nA = A.shape[0]
+    n_pairs = nA * (nA - 1) // 2 if B is None else nA * B.shape[0]
+    Xs, rs, scale = _centre_scale(A if B is None else np.vstack([A, B]), transform, r)
+    S, n_exact = np.zeros((p, p)), 0
+    if scale != 0.0 and n_pairs:
+        S, n_exact = _laplacian_sums(Xs[:nA], None if B is None else Xs[nA:], transform,
+                                     None if rs is None else rs * rs, block_rows)
+        if transform == "winsorized": S = S * scale * scale
+    if not return_info: return S, n_pairs
+    return S, n_pairs, dict(transform=transform, radius=r, bound=1.0 if r is None else r * r,
+                            n_pairs=n_pairs, n_exact_pairs=n_exact)
+
+def kendall_cross_sum(A, B, transform: str = "spherical", radius: float | None = None, *, block_rows: int = 256,
+                      return_info: bool = False):
+    "Sum over all pairs (a in A, b in B) of g(d) g(d)^T, d = (b - a)/sqrt2: `(S, n_pairs)` (+ info dict if `return_info`)."
+    if B is None: raise TypeError("B: expected a 2-D numeric array (m rows x p columns), got None")
+    return _pair_sum(A, B, transform, radius, block_rows, return_info)
+
+def kendall_within_sum(A, transform: str = "spherical", radius: float | None = None, *, block_rows: int = 256,
+                       return_info: bool = False):
+    "Sum over the pairs i < j within A of g(d) g(d)^T: `(S, n_pairs)`; `kendall_tau(A) = S / n_pairs`."
+    return _pair_sum(A, None, transform, radius, block_rows, return_info)
