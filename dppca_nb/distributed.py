@@ -273,30 +273,57 @@ def dask_kendall_tau(X, transform: str = "spherical", radius: float | None = Non
                    backend="dask" if lazy else "numpy blocks")
 
 # %% ../nbs/80_distributed.ipynb #f50de23f
+def _pair_norms(X, perm):
+    "`robust.disjoint_pair_norms` of numpy or dask `X` (for dask: the paired rows gathered on the cluster)."
+    from dppca_nb.robust import disjoint_pair_norms
+    if not is_dask(X): norms = disjoint_pair_norms(np.asarray(X, dtype=np.float64), perm)
+    else:
+        m = len(perm) // 2
+        Xf = X.astype(np.float64)
+        d = ((Xf[perm[1:2 * m:2]] - Xf[perm[0:2 * m:2]]) / math.sqrt(2)).rechunk({1: -1})
+        norms = d.map_blocks(lambda b: np.linalg.norm(b, axis=1), drop_axis=1, dtype=np.float64).compute()
+    if np.isnan(norms).any():                                          # inf norms (overflow) are clipped by the release
+        raise ValueError("X: expected finite values, found NaN or inf in rows paired for the private radius")
+    return norms
+
 def dask_noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherical", radius=None,
-                       sensitivity="paper", calibration: str = "classic", random_state=None, block_rows: int = 256,
+                       sensitivity="paper", calibration: str = "classic", radius_quantile: float = 0.5,
+                       radius_share: float = 0.1, radius_bounds=None, random_state=None, block_rows: int = 256,
                        split_every: int = 8, chunk_rows: int | None = None):
     "`robust.noisy_kendall` for numpy or dask `X`: (epsilon, delta)-DP (replace-one) Kendall's tau plus vecd noise; `(K_bar, info)`."
-    from dppca_nb.robust import noisy_kendall_release
+    from dppca_nb.robust import noisy_kendall_release, private_radius_release, _private_radius_setup, _add_radius_info
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    if isinstance(radius, str):
-        raise ValueError(f"radius: {radius!r} (a private radius) is not available on the Dask path; give a number")
+    check_choice(transform, "transform", ("spherical", "winsorized"))
     rng = as_generator(random_state)
+    eps_tau, r_info = eps, None
+    if isinstance(radius, str):
+        if transform == "spherical":
+            raise ValueError(f"radius: only used with transform='winsorized', got {radius!r}")
+        X = check_dask(X) if is_dask(X) else check_data(X)
+        n, p = X.shape
+        eps_r, eps_tau, q, bounds = _private_radius_setup(radius, eps, p, radius_share, radius_quantile, radius_bounds)
+        perm = rng.permutation(n)                                      # data-independent pairing, as in private_radius
+        radius, r_info = private_radius_release(_pair_norms(X, perm), eps_r, quantile=q, bounds=bounds,
+                                                random_state=rng, return_info=True)
     K, ki = dask_kendall_tau(X, transform, radius, block_rows=block_rows, return_info=True, split_every=split_every,
                              chunk_rows=chunk_rows)
-    K_bar, info = noisy_kendall_release(K, ki["n"], eps, dlt, bound=ki["bound"], transform=transform,
+    K_bar, info = noisy_kendall_release(K, ki["n"], eps_tau, dlt, bound=ki["bound"], transform=transform,
                                         radius=ki["radius"], sensitivity=sensitivity, calibration=calibration,
                                         random_state=rng)
+    _add_radius_info(info, eps, eps_tau, dlt, r_info)
     info.update(n=ki["n"], backend=ki["backend"], noise_added="once, on the client")
     return K_bar, info
 
 def dask_g_dppca(X, k: int, epsilon: float, delta: float, *, transform: str = "spherical", radius=None,
-                 sensitivity="paper", calibration: str = "classic", random_state=None, return_info: bool = False,
+                 sensitivity="paper", calibration: str = "classic", radius_quantile: float = 0.5,
+                 radius_share: float = 0.1, radius_bounds=None, random_state=None, return_info: bool = False,
                  block_rows: int = 256, split_every: int = 8, chunk_rows: int | None = None):
     "g-DPPCA (`robust.g_dppca`) for numpy or dask `X`: (epsilon, delta)-DP top-k subspace (p x k) from the noisy Kendall's tau."
     k = check_k(k, _n_cols(X))
     K_bar, info = dask_noisy_kendall(X, epsilon, delta, transform=transform, radius=radius, sensitivity=sensitivity,
-                                     calibration=calibration, random_state=random_state, block_rows=block_rows,
+                                     calibration=calibration, radius_quantile=radius_quantile,
+                                     radius_share=radius_share, radius_bounds=radius_bounds,
+                                     random_state=random_state, block_rows=block_rows,
                                      split_every=split_every, chunk_rows=chunk_rows)
     V = top_k_eigvecs(K_bar, k)
     return (V, info) if return_info else V

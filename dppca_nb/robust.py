@@ -13,7 +13,8 @@ from .mechanisms import gaussian_sigma, symmetric_gaussian, check_square
 from .kendall import kendall_tau
 
 # %% auto #0
-__all__ = ['kendall_sensitivity', 'private_radius', 'noisy_kendall', 'noisy_kendall_release', 'g_dppca']
+__all__ = ['kendall_sensitivity', 'private_radius', 'disjoint_pair_norms', 'private_radius_release', 'noisy_kendall',
+           'noisy_kendall_release', 'g_dppca']
 
 # %% ../nbs/41_robust.ipynb #52d6fdfc
 def kendall_sensitivity(sensitivity="paper", *, n: int, bound: float = 1.0) -> float:
@@ -57,9 +58,27 @@ def private_radius(X, epsilon: float, *, quantile: float = 0.5, bounds=None, ran
     lo, hi = _check_bounds(bounds, p, "bounds")
     rng = as_generator(random_state)
     perm = rng.permutation(n)                                   # data-independent pairing
-    m = n // 2
+    return private_radius_release(disjoint_pair_norms(X, perm), eps, quantile=q, bounds=(lo, hi),
+                                  random_state=rng, return_info=return_info)
+
+def disjoint_pair_norms(X, perm) -> np.ndarray:
+    "The floor(n/2) norms ||x_perm[2i+1] - x_perm[2i]|| / sqrt2 of the disjoint pairs of a pairing `perm` (a permutation of the rows)."
+    m = len(perm) // 2
     d = (X[perm[1:2 * m:2]] - X[perm[0:2 * m:2]]) / math.sqrt(2)
-    z = np.sort(np.log(np.clip(np.linalg.norm(d, axis=1), lo, hi)))
+    return np.linalg.norm(d, axis=1)
+
+def private_radius_release(norms, epsilon: float, *, quantile: float = 0.5, bounds, random_state=None,
+                           return_info: bool = False):
+    "The exponential-mechanism step of `private_radius` from the m disjoint-pair norms and public `bounds` (lo, hi)."
+    eps = check_epsilon(epsilon)
+    q = _check_quantile(quantile, "quantile")
+    lo, hi = _check_bounds(bounds, 1, "bounds")
+    norms = np.asarray(norms, dtype=np.float64)
+    if norms.ndim != 1 or np.isnan(norms).any():                # inf (an overflowing difference) is clipped to hi
+        raise ValueError(f"norms: expected a 1-D array of pair norms without NaN, got shape {norms.shape}")
+    rng = as_generator(random_state)
+    m = norms.size
+    z = np.sort(np.log(np.clip(norms, lo, hi)))
     edges, logw = _quantile_log_weights(z, q, eps, lo, hi)
     j = int(np.argmax(logw + rng.gumbel(size=m + 1)))            # exponential mechanism (Gumbel-max)
     r = float(math.exp(rng.uniform(edges[j], edges[j + 1])))
@@ -82,18 +101,27 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
         if radius is not None: raise ValueError(f"radius: only used with transform='winsorized', got {radius!r}")
         r = None
     elif isinstance(radius, str):
-        check_choice(radius, "radius", ("private",))
-        share = check_positive(radius_share, "radius_share")
-        if not share < 1: raise ValueError(f"radius_share: expected a number in (0, 1), got {share}")
-        radius_quantile = _check_quantile(radius_quantile, "radius_quantile")   # errors name the caller's arguments
-        radius_bounds = _check_bounds(radius_bounds, p, "radius_bounds")
-        eps_r, eps_tau = share * eps, (1 - share) * eps
+        eps_r, eps_tau, radius_quantile, radius_bounds = _private_radius_setup(radius, eps, p, radius_share,
+                                                                               radius_quantile, radius_bounds)
         r, r_info = private_radius(X, eps_r, quantile=radius_quantile, bounds=radius_bounds, random_state=rng,
                                    return_info=True)
     else: r = math.sqrt(p) if radius is None else check_positive(radius, "radius")
     K, k_info = kendall_tau(X, transform, r, return_info=True)
     K_bar, info = noisy_kendall_release(K, n, eps_tau, dlt, bound=k_info["bound"], transform=transform, radius=r,
                                         sensitivity=sensitivity, calibration=calibration, random_state=rng)
+    _add_radius_info(info, eps, eps_tau, dlt, r_info)
+    return K_bar, info
+
+def _private_radius_setup(radius, eps, p, radius_share, radius_quantile, radius_bounds):
+    "Check radius='private' and its options (errors name the caller's arguments): `(eps_r, eps_tau, quantile, bounds)`."
+    check_choice(radius, "radius", ("private",))
+    share = check_positive(radius_share, "radius_share")
+    if not share < 1: raise ValueError(f"radius_share: expected a number in (0, 1), got {share}")
+    q = _check_quantile(radius_quantile, "radius_quantile")
+    bounds = _check_bounds(radius_bounds, p, "radius_bounds")
+    return share * eps, (1 - share) * eps, q, bounds
+
+def _add_radius_info(info, eps, eps_tau, dlt, r_info):
     info["epsilon"] = eps                        # the whole budget; epsilon_tau is the share spent on tau
     if r_info is not None:
         from dppca_nb.accounting import Spend, compose
@@ -101,7 +129,6 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
                     composition="basic: (eps_r, 0) + (eps - eps_r, delta)",
                     epsilon_total=compose([Spend("radius", r_info["epsilon"], 0.0), Spend("tau", eps_tau, dlt)],
                                           dlt, composition="basic"))
-    return K_bar, info
 
 def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: float, transform: str = "spherical",
                           radius=None, sensitivity="paper", calibration: str = "classic", random_state=None):
