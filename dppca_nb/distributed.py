@@ -108,7 +108,7 @@ def second_moment(X, *, radius: float | None = None, split_every: int = 8, chunk
 
 # %% ../nbs/80_distributed.ipynb #cf64f2da
 def dask_gaussian_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                                radius: float = 1.0, random_state=None, split_every: int = 8,
+                                radius: float = 1.0, noise: str = "continuous", random_state=None, split_every: int = 8,
                                 chunk_rows: int | None = None):
     "(epsilon, delta)-DP second moment (1/n) sum x x^T of rows clipped to `radius`, the sum from the Dask reduction; `(S, info)`."
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
@@ -117,17 +117,17 @@ def dask_gaussian_second_moment(X, epsilon: float, delta: float, *, sensitivity=
     st = moment_statistics(X, radius=radius, split_every=split_every, chunk_rows=chunk_rows)
     S, info = gaussian_second_moment_release(st["M"], st["n"], eps, dlt, sensitivity=sensitivity,
                                              calibration=calibration, radius=radius, n_clipped=st["n_clipped"],
-                                             random_state=random_state)
+                                             noise=noise, random_state=random_state)
     info.update(n=st["n"], backend="dask" if st["lazy"] else "numpy blocks", noise_added="once, on the client")
     return S, info
 
 def dask_analyze_gauss(X, k: int, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                       radius: float = 1.0, random_state=None, return_info: bool = False, split_every: int = 8,
-                       chunk_rows: int | None = None):
+                       radius: float = 1.0, noise: str = "continuous", random_state=None, return_info: bool = False,
+                       split_every: int = 8, chunk_rows: int | None = None):
     "Analyze Gauss on numpy or dask `X`: (epsilon, delta)-DP top-k subspace (p x k); the statistic from the Dask reduction."
     k = check_k(k, _n_cols(X))
     S, info = dask_gaussian_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                          radius=radius, random_state=random_state, split_every=split_every,
+                                          radius=radius, noise=noise, random_state=random_state, split_every=split_every,
                                           chunk_rows=chunk_rows)
     V = top_k_eigvecs(S, k)
     info["mechanism"] = "Analyze Gauss: " + info["mechanism"]

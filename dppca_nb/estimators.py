@@ -281,20 +281,23 @@ class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
 class AnalyzeGaussPCA(_DPPCA):
     """Analyze Gauss (Dwork et al. 2014): (epsilon, delta)-DP, replace-one, rows clipped to `radius`.
 
-    Releases only the subspace: no `explained_variance_`. See `dppca_nb.baselines.analyze_gauss`."""
+    Releases only the subspace: no `explained_variance_`. `noise="discrete"`: the second moment is released with
+    the discrete Gaussian on a grid (`dppca_nb.discrete`, no floating-point leak; the budget then composes by the
+    basic rule). See `dppca_nb.baselines.analyze_gauss`."""
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, sensitivity="tight", calibration="analytic",
-                 radius=1.0, centering="private", mean=None, mean_share=0.1, random_state=None):
+                 radius=1.0, noise="continuous", centering="private", mean=None, mean_share=0.1, random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
-        self.sensitivity, self.calibration, self.radius = sensitivity, calibration, radius
+        self.sensitivity, self.calibration, self.radius, self.noise = sensitivity, calibration, radius, noise
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
 
     def _algorithm(self):
         from dppca_nb.baselines import analyze_gauss
         return analyze_gauss
     def _algorithm_kwargs(self):
-        return dict(sensitivity=self.sensitivity, calibration=self.calibration, radius=self.radius)
+        return dict(sensitivity=self.sensitivity, calibration=self.calibration, radius=self.radius, noise=self.noise)
     def _main_gaussian(self, n, p, eps, delta):
-        if self.calibration != "analytic": return None
+        # the exact Gaussian composition is for continuous analytic Gaussian noise only
+        if self.calibration != "analytic" or self.noise != "continuous": return None
         sens = second_moment_sensitivity(self.sensitivity, n=n, radius=self.radius)
         return gaussian_sigma(eps, delta, sens), sens
 
