@@ -4,6 +4,7 @@
 
 # %% ../nbs/63_discrete.ipynb #27fe2d85
 from __future__ import annotations
+import functools
 import math
 import numpy as np
 from .core import as_generator, check_int, check_positive, check_epsilon, check_delta
@@ -51,8 +52,14 @@ def discrete_gaussian_rho(sigma: float, sensitivity: float, grid: float, dimensi
 def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, grid: float, dimension: int) -> float:
     "Smallest sigma (relative 1e-9) such that the discrete Gaussian release is (epsilon, delta)-DP via zCDP (CKS conversion)."
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    sens, g = check_positive(sensitivity, "sensitivity"), check_positive(grid, "grid")
+    return _discrete_sigma(eps, dlt, sens, g, check_int(dimension, "dimension"))
+
+@functools.lru_cache(maxsize=1024)
+def _discrete_sigma(eps, dlt, sensitivity, grid, dimension):
+    "The bisection of `discrete_gaussian_sigma` (validated arguments), cached: a release calls it with the same values."
     ok = lambda s: zcdp_delta(discrete_gaussian_rho(s, sensitivity, grid, dimension), eps) <= dlt
-    dp = check_positive(sensitivity, "sensitivity") + check_positive(grid, "grid") * math.sqrt(check_int(dimension, "dimension"))
+    dp = sensitivity + grid * math.sqrt(dimension)
     lo = hi = dp / eps
     while not ok(hi): hi *= 2
     while ok(lo): lo /= 2
