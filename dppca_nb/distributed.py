@@ -134,24 +134,24 @@ def dask_analyze_gauss(X, k: int, epsilon: float, delta: float, *, sensitivity="
     return (V, info) if return_info else V
 
 def dask_gaussian_covariance(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                             radius: float = 1.0, random_state=None, return_info: bool = False, split_every: int = 8,
-                             chunk_rows: int | None = None):
+                             radius: float = 1.0, noise: str = "continuous", random_state=None, return_info: bool = False,
+                             split_every: int = 8, chunk_rows: int | None = None):
     "The naive (epsilon, delta)-DP covariance of `sparse_cov.gaussian_covariance` for numpy or dask `X`."
     S, info = dask_gaussian_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                          radius=radius, random_state=random_state, split_every=split_every,
+                                          radius=radius, noise=noise, random_state=random_state, split_every=split_every,
                                           chunk_rows=chunk_rows)
     info["mechanism"] = "naive Gaussian covariance (Wang & Xu eq. (7)): " + info["mechanism"]
     return (S, info) if return_info else S
 
 def dask_dp_threshold_covariance(X, epsilon: float, delta: float, *, gamma: float = 2.0, sensitivity="tight",
                                  calibration: str = "analytic", radius: float = 1.0, threshold_diagonal: bool = True,
-                                 noise_constant: float = 4.0, random_state=None, return_info: bool = False,
-                                 split_every: int = 8, chunk_rows: int | None = None):
+                                 noise_constant: float = 4.0, noise: str = "continuous", random_state=None,
+                                 return_info: bool = False, split_every: int = 8, chunk_rows: int | None = None):
     "DP-Thresholding (`sparse_cov.dp_threshold_covariance`) for numpy or dask `X`: (epsilon, delta)-DP sparse PSD covariance."
     from dppca_nb.sparse_cov import dp_threshold_postprocess
     gamma = check_positive(gamma, "gamma", allow_zero=True)
     S, info = dask_gaussian_covariance(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                       radius=radius, random_state=random_state, return_info=True,
+                                       radius=radius, noise=noise, random_state=random_state, return_info=True,
                                        split_every=split_every, chunk_rows=chunk_rows)
     return dp_threshold_postprocess(S, info, n=info["n"], gamma=gamma, threshold_diagonal=threshold_diagonal,
                                     noise_constant=noise_constant, return_info=return_info)

@@ -434,23 +434,24 @@ class PureDPPCA(_DPPCA):
 # %% ../nbs/61_estimators.ipynb #b2c67eae
 class DPThresholdCovariance(_PrivateFit, EmpiricalCovariance):
     """(epsilon, delta)-DP sparse covariance by DP-Thresholding (Wang & Xu 2019): Gaussian second moment of rows
-    clipped to `radius`, hard threshold, PSD projection; replace-one. See `dppca_nb.sparse_cov.dp_threshold_covariance`."""
+    clipped to `radius`, hard threshold, PSD projection; replace-one. `noise="discrete"`: the second moment on a grid
+    with discrete Gaussian noise (`dppca_nb.discrete`). See `dppca_nb.sparse_cov.dp_threshold_covariance`."""
     def __init__(self, *, epsilon=1.0, delta=1e-5, gamma=2.0, sensitivity="tight", calibration="analytic", radius=1.0,
-                 threshold_diagonal=True, noise_constant=4.0, centering="private", mean=None, mean_share=0.1,
-                 store_precision=True, random_state=None):
+                 threshold_diagonal=True, noise_constant=4.0, noise="continuous", centering="private", mean=None,
+                 mean_share=0.1, store_precision=True, random_state=None):
         self.epsilon, self.delta, self.gamma, self.sensitivity = epsilon, delta, gamma, sensitivity
         self.calibration, self.radius, self.threshold_diagonal = calibration, radius, threshold_diagonal
         self.noise_constant, self.centering, self.mean, self.mean_share = noise_constant, centering, mean, mean_share
-        self.store_precision, self.random_state = store_precision, random_state
+        self.noise, self.store_precision, self.random_state = noise, store_precision, random_state
 
     def _algorithm(self):
         from dppca_nb.sparse_cov import dp_threshold_covariance
         return _without_k(dp_threshold_covariance)
     def _algorithm_kwargs(self):
         return dict(gamma=self.gamma, sensitivity=self.sensitivity, calibration=self.calibration, radius=self.radius,
-                    threshold_diagonal=self.threshold_diagonal, noise_constant=self.noise_constant)
+                    threshold_diagonal=self.threshold_diagonal, noise_constant=self.noise_constant, noise=self.noise)
     def _main_gaussian(self, n, p, eps, delta):
-        if self.calibration != "analytic": return None
+        if self.calibration != "analytic" or self.noise != "continuous": return None
         sens = second_moment_sensitivity(self.sensitivity, n=n, radius=self.radius)
         return gaussian_sigma(eps, delta, sens), sens
 

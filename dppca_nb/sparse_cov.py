@@ -62,10 +62,10 @@ def column_sparsity(Sigma, tol: float = 0.0) -> int:
 
 # %% ../nbs/20_sparse_cov.ipynb #e45e0068
 def gaussian_covariance(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                        radius: float = 1.0, random_state=None, return_info: bool = False):
+                        radius: float = 1.0, noise: str = "continuous", random_state=None, return_info: bool = False):
     "(epsilon, delta)-DP naive covariance (p x p, symmetric, maybe indefinite): clipped second moment plus symmetric Gaussian noise."
     S, info = gaussian_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                     radius=radius, random_state=random_state)
+                                     radius=radius, noise=noise, random_state=random_state)
     info["mechanism"] = "naive Gaussian covariance (Wang & Xu eq. (7)): " + info["mechanism"]
     return (S, info) if return_info else S
 
@@ -99,11 +99,12 @@ def psd_projection(A) -> np.ndarray:
 # %% ../nbs/20_sparse_cov.ipynb #35788481
 def dp_threshold_covariance(X, epsilon: float, delta: float, *, gamma: float = 2.0, sensitivity="tight",
                             calibration: str = "analytic", radius: float = 1.0, threshold_diagonal: bool = True,
-                            noise_constant: float = 4.0, random_state=None, return_info: bool = False):
+                            noise_constant: float = 4.0, noise: str = "continuous", random_state=None,
+                            return_info: bool = False):
     "(epsilon, delta)-DP sparse covariance estimate (p x p, symmetric PSD) by Wang & Xu's DP-Thresholding."
     gamma = check_positive(gamma, "gamma", allow_zero=True)
     S, info = gaussian_covariance(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                  radius=radius, random_state=random_state, return_info=True)
+                                  radius=radius, noise=noise, random_state=random_state, return_info=True)
     n = int(np.shape(X)[0])                      # X was validated by gaussian_covariance
     return dp_threshold_postprocess(S, info, n=n, gamma=gamma, threshold_diagonal=threshold_diagonal,
                                     noise_constant=noise_constant, return_info=return_info)
