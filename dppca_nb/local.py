@@ -15,8 +15,8 @@ from .mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_eps
                                  symmetric_gaussian, upper_triangle)
 
 # %% auto #0
-__all__ = ['local_noise_sigma', 'randomize_record', 'randomize_records', 'LocalAggregator', 'local_second_moment',
-           'local_second_moment_release', 'local_gaussian_pca', 'local_second_moment_wishart',
+__all__ = ['local_noise_sigma', 'local_discrete_noise', 'randomize_record', 'randomize_records', 'LocalAggregator',
+           'local_second_moment', 'local_second_moment_release', 'local_gaussian_pca', 'local_second_moment_wishart',
            'local_gaussian_pca_wishart', 'local_critical_n', 'local_error_prediction']
 
 # %% ../nbs/10_local.ipynb #f1d5cfe8
@@ -34,30 +34,69 @@ def _certified(sigma, delta, sensitivity):
                       f"the reports are only ({eps_true:.4g}, {delta:g})-LDP", PrivacyWarning, stacklevel=3)
     return eps_true
 
+def local_discrete_noise(epsilon: float, delta: float, p: int, *, sensitivity="tight", calibration: str = "analytic"):
+    """(sigma, grid) of a report with `noise="discrete"` (notebook 63_discrete): the upper triangle of x x^T rounded to
+    a power-of-two grid plus grid * N_Z(0, (sigma/grid)^2), calibrated through zCDP for the sensitivity of ut(x x^T)."""
+    from dppca_nb.discrete import discrete_grid, discrete_gaussian_sigma
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    if calibration != "analytic":
+        raise ValueError("calibration: noise='discrete' is calibrated through zCDP (dppca_nb.discrete); "
+                         f"leave calibration at 'analytic', got {calibration!r}")
+    sens = second_moment_sensitivity(sensitivity, n=1)
+    d = check_int(p, "p") * (p + 1) // 2
+    grid = discrete_grid(sens, d)
+    return discrete_gaussian_sigma(eps, dlt, sens, grid, d), grid
+
+def _certified_discrete(sigma, grid, p, delta, sensitivity):
+    "epsilon that a discrete report (sigma, grid) certifies against the true sqrt 2 (zCDP, CKS conversion); warn as `_certified`."
+    from dppca_nb.discrete import discrete_gaussian_rho
+    from dppca_nb.accounting import zcdp_to_dp
+    eps_true = zcdp_to_dp(discrete_gaussian_rho(sigma, math.sqrt(2.0), grid, p * (p + 1) // 2), delta)
+    if second_moment_sensitivity(sensitivity, n=1) < math.sqrt(2.0) - 1e-12:
+        warnings.warn(f"sensitivity={sensitivity!r} is below the local model's true sensitivity sqrt 2: "
+                      f"the reports are only ({eps_true:.4g}, {delta:g})-LDP", PrivacyWarning, stacklevel=3)
+    return eps_true
+
 # %% ../nbs/10_local.ipynb #df953535
 def randomize_record(x, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                     random_state=None) -> np.ndarray:
-    "One user's (epsilon, delta)-LDP report: x clipped to the unit ball, then x x^T + Z, Z symmetric with ut(Z) iid N(0, sigma^2)."
+                     noise: str = "continuous", random_state=None) -> np.ndarray:
+    """One user's (epsilon, delta)-LDP report: x clipped to the unit ball, then x x^T + Z, Z symmetric with ut(Z) iid N(0, sigma^2).
+
+    `noise="discrete"`: ut(x x^T) rounded to a power-of-two grid plus discrete Gaussian noise (no floating-point leak)."""
     xa = np.asarray(x) if x is not None else None
     if xa is None or xa.ndim != 1 or xa.size < 1:
         raise ValueError(f"x: expected a non-empty 1-D record, got {'None' if xa is None else f'shape {xa.shape}'}")
     x = check_data(xa[None, :], name="x", min_rows=1)[0]          # real, finite, float64 copy (TypeError otherwise)
     xc = clip_rows(x[None, :], 1.0, name="x")[0][0]
+    check_choice(noise, "noise", ("continuous", "discrete"))
+    if noise == "discrete":
+        from dppca_nb.discrete import discrete_gaussian_release
+        sigma, grid = local_discrete_noise(epsilon, delta, x.size, sensitivity=sensitivity, calibration=calibration)
+        iu = np.triu_indices(x.size)
+        R = np.zeros((x.size, x.size))
+        R[iu] = discrete_gaussian_release(np.outer(xc, xc)[iu], sigma, grid, random_state)
+        return R + np.triu(R, 1).T
     sigma = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration)
     return np.outer(xc, xc) + symmetric_gaussian(x.size, sigma, random_state, kind="upper")
 
 # %% ../nbs/10_local.ipynb #1c43e3e7
 def randomize_records(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                      packed: bool = False, random_state=None):
+                      packed: bool = False, noise: str = "continuous", random_state=None):
     "Reports of all rows of `X` (each clipped, each with its own noise): (m, p, p), or (m, p(p+1)/2) if `packed`."
     X = check_data(X, min_rows=1)
     Xc, _ = clip_rows(X, 1.0)
     m, p = Xc.shape
-    sigma = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration)
+    check_choice(noise, "noise", ("continuous", "discrete"))
     rng = as_generator(random_state)
     iu, ju = np.triu_indices(p)
     U = Xc[:, iu] * Xc[:, ju]
-    U += sigma * rng.standard_normal(U.shape)
+    if noise == "discrete":
+        from dppca_nb.discrete import discrete_gaussian_release
+        sigma, grid = local_discrete_noise(epsilon, delta, p, sensitivity=sensitivity, calibration=calibration)
+        U = discrete_gaussian_release(U, sigma, grid, rng)
+    else:
+        sigma = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration)
+        U += sigma * rng.standard_normal(U.shape)
     if packed: return U
     out = np.empty((m, p, p))
     out[:, iu, ju] = U
@@ -113,22 +152,33 @@ class LocalAggregator:
     def __repr__(self): return f"LocalAggregator(p={self.p}, n={self.n})"
 
 # %% ../nbs/10_local.ipynb #ec34caf6
-def _local_info(epsilon, delta, sensitivity, calibration, sigma, n, n_clipped, simulate):
-    return dict(mechanism="Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each record's x x^T + symmetric "
+def _local_info(epsilon, delta, sensitivity, calibration, sigma, n, n_clipped, simulate, noise="continuous", grid=None,
+                p=None):
+    info = dict(mechanism="Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each record's x x^T + symmetric "
                           "Gaussian noise, averaged by the server",
                 epsilon=float(epsilon), delta=float(delta),
                 neighbouring="local (any two inputs of one user; replace-one)",
                 sensitivity=second_moment_sensitivity(sensitivity, n=1), sigma=sigma, sigma_aggregate=sigma / math.sqrt(n),
                 epsilon_certified=_certified(sigma, delta, sensitivity), calibration=calibration,
-                n=int(n), n_clipped=n_clipped, simulate=simulate)
+                n=int(n), n_clipped=n_clipped, simulate=simulate, noise=noise)
+    if noise == "discrete":
+        info.update(mechanism=info["mechanism"].replace("symmetric Gaussian noise", "discrete Gaussian noise on a grid"),
+                    grid=grid, calibration="zcdp (CKS conversion), discrete Gaussian on a grid",
+                    epsilon_certified=_certified_discrete(sigma, grid, p, delta, sensitivity))
+    return info
 
 def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                        simulate: str = "aggregate", chunk_size: int | None = None, random_state=None):
+                        simulate: str = "aggregate", chunk_size: int | None = None, noise: str = "continuous",
+                        random_state=None):
     "The server's (epsilon, delta)-LDP estimate S_hat = (1/n) sum_i (x_i x_i^T + Z_i); returns `(S_hat, info)`."
     X = check_data(X)
     n, p = X.shape
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     check_choice(simulate, "simulate", ("aggregate", "per_record"))
+    check_choice(noise, "noise", ("continuous", "discrete"))
+    if noise == "discrete" and simulate == "aggregate":
+        raise ValueError("noise: 'discrete' reports need simulate='per_record' (a sum of discrete Gaussians is not one "
+                         "discrete Gaussian, so the aggregate shortcut does not apply)")
     sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
     rng = as_generator(random_state)
     Xc, n_clipped = clip_rows(X, 1.0)
@@ -140,31 +190,36 @@ def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight",
         agg = LocalAggregator(p)
         for i in range(0, n, m):
             agg.add_many(randomize_records(X[i:i + m], eps, dlt, sensitivity=sensitivity, calibration=calibration,
-                                           packed=True, random_state=rng))
+                                           packed=True, noise=noise, random_state=rng))
         return local_second_moment_release(agg, eps, dlt, sensitivity=sensitivity, calibration=calibration,
-                                           n_clipped=n_clipped)
+                                           n_clipped=n_clipped, noise=noise)
     return S, _local_info(eps, dlt, sensitivity, calibration, sigma, n, n_clipped, simulate)
 
 def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: float, *, sensitivity="tight",
                                 calibration: str = "analytic", n_clipped: int | None = None,
-                                simulate: str = "per_record"):
+                                simulate: str = "per_record", noise: str = "continuous"):
     "The server's release from a `LocalAggregator` of (epsilon, delta)-LDP reports: `(S_hat, info)` as `local_second_moment`'s."
     if not isinstance(agg, LocalAggregator):
         raise TypeError(f"agg: expected a LocalAggregator, got {type(agg).__name__}")
     if agg.n == 0: raise ValueError("agg: no reports have been added")
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    check_choice(noise, "noise", ("continuous", "discrete"))
+    if noise == "discrete":
+        sigma, grid = local_discrete_noise(eps, dlt, agg.p, sensitivity=sensitivity, calibration=calibration)
+        return agg.estimate(), _local_info(eps, dlt, sensitivity, calibration, sigma, agg.n, n_clipped, simulate,
+                                           noise, grid, agg.p)
     sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
     return agg.estimate(), _local_info(eps, dlt, sensitivity, calibration, sigma, agg.n, n_clipped, simulate)
 
 # %% ../nbs/10_local.ipynb #bc013c5f
 def local_gaussian_pca(X, k: int, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                       simulate: str = "aggregate", chunk_size: int | None = None, random_state=None,
-                       return_info: bool = False):
+                       simulate: str = "aggregate", chunk_size: int | None = None, noise: str = "continuous",
+                       random_state=None, return_info: bool = False):
     "(epsilon, delta)-LDP top-k principal subspace (p x k) by the Local Gaussian Mechanism (Wang & Xu, Algorithm 1)."
     X = check_data(X)
     k = check_k(k, X.shape[1])
     S, info = local_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                  simulate=simulate, chunk_size=chunk_size, random_state=random_state)
+                                  simulate=simulate, chunk_size=chunk_size, noise=noise, random_state=random_state)
     V, w = top_k_eigvecs(S, k, return_eigenvalues=True)
     info["eigenvalues"] = w
     return (V, info) if return_info else V
