@@ -288,8 +288,8 @@ def _pair_norms(X, perm):
 
 def dask_noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherical", radius=None,
                        sensitivity="paper", calibration: str = "classic", radius_quantile: float = 0.5,
-                       radius_share: float = 0.1, radius_bounds=None, random_state=None, block_rows: int = 256,
-                       split_every: int = 8, chunk_rows: int | None = None):
+                       radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None,
+                       block_rows: int = 256, split_every: int = 8, chunk_rows: int | None = None):
     "`robust.noisy_kendall` for numpy or dask `X`: (epsilon, delta)-DP (replace-one) Kendall's tau plus vecd noise; `(K_bar, info)`."
     from dppca_nb.robust import noisy_kendall_release, private_radius_release, _private_radius_setup, _add_radius_info
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
@@ -309,20 +309,20 @@ def dask_noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "sph
                              chunk_rows=chunk_rows)
     K_bar, info = noisy_kendall_release(K, ki["n"], eps_tau, dlt, bound=ki["bound"], transform=transform,
                                         radius=ki["radius"], sensitivity=sensitivity, calibration=calibration,
-                                        random_state=rng)
+                                        noise=noise, random_state=rng)
     _add_radius_info(info, eps, eps_tau, dlt, r_info)
     info.update(n=ki["n"], backend=ki["backend"], noise_added="once, on the client")
     return K_bar, info
 
 def dask_g_dppca(X, k: int, epsilon: float, delta: float, *, transform: str = "spherical", radius=None,
                  sensitivity="paper", calibration: str = "classic", radius_quantile: float = 0.5,
-                 radius_share: float = 0.1, radius_bounds=None, random_state=None, return_info: bool = False,
-                 block_rows: int = 256, split_every: int = 8, chunk_rows: int | None = None):
+                 radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None,
+                 return_info: bool = False, block_rows: int = 256, split_every: int = 8, chunk_rows: int | None = None):
     "g-DPPCA (`robust.g_dppca`) for numpy or dask `X`: (epsilon, delta)-DP top-k subspace (p x k) from the noisy Kendall's tau."
     k = check_k(k, _n_cols(X))
     K_bar, info = dask_noisy_kendall(X, epsilon, delta, transform=transform, radius=radius, sensitivity=sensitivity,
                                      calibration=calibration, radius_quantile=radius_quantile,
-                                     radius_share=radius_share, radius_bounds=radius_bounds,
+                                     radius_share=radius_share, radius_bounds=radius_bounds, noise=noise,
                                      random_state=random_state, block_rows=block_rows,
                                      split_every=split_every, chunk_rows=chunk_rows)
     V = top_k_eigvecs(K_bar, k)

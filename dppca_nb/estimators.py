@@ -383,16 +383,18 @@ class RobustKendallPCA(_DPPCA):
     which only affects `transform`). Defaults are the tight sensitivity and analytic calibration (the paper's
     are `sensitivity="paper"`, `calibration="classic"`). `spatial_sign` is g_dppca's `transform` ('spherical' or
     'winsorized'; renamed because `transform` is the estimator's method). `radius="private"` spends `radius_share` of epsilon
-    on a private winsorization radius (basic composition). No `explained_variance_`. See `dppca_nb.robust`."""
+    on a private winsorization radius (basic composition). `noise="discrete"`: the tau matrix released on a grid with
+    discrete Gaussian noise (`dppca_nb.discrete`; needs the analytic calibration). No `explained_variance_`.
+    See `dppca_nb.robust`."""
     _centerings = ("none", "public")
     _radius_param = None
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, spatial_sign="spherical", radius=None,
                  sensitivity="tight", calibration="analytic", radius_quantile=0.5, radius_share=0.1,
-                 radius_bounds=None, centering="none", mean=None, random_state=None):
+                 radius_bounds=None, noise="continuous", centering="none", mean=None, random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
         self.spatial_sign, self.radius, self.sensitivity, self.calibration = spatial_sign, radius, sensitivity, calibration
         self.radius_quantile, self.radius_share, self.radius_bounds = radius_quantile, radius_share, radius_bounds
-        self.centering, self.mean, self.random_state = centering, mean, random_state
+        self.noise, self.centering, self.mean, self.random_state = noise, centering, mean, random_state
 
     def _algorithm(self):
         from dppca_nb.robust import g_dppca
@@ -400,13 +402,7 @@ class RobustKendallPCA(_DPPCA):
     def _algorithm_kwargs(self):
         return dict(transform=self.spatial_sign, radius=self.radius, sensitivity=self.sensitivity,
                     calibration=self.calibration, radius_quantile=self.radius_quantile,
-                    radius_share=self.radius_share, radius_bounds=self.radius_bounds)
-    def _dask_kwargs(self):
-        if isinstance(self.radius, str) and self.radius == "private":
-            raise TypeError("X: RobustKendallPCA with radius='private' has no Dask path (the private radius reads the "
-                            "rows in memory); give a numeric radius, or a numpy array")
-        return dict(transform=self.spatial_sign, radius=self.radius, sensitivity=self.sensitivity,
-                    calibration=self.calibration)
+                    radius_share=self.radius_share, radius_bounds=self.radius_bounds, noise=self.noise)
 
 class PureDPPCA(_DPPCA):
     """Pure epsilon-DP PCA (Amin et al. 2019): Laplace eigenvalues and exact Bingham eigenvector draws; replace-one,

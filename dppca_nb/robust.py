@@ -89,7 +89,7 @@ def private_radius_release(norms, epsilon: float, *, quantile: float = 0.5, boun
 # %% ../nbs/41_robust.ipynb #d4531066
 def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherical", radius=None,
                   sensitivity="paper", calibration: str = "classic", radius_quantile: float = 0.5,
-                  radius_share: float = 0.1, radius_bounds=None, random_state=None):
+                  radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None):
     "(epsilon, delta)-DP (replace-one) release of Kendall's tau plus vecd Gaussian noise; returns `(K_bar, info)`."
     X = check_data(X)
     n, p = X.shape
@@ -108,7 +108,7 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
     else: r = math.sqrt(p) if radius is None else check_positive(radius, "radius")
     K, k_info = kendall_tau(X, transform, r, return_info=True)
     K_bar, info = noisy_kendall_release(K, n, eps_tau, dlt, bound=k_info["bound"], transform=transform, radius=r,
-                                        sensitivity=sensitivity, calibration=calibration, random_state=rng)
+                                        sensitivity=sensitivity, calibration=calibration, noise=noise, random_state=rng)
     _add_radius_info(info, eps, eps_tau, dlt, r_info)
     return K_bar, info
 
@@ -131,28 +131,56 @@ def _add_radius_info(info, eps, eps_tau, dlt, r_info):
                                           dlt, composition="basic"))
 
 def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: float, transform: str = "spherical",
-                          radius=None, sensitivity="paper", calibration: str = "classic", random_state=None):
-    "The Gaussian (vecd) release of `noisy_kendall` from Kendall's tau K (p x p) of n rows with kernel bound `bound`; `(K_bar, info)`."
+                          radius=None, sensitivity="paper", calibration: str = "classic", noise: str = "continuous",
+                          random_state=None):
+    """The Gaussian (vecd) release of `noisy_kendall` from Kendall's tau K (p x p) of n rows with kernel bound `bound`; `(K_bar, info)`.
+
+    `noise="discrete"`: v = (diagonal, sqrt 2 x upper off-diagonal) of K, whose l2 distance is the Frobenius one, is
+    released on a power-of-two grid with discrete Gaussian noise (`dppca_nb.discrete`); K_bar is rebuilt from it."""
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     K = check_square(K, "K")
     n = check_int(n, "n", minimum=2)
     check_choice(transform, "transform", ("spherical", "winsorized"))
+    check_choice(noise, "noise", ("continuous", "discrete"))
     sens = kendall_sensitivity(sensitivity, n=n, bound=bound)
-    sigma = gaussian_sigma(eps, dlt, sens, calibration)
-    K_bar = K + symmetric_gaussian(K.shape[0], sigma, random_state, kind="vecd")
-    info = dict(mechanism="g-DPPCA: Gaussian mechanism (vecd) on the generalised Kendall's tau", epsilon=eps,
+    extra = {}
+    if noise == "discrete":
+        from dppca_nb.discrete import discrete_grid, discrete_gaussian_sigma, discrete_gaussian_release
+        if calibration != "analytic":
+            raise ValueError("calibration: noise='discrete' is calibrated through zCDP (dppca_nb.discrete); "
+                             f"pass calibration='analytic', got {calibration!r}")
+        p = K.shape[0]
+        iu, ju = np.triu_indices(p)
+        w = np.where(iu == ju, 1.0, math.sqrt(2.0))                  # ||v||_2 = ||K||_F
+        d = iu.size
+        grid = discrete_grid(sens, d)
+        sigma = discrete_gaussian_sigma(eps, dlt, sens, grid, d)
+        v = discrete_gaussian_release(K[iu, ju] * w, sigma, grid, random_state)
+        K_bar = np.zeros((p, p))
+        K_bar[iu, ju] = v / w                                         # post-processing of the grid values
+        K_bar[ju, iu] = K_bar[iu, ju]
+        extra = dict(noise="discrete", grid=grid, calibration="zcdp (CKS conversion), discrete Gaussian on a grid")
+        what = "g-DPPCA: discrete Gaussian mechanism (vecd, on a grid) on the generalised Kendall's tau"
+    else:
+        sigma = gaussian_sigma(eps, dlt, sens, calibration)
+        K_bar = K + symmetric_gaussian(K.shape[0], sigma, random_state, kind="vecd")
+        what = "g-DPPCA: Gaussian mechanism (vecd) on the generalised Kendall's tau"
+    info = dict(mechanism=what, epsilon=eps,
                 delta=dlt, neighbouring="replace-one", sensitivity=sens, sigma=sigma, calibration=calibration,
                 n_clipped=0, transform=transform, radius=radius, bound=bound, epsilon_tau=eps)
+    info.update(extra)
     return K_bar, info
 
 def g_dppca(X, k: int, epsilon: float, delta: float, *, transform: str = "spherical", radius=None,
             sensitivity="paper", calibration: str = "classic", radius_quantile: float = 0.5,
-            radius_share: float = 0.1, radius_bounds=None, random_state=None, return_info: bool = False):
+            radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None,
+            return_info: bool = False):
     "(epsilon, delta)-DP (replace-one) top-k principal subspace (p x k) by g-DPPCA: noisy Kendall's tau, top-k eigenvectors."
     X = check_data(X)
     k = check_k(k, X.shape[1])
     K_bar, info = noisy_kendall(X, epsilon, delta, transform=transform, radius=radius, sensitivity=sensitivity,
                                 calibration=calibration, radius_quantile=radius_quantile,
-                                radius_share=radius_share, radius_bounds=radius_bounds, random_state=random_state)
+                                radius_share=radius_share, radius_bounds=radius_bounds, noise=noise,
+                                random_state=random_state)
     V = top_k_eigvecs(K_bar, k)
     return (V, info) if return_info else V
