@@ -30,9 +30,9 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--disable-extensions", "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio",
                   "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
                   "--disable-backgrounding-occluded-windows", "--window-size=1280,2000"]
-PAGE_TIMEOUT = 420     # seconds, from opening all pages at once, for every page's widgets and plot to render: about
-                       # 30 s on 2 cores while the other tests run, but four Voila kernels import the package at once,
-                       # and on a machine shared with other jobs one page needed more than 180 s
+PAGE_TIMEOUT = 240     # seconds for one page's widgets and plot to render (about 10-20 s on 2 cores while the other
+                       # tests run; generous for a machine shared with other jobs)
+RELOAD_AFTER = 90      # seconds: a page still at Voila's "Executing 1 of 2" is reloaded once (see the note below)
 CHANGE_TIMEOUT = 45    # seconds for the plot to change after the slider moved (a redraw is < 1 s when idle)
 
 
@@ -197,9 +197,14 @@ def app_url():
         _stop(proc)
 
 
+# Pages are opened one after the other, each after the previous one was checked and closed. Opened all at once (four
+# Voila kernels starting together), a page now and then stayed at "Executing 1 of 2" for good, its kernel idle with
+# no execute request (seen with ipykernel 7 and 6, Voila 0.5.13, on a loaded machine): a race upstream, not in the
+# explorers. One page at a time, and a reload if a page has not rendered after RELOAD_AFTER s (what a teacher would
+# do), keep the test about the explorers; a page that fails again is reported.
 @pytest.fixture(scope="module")
 def pages(app_url):
-    "Launch headless Chromium and open every explorer page at once (their kernels start in parallel)."
+    "Launch headless Chromium; yield a function that opens one explorer page in a new tab (name -> (ws_url, close))."
     from dppca_nb.widgets import EXPLORERS
     assert EXPLORERS, "dppca_nb.widgets.EXPLORERS is empty"
     profile = tempfile.mkdtemp(prefix="dppca_chromium_")
@@ -214,30 +219,42 @@ def pages(app_url):
             time.sleep(0.1)
         devtools = f"http://127.0.0.1:{port_file.read_text().split()[0]}"
         _wait_http(devtools + "/json/version", 10)
-        targets, t_open = {}, time.monotonic()
-        for name in EXPLORERS:
+
+        def open_page(name):
             req = urllib.request.Request(f"{devtools}/json/new?{app_url}/voila/render/{name}.ipynb", method="PUT")
             with urllib.request.urlopen(req, timeout=10) as r:
-                targets[name] = json.loads(r.read())["webSocketDebuggerUrl"]
-        yield targets, t_open
+                target = json.loads(r.read())
+
+            def close():
+                try:
+                    urllib.request.urlopen(f"{devtools}/json/close/{target['id']}", timeout=10).read()
+                except OSError:
+                    pass
+            return target["webSocketDebuggerUrl"], close
+        yield open_page
     finally:
         _stop(proc)
         shutil.rmtree(profile, ignore_errors=True)
 
 
 def _check_page(name, ws_url, t_open):
-    "Check one explorer page opened at `t_open`: wait for it, drag its first slider; return a summary, raise on failure."
+    "Check one explorer page opened at `t_open`: wait for it (one reload if needed), drag its first slider; a summary."
     page = Page(ws_url)
     try:
         page.call("Page.enable")
         page.call("Page.bringToFront")              # headless Chromium paints (and screenshots) the front tab only
         # 1. the widgets render: at least one slider and one plot, and no traceback
-        t_end, state = t_open + PAGE_TIMEOUT, None
+        t_end, state, reloaded = t_open + PAGE_TIMEOUT, None, False
         while True:                                  # poll at least once, even past the deadline
             state = page.js(JS_STATE)
             assert not state["errors"], f"{name}: the page shows an error: {state['errors']}"
             if (state["sliders"] and state["plots"]) or time.monotonic() > t_end:
                 break
+            if not reloaded and time.monotonic() > t_open + RELOAD_AFTER:
+                (ARTIFACTS / f"{name}_before_reload.png").write_bytes(page.screenshot())
+                page.call("Page.reload", ignoreCache=True)
+                reloaded = True
+                print(f"{name}: not rendered after {RELOAD_AFTER} s; reloaded")
             time.sleep(0.5)
         if not (state["sliders"] and state["plots"]):
             (ARTIFACTS / f"{name}_timeout.png").write_bytes(page.screenshot())
@@ -289,12 +306,15 @@ def _settled_plot(page, timeout=3.0):
 
 
 def test_every_explorer_page_reacts_to_a_slider(pages):
-    "One test for all pages (one server and one browser, even under pytest-xdist); every page is checked."
-    targets, t_open = pages
+    "One test for all pages (one server and one browser, even under pytest-xdist); every page is checked, one at a time."
+    from dppca_nb.widgets import EXPLORERS
     failures = []
-    for name, ws_url in targets.items():
+    for name in EXPLORERS:
+        ws_url, close = pages(name)
         try:
-            print(_check_page(name, ws_url, t_open))
+            print(_check_page(name, ws_url, time.monotonic()))
         except Exception as e:                       # one page's failure must not hide the others
             failures.append(f"{name}: {type(e).__name__}: {e}")
+        finally:
+            close()                                  # its kernel is shut down by Voila when the page goes
     assert not failures, "\n".join(failures)
