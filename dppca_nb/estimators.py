@@ -305,25 +305,32 @@ class LocalGaussianPCA(_DPPCA):
     """Local Gaussian Mechanism (Wang & Xu 2019, Algorithm 1): (epsilon, delta)-LDP, each record clipped to the unit ball.
 
     `explained_variance_`: the top-k eigenvalues of the noisy second moment (private, may be negative).
-    `centering="private"` runs a first local round of Gaussian mean reports. See `dppca_nb.local`."""
+    `centering="private"` runs a first local round of Gaussian mean reports. `noise="discrete"` (with
+    `simulate="per_record"`): each report on a power-of-two grid with discrete Gaussian noise (`dppca_nb.discrete`;
+    numpy input only). See `dppca_nb.local`."""
     _model = "local"
     _radius_param = None
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, sensitivity="tight", calibration="analytic",
-                 simulate="aggregate", centering="none", mean=None, mean_share=0.1, random_state=None):
+                 simulate="aggregate", noise="continuous", centering="none", mean=None, mean_share=0.1,
+                 random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
-        self.sensitivity, self.calibration, self.simulate = sensitivity, calibration, simulate
+        self.sensitivity, self.calibration, self.simulate, self.noise = sensitivity, calibration, simulate, noise
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
 
     def _algorithm(self):
         from dppca_nb.local import local_gaussian_pca
         return local_gaussian_pca
     def _algorithm_kwargs(self):
-        return dict(sensitivity=self.sensitivity, calibration=self.calibration, simulate=self.simulate)
+        return dict(sensitivity=self.sensitivity, calibration=self.calibration, simulate=self.simulate, noise=self.noise)
     def _dask_kwargs(self):                   # records are randomized in their partitions: no `simulate`
         check_choice(self.simulate, "simulate", ("aggregate", "per_record"))
+        check_choice(self.noise, "noise", ("continuous", "discrete"))
+        if self.noise == "discrete":
+            raise TypeError("X: LocalGaussianPCA with noise='discrete' has no Dask path yet (the partitions add "
+                            "continuous noise); pass a numpy array")
         return dict(sensitivity=self.sensitivity, calibration=self.calibration)
     def _main_gaussian(self, n, p, eps, delta):
-        if self.calibration != "analytic": return None
+        if self.calibration != "analytic" or self.noise != "continuous": return None
         sens = second_moment_sensitivity(self.sensitivity, n=1)
         return gaussian_sigma(eps, delta, sens), sens
     def _explained_variance(self, info, k): return np.asarray(info["eigenvalues"][:k], dtype=np.float64)
