@@ -12,7 +12,8 @@ from .accounting import zcdp_delta
 
 # %% auto #0
 __all__ = ['sample_discrete_gaussian', 'discrete_grid', 'discrete_gaussian_rho', 'discrete_gaussian_sigma',
-           'discrete_gaussian_release', 'discrete_second_moment_release']
+           'discrete_gaussian_release', 'check_discrete_calibration', 'discrete_calibration',
+           'discrete_symmetric_release', 'discrete_second_moment_release']
 
 # %% ../nbs/63_discrete.ipynb #29ce5a19
 def sample_discrete_gaussian(sigma2: float, size=None, random_state=None):
@@ -20,7 +21,7 @@ def sample_discrete_gaussian(sigma2: float, size=None, random_state=None):
     s2 = check_positive(sigma2, "sigma2")
     if s2 > 2.0 ** 90: raise ValueError(f"sigma2: expected at most 2^90 (integers must stay exact), got {sigma2!r}")
     rng = as_generator(random_state)
-    shape = () if size is None else tuple(np.atleast_1d(size).astype(int))
+    shape = () if size is None else tuple(check_int(s, "size", minimum=0) for s in np.atleast_1d(size).tolist())
     m = int(np.prod(shape, dtype=np.int64))
     t = math.floor(math.sqrt(s2)) + 1
     p_geo = -math.expm1(-1.0 / t)                     # 1 - e^{-1/t}: success probability of the geometric laws
@@ -83,16 +84,33 @@ def discrete_gaussian_release(values, sigma: float, grid: float, random_state=No
     return (m + z) * g
 
 # %% ../nbs/63_discrete.ipynb #8d1fb085
+def check_discrete_calibration(calibration: str) -> None:
+    "A `noise='discrete'` release is calibrated through zCDP: refuse any `calibration` but the default 'analytic'."
+    if calibration != "analytic":
+        raise ValueError("calibration: noise='discrete' is calibrated through zCDP (dppca_nb.discrete); "
+                         f"leave calibration at 'analytic', got {calibration!r}")
+
+def discrete_calibration(epsilon: float, delta: float, sensitivity: float, dimension: int) -> tuple:
+    "`(sigma, grid)` of a discrete Gaussian release of `dimension` numbers with l2 `sensitivity` at (epsilon, delta)."
+    grid = discrete_grid(sensitivity, dimension)
+    return discrete_gaussian_sigma(epsilon, delta, sensitivity, grid, dimension), grid
+
+def discrete_symmetric_release(A, sigma: float, grid: float, random_state=None, *, offdiag_weight: float = 1.0):
+    "Symmetric p x p release of A: (a_ii, w a_ij)_{i<j} by `discrete_gaussian_release`, off-diagonal divided by w, mirrored."
+    A = np.asarray(A, dtype=np.float64)
+    iu, ju = np.triu_indices(A.shape[0])
+    w = np.where(iu == ju, 1.0, check_positive(offdiag_weight, "offdiag_weight"))
+    R = np.zeros(A.shape)
+    R[iu, ju] = discrete_gaussian_release(A[iu, ju] * w, sigma, grid, random_state) / w
+    R[ju, iu] = R[iu, ju]
+    return R
+
+# %% ../nbs/63_discrete.ipynb #c8501c55
 def discrete_second_moment_release(M: np.ndarray, n: int, epsilon: float, delta: float, sensitivity: float,
                                    random_state=None):
     "(S, extra info) for M / n released on a grid with discrete Gaussian noise on its upper triangle (see above)."
-    p = M.shape[0]
-    d = p * (p + 1) // 2
-    grid = discrete_grid(sensitivity, d)
-    sigma = discrete_gaussian_sigma(epsilon, delta, sensitivity, grid, d)
-    iu = np.triu_indices(p)
-    S = np.zeros((p, p))
-    S[iu] = discrete_gaussian_release((M / n)[iu], sigma, grid, random_state)
-    S = S + np.triu(S, 1).T
+    d = M.shape[0] * (M.shape[0] + 1) // 2
+    sigma, grid = discrete_calibration(epsilon, delta, sensitivity, d)
+    S = discrete_symmetric_release(M / n, sigma, grid, random_state)
     return S, dict(noise="discrete", sigma=sigma, grid=grid, rho=discrete_gaussian_rho(sigma, sensitivity, grid, d),
                    calibration="zcdp (CKS conversion), discrete Gaussian on a grid")

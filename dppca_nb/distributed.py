@@ -277,11 +277,7 @@ def _pair_norms(X, perm):
     "`robust.disjoint_pair_norms` of numpy or dask `X` (for dask: the paired rows gathered on the cluster)."
     from dppca_nb.robust import disjoint_pair_norms
     if not is_dask(X): norms = disjoint_pair_norms(np.asarray(X, dtype=np.float64), perm)
-    else:
-        m = len(perm) // 2
-        Xf = X.astype(np.float64)
-        d = ((Xf[perm[1:2 * m:2]] - Xf[perm[0:2 * m:2]]) / math.sqrt(2)).rechunk({1: -1})
-        norms = d.map_blocks(lambda b: np.linalg.norm(b, axis=1), drop_axis=1, dtype=np.float64).compute()
+    else: norms = np.asarray(disjoint_pair_norms(X.astype(np.float64), perm).compute())   # the same arithmetic, lazily
     if np.isnan(norms).any():                                          # inf norms (overflow) are clipped by the release
         raise ValueError("X: expected finite values, found NaN or inf in rows paired for the private radius")
     return norms

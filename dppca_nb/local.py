@@ -37,15 +37,11 @@ def _certified(sigma, delta, sensitivity):
 def local_discrete_noise(epsilon: float, delta: float, p: int, *, sensitivity="tight", calibration: str = "analytic"):
     """(sigma, grid) of a report with `noise="discrete"` (notebook 63_discrete): the upper triangle of x x^T rounded to
     a power-of-two grid plus grid * N_Z(0, (sigma/grid)^2), calibrated through zCDP for the sensitivity of ut(x x^T)."""
-    from dppca_nb.discrete import discrete_grid, discrete_gaussian_sigma
+    from dppca_nb.discrete import check_discrete_calibration, discrete_calibration
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    if calibration != "analytic":
-        raise ValueError("calibration: noise='discrete' is calibrated through zCDP (dppca_nb.discrete); "
-                         f"leave calibration at 'analytic', got {calibration!r}")
-    sens = second_moment_sensitivity(sensitivity, n=1)
-    d = check_int(p, "p") * (p + 1) // 2
-    grid = discrete_grid(sens, d)
-    return discrete_gaussian_sigma(eps, dlt, sens, grid, d), grid
+    check_discrete_calibration(calibration)
+    p = check_int(p, "p")
+    return discrete_calibration(eps, dlt, second_moment_sensitivity(sensitivity, n=1), p * (p + 1) // 2)
 
 def _certified_discrete(sigma, grid, p, delta, sensitivity):
     "epsilon that a discrete report (sigma, grid) certifies against the true sqrt 2 (zCDP, CKS conversion); warn as `_certified`."
@@ -70,12 +66,9 @@ def randomize_record(x, epsilon: float, delta: float, *, sensitivity="tight", ca
     xc = clip_rows(x[None, :], 1.0, name="x")[0][0]
     check_choice(noise, "noise", ("continuous", "discrete"))
     if noise == "discrete":
-        from dppca_nb.discrete import discrete_gaussian_release
+        from dppca_nb.discrete import discrete_symmetric_release
         sigma, grid = local_discrete_noise(epsilon, delta, x.size, sensitivity=sensitivity, calibration=calibration)
-        iu = np.triu_indices(x.size)
-        R = np.zeros((x.size, x.size))
-        R[iu] = discrete_gaussian_release(np.outer(xc, xc)[iu], sigma, grid, random_state)
-        return R + np.triu(R, 1).T
+        return discrete_symmetric_release(np.outer(xc, xc), sigma, grid, random_state)
     sigma = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration)
     return np.outer(xc, xc) + symmetric_gaussian(x.size, sigma, random_state, kind="upper")
 
@@ -159,12 +152,12 @@ def _local_info(epsilon, delta, sensitivity, calibration, sigma, n, n_clipped, s
                 epsilon=float(epsilon), delta=float(delta),
                 neighbouring="local (any two inputs of one user; replace-one)",
                 sensitivity=second_moment_sensitivity(sensitivity, n=1), sigma=sigma, sigma_aggregate=sigma / math.sqrt(n),
-                epsilon_certified=_certified(sigma, delta, sensitivity), calibration=calibration,
-                n=int(n), n_clipped=n_clipped, simulate=simulate, noise=noise)
+                epsilon_certified=(_certified_discrete(sigma, grid, p, delta, sensitivity) if noise == "discrete"
+                                   else _certified(sigma, delta, sensitivity)),
+                calibration=calibration, n=int(n), n_clipped=n_clipped, simulate=simulate, noise=noise)
     if noise == "discrete":
         info.update(mechanism=info["mechanism"].replace("symmetric Gaussian noise", "discrete Gaussian noise on a grid"),
-                    grid=grid, calibration="zcdp (CKS conversion), discrete Gaussian on a grid",
-                    epsilon_certified=_certified_discrete(sigma, grid, p, delta, sensitivity))
+                    grid=grid, calibration="zcdp (CKS conversion), discrete Gaussian on a grid")
     return info
 
 def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",

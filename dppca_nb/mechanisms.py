@@ -197,10 +197,8 @@ def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, 
     check_choice(noise, "noise", ("continuous", "discrete"))
     sens = second_moment_sensitivity(sensitivity, n=n, radius=radius)
     if noise == "discrete":
-        if calibration != "analytic":
-            raise ValueError("calibration: noise='discrete' is calibrated through zCDP (dppca_nb.discrete); "
-                             f"leave calibration at 'analytic', got {calibration!r}")
-        from dppca_nb.discrete import discrete_second_moment_release      # here: discrete imports this module
+        from dppca_nb.discrete import check_discrete_calibration, discrete_second_moment_release   # here: discrete imports this module
+        check_discrete_calibration(calibration)
         S, extra = discrete_second_moment_release(M, n, eps, dlt, sens, random_state)
         what = "Discrete Gaussian mechanism on the second moment (upper triangle, on a power-of-two grid)"
     else:

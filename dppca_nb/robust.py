@@ -65,7 +65,7 @@ def disjoint_pair_norms(X, perm) -> np.ndarray:
     "The floor(n/2) norms ||x_perm[2i+1] - x_perm[2i]|| / sqrt2 of the disjoint pairs of a pairing `perm` (a permutation of the rows)."
     m = len(perm) // 2
     d = (X[perm[1:2 * m:2]] - X[perm[0:2 * m:2]]) / math.sqrt(2)
-    return np.linalg.norm(d, axis=1)
+    return np.sqrt((d * d).sum(axis=1))         # np.linalg.norm's arithmetic, and lazy for a dask X (the Dask path)
 
 def private_radius_release(norms, epsilon: float, *, quantile: float = 0.5, bounds, random_state=None,
                            return_info: bool = False):
@@ -145,20 +145,11 @@ def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: flo
     sens = kendall_sensitivity(sensitivity, n=n, bound=bound)
     extra = {}
     if noise == "discrete":
-        from dppca_nb.discrete import discrete_grid, discrete_gaussian_sigma, discrete_gaussian_release
-        if calibration != "analytic":
-            raise ValueError("calibration: noise='discrete' is calibrated through zCDP (dppca_nb.discrete); "
-                             f"pass calibration='analytic', got {calibration!r}")
-        p = K.shape[0]
-        iu, ju = np.triu_indices(p)
-        w = np.where(iu == ju, 1.0, math.sqrt(2.0))                  # ||v||_2 = ||K||_F
-        d = iu.size
-        grid = discrete_grid(sens, d)
-        sigma = discrete_gaussian_sigma(eps, dlt, sens, grid, d)
-        v = discrete_gaussian_release(K[iu, ju] * w, sigma, grid, random_state)
-        K_bar = np.zeros((p, p))
-        K_bar[iu, ju] = v / w                                         # post-processing of the grid values
-        K_bar[ju, iu] = K_bar[iu, ju]
+        from dppca_nb.discrete import check_discrete_calibration, discrete_calibration, discrete_symmetric_release
+        check_discrete_calibration(calibration)
+        sigma, grid = discrete_calibration(eps, dlt, sens, K.shape[0] * (K.shape[0] + 1) // 2)
+        # the sensitivity is a Frobenius norm: release (k_ii, sqrt2 k_ij), whose l2 norm it is; /sqrt2 is post-processing
+        K_bar = discrete_symmetric_release(K, sigma, grid, random_state, offdiag_weight=math.sqrt(2.0))
         extra = dict(noise="discrete", grid=grid, calibration="zcdp (CKS conversion), discrete Gaussian on a grid")
         what = "g-DPPCA: discrete Gaussian mechanism (vecd, on a grid) on the generalised Kendall's tau"
     else:
