@@ -9,8 +9,9 @@ import warnings
 import numpy as np
 
 # %% auto #0
-__all__ = ['PrivacyWarning', 'as_generator', 'check_data', 'check_positive', 'check_epsilon', 'check_delta', 'check_k',
-           'check_choice', 'check_int', 'clip_rows', 'normalize_rows']
+__all__ = ['DIAGNOSTICS_KEY', 'PrivacyWarning', 'as_generator', 'check_data', 'check_positive', 'check_epsilon', 'check_delta',
+           'check_k', 'check_choice', 'check_int', 'clip_rows', 'normalize_rows', 'Diagnostics', 'add_diagnostics',
+           'public_info']
 
 # %% ../nbs/00_core.ipynb #e4efa136
 class PrivacyWarning(UserWarning):
@@ -142,3 +143,23 @@ def normalize_rows(X, *, name: str = "X") -> np.ndarray:
     nz = norms > 0
     A[nz] /= norms[nz, None]
     return A
+
+# %% ../nbs/00_core.ipynb #3431a9c9
+DIAGNOSTICS_KEY = "diagnostics_not_private"
+
+class Diagnostics(dict):
+    "Curator-only values computed from the data without noise: NOT differentially private; never publish them."
+    def __repr__(self): return f"Diagnostics(NOT PRIVATE: {dict.__repr__(self)})"
+
+def add_diagnostics(info: dict, **values) -> dict:
+    "Put `values` under `info['diagnostics_not_private']` (a `Diagnostics`, created if missing); returns `info`."
+    d = info.get(DIAGNOSTICS_KEY)
+    if not isinstance(d, Diagnostics):
+        d = info[DIAGNOSTICS_KEY] = Diagnostics(d or {})
+    d.update(values)
+    return info
+
+def public_info(info: dict) -> dict:
+    "The published part of an `info` dict: a copy without the non-private diagnostics, nested dicts included."
+    return {k: (public_info(v) if isinstance(v, dict) else v) for k, v in info.items()
+            if k != DIAGNOSTICS_KEY and not isinstance(v, Diagnostics)}
