@@ -25,7 +25,8 @@ def release_errors(X, V, k: int, epsilon: float, delta: float, reps: int, random
     if U is None: U = second_moment_pca(X, k)                   # the same frame smooth_sensitivity_pca perturbs
     elif np.shape(U) != (np.shape(X)[1], k):
         raise ValueError(f"U: expected the p x k = {np.shape(X)[1]} x {k} non-private frame second_moment_pca(X, k), got shape {np.shape(U)}")
-    errs = [subspace_distance(orthonormalize(perturb_frame(U, info["scale"], info["noise"], rng)), V) for _ in range(reps)]
+    scale = info["diagnostics_not_private"]["scale"]           # the curator's view (not private): the scale the release used
+    errs = [subspace_distance(orthonormalize(perturb_frame(U, scale, info["noise"], rng)), V) for _ in range(reps)]
     ag = []
     if delta > 0:
         Xc = clip_rows(X)[0]
@@ -51,7 +52,8 @@ def smooth_sensitivity_figure(gap: float = 0.2, n: int = 20_000, epsilon: float 
     X, V = spherical_spike(n, p, k, min(gap, 1 / k), random_state=rng)
     V_np = second_moment_pca(X, k)                              # the non-private PCA: once per redraw, shared
     errs, ag, info = release_errors(X, V, k, eps, delta, reps, rng, U=V_np)
-    g_emp = info["gap"]
+    diag = info["diagnostics_not_private"]                       # a teaching tool: shows the non-private gap and bound
+    g_emp = diag["gap"]
     nb = candidate_neighbours(X, k, n_random=5, n_rows=1, random_state=rng)
     realised = realised_sensitivity(X, k, nb, norm)
 
@@ -64,7 +66,7 @@ def smooth_sensitivity_figure(gap: float = 0.2, n: int = 20_000, epsilon: float 
               label=f"smooth, admissible $\\beta$ = {par['beta']:.3g}")
     a1.axvline(g_emp, color="gray", lw=1)
     a1.plot([g_emp], [max(realised, 1e-12)], "kv", label="realised change (neighbour search)")
-    a1.plot([g_emp], [info["sensitivity"]], "C0o", label="$S_\\beta$ used by the release")
+    a1.plot([g_emp], [diag["sensitivity"]], "C0o", label="$S_\\beta$ used by the release")
     a1.set(xlabel="empirical eigengap GAP(S)", ylabel=f"sensitivity (aligned {norm})",
            title=f"n = {n}, p = {p}, k = {k}")
     a1.legend(fontsize=7, loc="lower left")
@@ -79,7 +81,7 @@ def smooth_sensitivity_figure(gap: float = 0.2, n: int = 20_000, epsilon: float 
     a2.axhline(random_subspace_level(p, k), color="gray", ls="-.", lw=1, label="random guess")
     a2.set_xticks(range(len(cols)), list(cols))
     a2.set(yscale="log", ylabel="$\\|\\hat V\\hat V^T - VV^T\\|_F$", xlim=(-0.6, len(cols) - 0.4),
-           title=f"{name}: $\\varepsilon$ = {eps:g}, $\\delta$ = {delta:g}; noise scale {info['scale']:.3g}")
+           title=f"{name}: $\\varepsilon$ = {eps:g}, $\\delta$ = {delta:g}; noise scale {diag['scale']:.3g}")
     a2.legend(fontsize=7, loc="center right")
     fig.subplots_adjust(left=0.07, right=0.98, bottom=0.13, top=0.9, wspace=0.25)   # fixed layout: tight_layout costs ~1 s
     return fig

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 from scipy import special, stats
 from .core import (PrivacyWarning, as_generator, check_data, check_k, check_epsilon, check_delta,
-                           check_positive, check_choice, check_int, clip_rows)
+                           check_positive, check_choice, check_int, clip_rows, add_diagnostics)
 from .linalg import orthonormalize, haar_orthogonal, random_orthonormal, symmetrize
 from .mechanisms import cauchy_noise, gaussian_delta
 
@@ -236,7 +236,7 @@ def smooth_sensitivity_pca(X, k: int, epsilon: float, delta: float = 0.0, *, ran
 
 def smooth_sensitivity_release(S, n: int, k: int, epsilon: float, delta: float = 0.0, *, n_clipped: int = 0,
                                random_state=None, return_info: bool = False):
-    "The release of `smooth_sensitivity_pca` from S = (1/n) sum x x^T of n rows already clipped to the unit ball."
+    "The release of `smooth_sensitivity_pca` from S = (1/n) sum x x^T of n rows already clipped to the unit ball; `info`'s diagnostics (gap, bounds, noise scale) are not private."
     S = symmetrize(S)
     p = S.shape[0]
     n = check_int(n, "n")
@@ -249,10 +249,14 @@ def smooth_sensitivity_release(S, n: int, k: int, epsilon: float, delta: float =
     scale = ss / par["alpha"]
     V = orthonormalize(perturb_frame(U, scale, par["noise"], random_state))
     if not return_info: return V
+    # published: computed from public quantities only (the budget, n, p, k and the mechanism's constants)
     info = dict(mechanism=f"smooth sensitivity (NRS07), {par['noise']} noise, {norm} sensitivity",
-                epsilon=float(epsilon), delta=float(delta), neighbouring="replace-one", sensitivity=ss,
-                scale=scale, noise=par["noise"], norm=norm, alpha=par["alpha"], beta=par["beta"],
-                epsilon_calibrated=par["epsilon_calibrated"], gap=gap, local_sensitivity=ls,
-                global_sensitivity=global_sensitivity(p, k, norm), n=n, n_clipped=n_clipped)
-    if par["noise"] == "gaussian": info["sigma"] = scale
+                epsilon=float(epsilon), delta=float(delta), neighbouring="replace-one", noise=par["noise"],
+                norm=norm, alpha=par["alpha"], beta=par["beta"], epsilon_calibrated=par["epsilon_calibrated"],
+                global_sensitivity=global_sensitivity(p, k, norm), n=n, p=p, k=k)
+    # NOT private: the eigengap and everything computed from it without noise (the smooth bound, hence the
+    # noise scale), and the clipped-row count
+    add_diagnostics(info, gap=gap, local_sensitivity=ls, sensitivity=ss, scale=scale, n_clipped=n_clipped)
+    if par["noise"] == "gaussian": add_diagnostics(info, sigma=scale)
     return V, info
+
