@@ -59,10 +59,13 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, calibration
     sens = check_positive(sensitivity, "sensitivity")
     check_choice(calibration, "calibration", ("analytic", "classic"))
     if calibration == "classic":
-        if eps >= 1:
-            warnings.warn(f"calibration='classic' is proven only for epsilon < 1 (got epsilon={eps}); "
-                          "use calibration='analytic' for a valid guarantee", PrivacyWarning, stacklevel=2)
-        return sens * math.sqrt(2 * math.log(1.25 / dlt)) / eps
+        sigma = sens * math.sqrt(2 * math.log(1.25 / dlt)) / eps
+        exact = gaussian_delta(eps, sigma, sens)             # depends on (eps, delta) only: a public check
+        if exact > dlt:
+            raise ValueError(f"calibration: the classic sigma sqrt(2 ln(1.25/delta))/epsilon = {sigma:.6g} (for sensitivity "
+                             f"{sens:.6g}) is not ({eps:g}, {dlt:g})-DP: its exact delta is {exact:.4g} > {dlt:g} "
+                             "(the formula is proven only for epsilon < 1); use calibration='analytic'")
+        return sigma
     return _analytic_sigma(eps, dlt, sens)
 
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
