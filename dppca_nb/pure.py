@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import optimize
 from .core import (as_generator, check_data, check_k, check_epsilon, check_positive, check_choice, check_int,
-                           clip_rows)
+                           clip_rows, add_diagnostics)
 from .linalg import symmetrize, random_orthonormal
 from .mechanisms import snapping_laplace, snapping_scale, snapping_epsilon, snapping_grid
 
@@ -122,7 +122,7 @@ PURE_SENSITIVITY = {"tight": 2.0, "paper": 4.0}    # eta_i = epsilon_i / (factor
 
 def pure_dp_pca(X, k: int, epsilon: float, *, eigenvalue_share=0.1, sensitivity: str = "tight", radius: float = 1.0,
                 random_state=None, return_info: bool = False):
-    "Pure epsilon-DP top-k subspace (p x k) by Amin et al. (2019): Laplace eigenvalues, k exact Bingham draws; replace-one."
+    "Pure epsilon-DP top-k subspace (p x k) by Amin et al. (2019): Laplace eigenvalues, k exact Bingham draws; replace-one. `info`'s diagnostics (trials, n_clipped) are not private."
     X = check_data(X)
     p = X.shape[1]
     k = check_k(k, p)
@@ -152,13 +152,15 @@ def pure_dp_pca(X, k: int, epsilon: float, *, eigenvalue_share=0.1, sensitivity:
             H = np.linalg.qr(u[:, None], mode="complete")[0]
             P = P @ H[:, 1:]
     if not return_info: return V
+    # published: the snapped noisy eigenvalues and constants computed from n, p, k, R and the budget only
     info = dict(mechanism="pure DP PCA (Amin et al. 2019): Laplace eigenvalues (Mironov's snapping mechanism) + "
                           "exponential-mechanism eigenvectors (exact Bingham by ACG rejection)",
                 epsilon=eps, delta=0.0, neighbouring="replace-one", sensitivity=factor / 2 * R ** 2,
                 scale=scale, grid=grid, bound=bound, eigenvalue_epsilon=eig_eps,
                 eigenvalue_sensitivity=eig_sens, eigenvalues=eigenvalues, budgets=budgets,
-                exponents=etas, trials=trials, n_clipped=n_clipped, eigenvalue_share=float(budgets[0] / eps))
-    return V, info
+                exponents=etas, eigenvalue_share=float(budgets[0] / eps), radius=R, n=X.shape[0], p=p, k=k)
+    # NOT private: the rejection counts (their law depends on C) and the clipped-row count
+    return V, add_diagnostics(info, trials=trials, n_clipped=n_clipped)
 
 # %% ../nbs/35_pure.ipynb #40633b47
 def pure_dp_audit_statistic(X, epsilon: float, *, direction=None, sensitivity: str = "tight", radius: float = 1.0,
