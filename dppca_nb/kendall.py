@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math
 import numpy as np
-from .core import check_data, check_positive, check_choice, check_int
+from .core import check_data, check_positive, check_choice, check_int, add_diagnostics
 
 # %% auto #0
 __all__ = ['kendall_tau', 'kendall_cross_sum', 'kendall_within_sum']
@@ -155,8 +155,9 @@ def kendall_tau(X, transform: str = "spherical", radius: float | None = None, *,
 
 def _finish(K, n_exact, transform, r, method, n, return_info):
     if not return_info: return K
-    return K, dict(transform=transform, radius=r, bound=1.0 if r is None else r * r, method=method,
-                   n_pairs=n * (n - 1) // 2, n_exact_pairs=n_exact)
+    info = dict(transform=transform, winsorization_radius=r, bound=1.0 if r is None else r * r, method=method,
+                n_pairs=n * (n - 1) // 2)
+    return K, add_diagnostics(info, n_exact_pairs=n_exact)     # how many pairs are near-ties: a function of the data
 
 # %% ../nbs/40_kendall.ipynb #930d03a5
 def _pair_sum(A, B, transform, radius, block_rows, return_info):
@@ -176,8 +177,8 @@ def _pair_sum(A, B, transform, radius, block_rows, return_info):
                                      None if rs is None else rs * rs, block_rows)
         if transform == "winsorized": S = S * scale * scale
     if not return_info: return S, n_pairs
-    return S, n_pairs, dict(transform=transform, radius=r, bound=1.0 if r is None else r * r,
-                            n_pairs=n_pairs, n_exact_pairs=n_exact)
+    info = dict(transform=transform, winsorization_radius=r, bound=1.0 if r is None else r * r, n_pairs=n_pairs)
+    return S, n_pairs, add_diagnostics(info, n_exact_pairs=n_exact)
 
 def kendall_cross_sum(A, B, transform: str = "spherical", radius: float | None = None, *, block_rows: int = 256,
                       return_info: bool = False):
