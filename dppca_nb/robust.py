@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import numpy as np
 from .core import (as_generator, check_data, check_k, check_epsilon, check_delta, check_positive,
-                           check_choice, check_int)
+                           check_choice, check_int, add_diagnostics)
 from .linalg import top_k_eigvecs
 from .mechanisms import gaussian_sigma, symmetric_gaussian, check_square
 from .kendall import kendall_tau
@@ -17,8 +17,8 @@ __all__ = ['kendall_sensitivity', 'private_radius', 'disjoint_pair_norms', 'priv
            'noisy_kendall_release', 'g_dppca']
 
 # %% ../nbs/41_robust.ipynb #52d6fdfc
-def kendall_sensitivity(sensitivity="paper", *, n: int, bound: float = 1.0) -> float:
-    "Frobenius replace-one sensitivity of Kendall's tau with pair terms bounded by `bound` = ||g||_inf^2: 4c^2/n or 2 sqrt2 c^2/n."
+def kendall_sensitivity(sensitivity="tight", *, n: int, bound: float = 1.0) -> float:
+    "Frobenius replace-one sensitivity of Kendall's tau with pair terms bounded by `bound` = ||g||_inf^2: 2 sqrt2 c^2/n ('tight', the default) or 4c^2/n ('paper')."
     n = check_int(n, "n", minimum=2)
     c2 = check_positive(bound, "bound")
     if not isinstance(sensitivity, str): return check_positive(sensitivity, "sensitivity")
@@ -83,12 +83,14 @@ def private_radius_release(norms, epsilon: float, *, quantile: float = 0.5, boun
     j = int(np.argmax(logw + rng.gumbel(size=m + 1)))            # exponential mechanism (Gumbel-max)
     r = float(math.exp(rng.uniform(edges[j], edges[j + 1])))
     if not return_info: return r
-    return r, dict(mechanism="exponential-mechanism quantile of disjoint-pair norms", epsilon=eps, delta=0.0,
-                   neighbouring="replace-one", sensitivity=1.0, quantile=q, bounds=(lo, hi), n_pairs=m)
+    info = dict(mechanism="exponential-mechanism quantile of disjoint-pair norms", epsilon=eps, delta=0.0,
+                neighbouring="replace-one", sensitivity=1.0, quantile=q, bounds=(lo, hi), n_pairs=m)
+    # the exact quantile of the clipped norms and the chosen interval are functions of the data: not private
+    return r, add_diagnostics(info, true_quantile=float(np.exp(np.quantile(z, q))) if m else None, interval=j)
 
 # %% ../nbs/41_robust.ipynb #d4531066
 def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherical", radius=None,
-                  sensitivity="paper", calibration: str = "classic", radius_quantile: float = 0.5,
+                  sensitivity="tight", calibration: str = "analytic", radius_quantile: float = 0.5,
                   radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None):
     "(epsilon, delta)-DP (replace-one) release of Kendall's tau plus vecd Gaussian noise; returns `(K_bar, info)`."
     X = check_data(X)
@@ -110,6 +112,7 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
     K_bar, info = noisy_kendall_release(K, n, eps_tau, dlt, bound=k_info["bound"], transform=transform, radius=r,
                                         sensitivity=sensitivity, calibration=calibration, noise=noise, random_state=rng)
     _add_radius_info(info, eps, eps_tau, dlt, r_info)
+    add_diagnostics(info, n_exact_pairs=k_info["diagnostics_not_private"]["n_exact_pairs"])   # a count of near-tied pairs
     return K_bar, info
 
 def _private_radius_setup(radius, eps, p, radius_share, radius_quantile, radius_bounds):
@@ -131,7 +134,7 @@ def _add_radius_info(info, eps, eps_tau, dlt, r_info):
                                           dlt, composition="basic"))
 
 def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: float, transform: str = "spherical",
-                          radius=None, sensitivity="paper", calibration: str = "classic", noise: str = "continuous",
+                          radius=None, sensitivity="tight", calibration: str = "analytic", noise: str = "continuous",
                           random_state=None):
     """The Gaussian (vecd) release of `noisy_kendall` from Kendall's tau K (p x p) of n rows with kernel bound `bound`; `(K_bar, info)`.
 
@@ -158,12 +161,12 @@ def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: flo
         what = "g-DPPCA: Gaussian mechanism (vecd) on the generalised Kendall's tau"
     info = dict(mechanism=what, epsilon=eps,
                 delta=dlt, neighbouring="replace-one", sensitivity=sens, sigma=sigma, calibration=calibration,
-                n_clipped=0, transform=transform, radius=radius, bound=bound, epsilon_tau=eps)
+                transform=transform, winsorization_radius=radius, bound=bound, epsilon_tau=eps)
     info.update(extra)
-    return K_bar, info
+    return K_bar, add_diagnostics(info, n_clipped=0)           # no row is clipped: the transform bounds the pair terms
 
 def g_dppca(X, k: int, epsilon: float, delta: float, *, transform: str = "spherical", radius=None,
-            sensitivity="paper", calibration: str = "classic", radius_quantile: float = 0.5,
+            sensitivity="tight", calibration: str = "analytic", radius_quantile: float = 0.5,
             radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None,
             return_info: bool = False):
     "(epsilon, delta)-DP (replace-one) top-k principal subspace (p x k) by g-DPPCA: noisy Kendall's tau, top-k eigenvectors."
