@@ -8,7 +8,7 @@ import math
 import warnings
 import numpy as np
 from .core import (PrivacyWarning, as_generator, check_data, check_k, check_epsilon, check_delta,
-                           check_positive, check_choice, check_int, clip_rows)
+                           check_positive, check_choice, check_int, clip_rows, add_diagnostics)
 from .linalg import top_k_eigvecs
 from .data import wishart_second_moment
 from .mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon, gaussian_delta,
@@ -154,10 +154,12 @@ def _local_info(epsilon, delta, sensitivity, calibration, sigma, n, n_clipped, s
                 sensitivity=second_moment_sensitivity(sensitivity, n=1), sigma=sigma, sigma_aggregate=sigma / math.sqrt(n),
                 epsilon_certified=(_certified_discrete(sigma, grid, p, delta, sensitivity) if noise == "discrete"
                                    else _certified(sigma, delta, sensitivity)),
-                calibration=calibration, n=int(n), n_clipped=n_clipped, simulate=simulate, noise=noise)
+                calibration=calibration, n=int(n), simulate=simulate, noise=noise)
     if noise == "discrete":
         info.update(mechanism=info["mechanism"].replace("symmetric Gaussian noise", "discrete Gaussian noise on a grid"),
                     grid=grid, calibration="zcdp (CKS conversion), discrete Gaussian on a grid")
+    # the clipped count is known to a simulation only (a real server never sees a record): NOT private, not published
+    if n_clipped is not None: add_diagnostics(info, n_clipped=n_clipped)
     return info
 
 def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
@@ -191,7 +193,7 @@ def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight",
 def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: float, *, sensitivity="tight",
                                 calibration: str = "analytic", n_clipped: int | None = None,
                                 simulate: str = "per_record", noise: str = "continuous"):
-    "The server's release from a `LocalAggregator` of (epsilon, delta)-LDP reports: `(S_hat, info)` as `local_second_moment`'s."
+    "The server's release from a `LocalAggregator` of (epsilon, delta)-LDP reports: `(S_hat, info)` as `local_second_moment`'s (`n_clipped`, a simulation's count, goes to the not-private diagnostics)."
     if not isinstance(agg, LocalAggregator):
         raise TypeError(f"agg: expected a LocalAggregator, got {type(agg).__name__}")
     if agg.n == 0: raise ValueError("agg: no reports have been added")
