@@ -22,12 +22,11 @@ __all__ = ['SCENARIOS', 'robust_methods', 'robust_sample', 'simulation_rep', 'si
 
 # %% ../nbs/43_robust_study.ipynb #8a890d9e
 def robust_methods(k: int, epsilon: float, delta: float, p: int, *, which=None) -> dict:
-    "The compared methods as `name -> f(X, rng) -> V` (tight sensitivities, analytic calibration for all)."
+    "The compared methods as `name -> f(X, rng) -> V`, each at its package defaults (tight sensitivity, analytic calibration)."
     R1, R5 = math.sqrt(p), 5 * math.sqrt(p)
-    kw = dict(sensitivity="tight", calibration="analytic")
-    methods = {
-        "g-DPPCA (spherical)": lambda X, rng: g_dppca(X, k, epsilon, delta, random_state=rng, **kw),
-        "g-DPPCA (winsorized)": lambda X, rng: g_dppca(X, k, epsilon, delta, transform="winsorized", random_state=rng, **kw),
+    methods = {                                        # equal guarantee: every method at the same (epsilon, delta)
+        "g-DPPCA (spherical)": lambda X, rng: g_dppca(X, k, epsilon, delta, random_state=rng),
+        "g-DPPCA (winsorized)": lambda X, rng: g_dppca(X, k, epsilon, delta, transform="winsorized", random_state=rng),
         "AG (R=sqrt p)": lambda X, rng: analyze_gauss(X, k, epsilon, delta, radius=R1, random_state=rng),
         "AG (R=5 sqrt p)": lambda X, rng: analyze_gauss(X, k, epsilon, delta, radius=R5, random_state=rng),
         "SGPCA (R=sqrt p)": lambda X, rng: sgpca(X, k, epsilon, delta, radius=R1, random_state=rng),
