@@ -8,12 +8,12 @@ import functools
 import math
 import numpy as np
 from .core import as_generator, check_int, check_positive, check_epsilon, check_delta
-from .accounting import zcdp_delta
+from .accounting import zcdp_delta, zcdp_to_dp
 
 # %% auto #0
 __all__ = ['sample_discrete_gaussian', 'discrete_grid', 'discrete_gaussian_rho', 'discrete_gaussian_sigma',
-           'discrete_gaussian_release', 'check_discrete_calibration', 'discrete_calibration',
-           'discrete_symmetric_release', 'discrete_second_moment_release']
+           'discrete_gaussian_epsilon', 'discrete_gaussian_release', 'check_discrete_calibration',
+           'discrete_calibration', 'discrete_symmetric_release', 'discrete_second_moment_release']
 
 # %% ../nbs/63_discrete.ipynb #29ce5a19
 def sample_discrete_gaussian(sigma2: float, size=None, random_state=None):
@@ -55,6 +55,10 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, gr
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     sens, g = check_positive(sensitivity, "sensitivity"), check_positive(grid, "grid")
     return _discrete_sigma(eps, dlt, sens, g, check_int(dimension, "dimension"))
+
+def discrete_gaussian_epsilon(sigma: float, delta: float, sensitivity: float, grid: float, dimension: int) -> float:
+    "Epsilon that a discrete Gaussian release (sigma, grid) certifies at `delta` for l2 `sensitivity` (zCDP, CKS conversion)."
+    return zcdp_to_dp(discrete_gaussian_rho(sigma, sensitivity, grid, dimension), check_delta(delta))
 
 @functools.lru_cache(maxsize=1024)
 def _discrete_sigma(eps, dlt, sensitivity, grid, dimension):

@@ -12,10 +12,10 @@ from .core import (PrivacyWarning, as_generator, check_epsilon, check_delta, che
                            check_choice, check_data, check_int, clip_rows)
 
 # %% auto #0
-__all__ = ['SECOND_MOMENT_SENSITIVITY', 'SNAPPING_ERROR', 'SNAPPING_MAX_RATIO', 'second_moment_sensitivity', 'upper_triangle',
-           'gaussian_delta', 'gaussian_sigma', 'gaussian_epsilon', 'symmetric_gaussian', 'laplace_scale',
-           'laplace_noise', 'cauchy_noise', 'snapping_grid', 'full_resolution_uniform', 'snapping_epsilon',
-           'snapping_scale', 'snapping_laplace', 'check_square', 'gaussian_second_moment',
+__all__ = ['SECOND_MOMENT_SENSITIVITY', 'SNAPPING_ERROR', 'SNAPPING_MAX_RATIO', 'second_moment_sensitivity', 'certified_epsilon',
+           'upper_triangle', 'gaussian_delta', 'gaussian_sigma', 'gaussian_epsilon', 'symmetric_gaussian',
+           'laplace_scale', 'laplace_noise', 'cauchy_noise', 'snapping_grid', 'full_resolution_uniform',
+           'snapping_epsilon', 'snapping_scale', 'snapping_laplace', 'check_square', 'gaussian_second_moment',
            'gaussian_second_moment_release']
 
 # %% ../nbs/02_mechanisms.ipynb #6b86cfd8
@@ -28,6 +28,17 @@ def second_moment_sensitivity(sensitivity="tight", *, n: int = 1, radius: float 
     else: base = check_positive(sensitivity, "sensitivity")
     n = check_int(n, "n")
     return base * check_positive(radius, "radius") ** 2 / n
+
+def certified_epsilon(sigma: float, delta: float, *, sensitivity="tight", n: int = 1, radius: float = 1.0,
+                      grid: float | None = None, dimension: int | None = None) -> float:
+    """Epsilon that noise sd `sigma` certifies at `delta` on the upper triangle of (1/n) sum x x^T, replace-one, n public.
+
+    A named `sensitivity` is judged against the true sqrt(2) radius^2 / n, a number against itself (as declared).
+    `grid` (and `dimension`, the number of released coordinates): a discrete Gaussian release (zCDP, CKS conversion)."""
+    true = second_moment_sensitivity("tight" if isinstance(sensitivity, str) else sensitivity, n=n, radius=radius)
+    if grid is None: return gaussian_epsilon(sigma, delta, true)
+    from dppca_nb.discrete import discrete_gaussian_epsilon          # here: discrete imports this module
+    return discrete_gaussian_epsilon(sigma, delta, true, grid, check_int(dimension, "dimension"))
 
 def upper_triangle(A) -> np.ndarray:
     "The upper triangle of a square matrix, diagonal included, as a vector (the coordinates the mechanisms perturb)."
@@ -184,9 +195,16 @@ def gaussian_second_moment(X, epsilon: float, delta: float, *, sensitivity="tigh
                                           radius=radius, n_clipped=n_clipped, noise=noise, random_state=random_state)
 
 def _neighbouring(sensitivity) -> str:
-    "The neighbouring relation a second-moment sensitivity setting is valid for."
-    if isinstance(sensitivity, str): return "add/remove-one" if sensitivity == "paper" else "replace-one"
+    "The neighbouring relation of a second-moment release: replace-one with n public, unless a number is declared."
+    if isinstance(sensitivity, str): return "replace-one"   # n public, the package's convention
     return "as declared by the caller (a numeric sensitivity)"
+
+def _warn_paper(sensitivity, sens, eps_true, delta, stacklevel=3):
+    "The PrivacyWarning of sensitivity='paper': R^2/n is below the replace-one sqrt(2) R^2/n of the released average."
+    if isinstance(sensitivity, str) and sensitivity == "paper":
+        warnings.warn(f"sensitivity='paper' calibrates to R^2/n = {sens:.4g}, below the replace-one sensitivity "
+                      f"sqrt(2) R^2/n = {math.sqrt(2) * sens:.4g} of the released average (n public): the release is only "
+                      f"({eps_true:.4g}, {delta:g})-DP; use sensitivity='tight'", PrivacyWarning, stacklevel=stacklevel)
 
 def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, *, sensitivity="tight",
                                    calibration: str = "analytic", radius: float = 1.0, n_clipped: int = 0,
@@ -203,12 +221,16 @@ def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, 
         from dppca_nb.discrete import check_discrete_calibration, discrete_second_moment_release   # here: discrete imports this module
         check_discrete_calibration(calibration)
         S, extra = discrete_second_moment_release(M, n, eps, dlt, sens, random_state)
+        eps_true = certified_epsilon(extra["sigma"], dlt, sensitivity=sensitivity, n=n, radius=radius,
+                                     grid=extra["grid"], dimension=M.shape[0] * (M.shape[0] + 1) // 2)
         what = "Discrete Gaussian mechanism on the second moment (upper triangle, on a power-of-two grid)"
     else:
         sigma = gaussian_sigma(eps, dlt, sens, calibration)
         S = M / n + symmetric_gaussian(M.shape[0], sigma, random_state, kind="upper")
         extra = dict(sigma=sigma, calibration=calibration, noise="continuous")
+        eps_true = certified_epsilon(sigma, dlt, sensitivity=sensitivity, n=n, radius=radius)
         what = "Gaussian mechanism on the second moment (upper triangle)"
+    _warn_paper(sensitivity, sens, eps_true, dlt)
     info = dict(mechanism=what, epsilon=eps, delta=dlt, neighbouring=_neighbouring(sensitivity), sensitivity=sens,
-                **extra, n_clipped=n_clipped, radius=float(radius))
+                epsilon_certified=eps_true, **extra, n_clipped=n_clipped, radius=float(radius))
     return S, info
