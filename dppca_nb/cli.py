@@ -7,13 +7,16 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib
+import inspect
 import math
 import sys
 from pathlib import Path
 import numpy as np
+from .core import public_info
 
 # %% auto #0
-__all__ = ['METHODS', 'CLIError', 'run_method', 'read_numeric_csv', 'privacy_statement', 'render_docs', 'build_parser', 'main']
+__all__ = ['METHODS', 'NOT_SHOWN', 'CLIError', 'method_settings', 'run_method', 'read_numeric_csv', 'privacy_statement',
+           'render_docs', 'build_parser', 'main']
 
 # %% ../nbs/70_cli.ipynb #fef0e9e1
 METHODS = {
@@ -37,9 +40,15 @@ def _resolve(method):
     except (ImportError, AttributeError):
         raise CLIError(f"--method: {method!r} needs {mod}.{fn}, which this installation does not provide") from None
 
+def method_settings(f) -> dict:
+    "The settings `fit` passes to every method that has them: the tight sensitivity and the analytic calibration."
+    params = inspect.signature(f).parameters
+    return {k: v for k, v in (("sensitivity", "tight"), ("calibration", "analytic")) if k in params}
+
 def run_method(method: str, X, k: int, epsilon: float, delta: float | None = None, *, random_state=None):
-    "Run a `fit` method on `X`; return `(components k x p, info dict)`."
+    "Run a `fit` method on `X` (tight sensitivity, analytic calibration); return `(components k x p, info dict)`."
     f = _resolve(method)
+    kw = method_settings(f)
     kind = METHODS[method][2]
     if kind == "delta":
         if delta is None: raise CLIError(f"--delta: method {method!r} is (epsilon, delta)-DP and needs --delta in (0, 1)")
@@ -52,9 +61,9 @@ def run_method(method: str, X, k: int, epsilon: float, delta: float | None = Non
         from dppca_nb.linalg import top_k_eigvecs
         from dppca_nb.core import check_k, check_data
         k = check_k(k, check_data(X).shape[1])
-        S, info = f(*args[:1], *args[2:], random_state=random_state, return_info=True)
+        S, info = f(*args[:1], *args[2:], random_state=random_state, return_info=True, **kw)
         return top_k_eigvecs(S, k).T, info
-    V, info = f(*args, random_state=random_state, return_info=True)
+    V, info = f(*args, random_state=random_state, return_info=True, **kw)
     return np.asarray(V).T, info
 
 # %% ../nbs/70_cli.ipynb #e4b306d8
@@ -92,13 +101,25 @@ def read_numeric_csv(path, delimiter: str = ","):
     return out, header
 
 # %% ../nbs/70_cli.ipynb #b8311bbe
-def privacy_statement(info: dict, n: int) -> str:
-    "One line stating the guarantee of a release from its `info` dictionary."
-    eps, dlt = info.get("epsilon"), info.get("delta", 0.0) or 0.0
-    guarantee = f"({eps:g}, {dlt:g})-DP" if dlt else f"pure {eps:g}-DP"
-    clip = info.get("n_clipped")
-    clip_txt = f"; {clip} of {n} rows clipped to norm {info.get('radius', 1.0):g}" if clip is not None else ""
-    return f"Released under {guarantee} ({info.get('neighbouring', 'replace-one')} neighbours): {info.get('mechanism', '?')}{clip_txt}."
+NOT_SHOWN = ("Clipped-row counts and other exact functions of the data are curator-only diagnostics "
+             "(not differentially private) and are not shown.")
+
+def privacy_statement(info: dict, n: int, *, p: int | None = None, k: int | None = None) -> str:
+    "One line stating the guarantee of a release, from the public part of its `info` and the public n, p, k."
+    pub = public_info(info)
+    eps, dlt = float(pub["epsilon"]), float(pub.get("delta", 0.0) or 0.0)
+    nb = pub.get("neighbouring", "replace-one")
+    kind = "LDP" if str(nb).startswith("local") else "DP"
+    cert = pub.get("epsilon_certified")
+    shown = float(cert) if cert is not None and cert > eps * (1 + 1e-9) else eps   # the noise certifies less: say so
+    guarantee = f"({shown:.4g}, {dlt:g})-{kind}" if dlt else f"pure {shown:.4g}-{kind}"
+    if shown != eps: guarantee += f" (certified; the requested epsilon={eps:g} is not)"
+    shape = f"n={n}" + ("" if p is None else f", p={p}") + ("" if k is None else f", k={k}")
+    noise = [f"{name} {pub[key]:.4g}" for key, name in (("sensitivity", "sensitivity"), ("sigma", "noise sd"),
+                                                         ("scale", "noise scale"))
+             if isinstance(pub.get(key), (int, float)) and not isinstance(pub.get(key), bool)]
+    return (f"Released under {guarantee} ({nb} neighbours): {pub.get('mechanism', '?')}; {shape}"
+            + (f"; {', '.join(noise)}" if noise else "") + ".")
 
 # %% ../nbs/70_cli.ipynb #8ec455c0
 def _nbs_dir():
@@ -182,7 +203,8 @@ def _cmd_fit(a):
     with open(a.out, "w", newline="") as fh:
         w = csv.writer(fh); w.writerow(["component"] + names)
         for i, row in enumerate(comps): w.writerow([i + 1] + [repr(float(v)) for v in row])
-    print(privacy_statement(info, X.shape[0]))
+    print(privacy_statement(info, X.shape[0], p=X.shape[1], k=comps.shape[0]))
+    print(NOT_SHOWN)
     print(f"Wrote {comps.shape[0]} components of {comps.shape[1]} features to {a.out}.")
 
 def _cmd_reproduce(a):
