@@ -62,6 +62,14 @@ def sgpca(X, k: int, epsilon: float, delta: float, *, radius: float = 1.0, eigen
                    noise_variance=s2, spike=spike, budget=dict(eigenvalues=(eps1, dlt1), projector=(eps2, dlt2)))
 
 # %% ../nbs/45_baselines.ipynb #d77ed543
+def _lad_gradient(B, V):
+    "(1/b) sum_i (I - VV^T) x_i x_i^T V / ||(I - VV^T) x_i|| over the rows of B (rows on the subspace contribute 0)."
+    C = B @ V                                                 # V^T x, b x k
+    Rs = B - C @ V.T                                          # (I - VV^T) x
+    r = np.linalg.norm(Rs, axis=1)
+    w = np.zeros(len(B)); on = r > 1e-12; w[on] = 1 / r[on]
+    return (Rs * w[:, None]).T @ C / len(B)
+
 def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_size: int | None = None,
           step_size: float = 1.0, neighbouring: str = "replace", random_state=None, return_info: bool = False):
     "NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent on the LAD subspace energy, zCDP-accounted."
@@ -69,31 +77,31 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_s
     n, p = X.shape
     k = check_k(k, p)
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    check_choice(neighbouring, "neighbouring", ("replace", "add_remove"))
+    if neighbouring == "add_remove":
+        raise ValueError("neighbouring: 'add_remove' is not supported: the averaged gradient and its noise scale depend on "
+                         "n, which adding or removing a row changes (one added row can move the average by 2/(n+1)); "
+                         "the package's releases are replace-one with n public: use neighbouring='replace'")
+    check_choice(neighbouring, "neighbouring", ("replace",))
     n_iter = check_int(n_iter, "n_iter")
     b = n if batch_size is None else check_int(batch_size, "batch_size")
     if b > n: raise ValueError(f"batch_size: expected an integer between 1 and n = {n}, got {batch_size!r}")
     eta0 = check_positive(step_size, "step_size")
     rng = as_generator(random_state)
     Xn = normalize_rows(X)
-    sens = (1.0 if neighbouring == "add_remove" and b == n else 2.0) / b   # a fixed-size minibatch: replace-type change
+    sens = 2.0 / b                                            # replace-one, full batch or fixed-size minibatch
     L = math.log(1 / dlt)
     rho = (math.sqrt(L + eps) - math.sqrt(L)) ** 2            # rho + 2 sqrt(rho L) = eps
     s = sens * math.sqrt(n_iter / (2 * rho))
     V = random_orthonormal(p, k, rng)
     for t in range(1, n_iter + 1):
         B = Xn if b == n else Xn[rng.choice(n, b, replace=False)]
-        C = B @ V                                             # V^T x, b x k
-        Rs = B - C @ V.T                                      # (I - VV^T) x
-        r = np.linalg.norm(Rs, axis=1)
-        w = np.zeros(len(B)); on = r > 1e-12; w[on] = 1 / r[on]
-        G = (Rs * w[:, None]).T @ C / b + s * rng.standard_normal((p, k))
+        G = _lad_gradient(B, V) + s * rng.standard_normal((p, k))
         G -= V @ (V.T @ G)                                    # tangent space
         Ug, sv, Wt = np.linalg.svd(G, full_matrices=False)
         eta = eta0 / math.sqrt(t)
         V = orthonormalize((V @ Wt.T * np.cos(eta * sv)) @ Wt + (Ug * np.sin(eta * sv)) @ Wt)
     if not return_info: return V
     return V, dict(mechanism="NSGGD (reconstructed): Gaussian noise on each geodesic gradient, zCDP composition",
-                   epsilon=eps, delta=dlt, neighbouring="replace-one" if neighbouring == "replace" else "add/remove-one",
+                   epsilon=eps, delta=dlt, neighbouring="replace-one",
                    sensitivity=sens, sigma=s, rho=rho, rho_step=rho / n_iter, n_iter=int(n_iter), batch_size=int(b),
                    n_clipped=0)
