@@ -74,16 +74,22 @@ def _discrete_sigma(eps, dlt, sensitivity, grid, dimension):
     return hi
 
 # %% ../nbs/63_discrete.ipynb #c86eb8e3
-def discrete_gaussian_release(values, sigma: float, grid: float, random_state=None) -> np.ndarray:
-    "round(values / grid) * grid + grid * N_Z(0, (sigma/grid)^2) per coordinate: exact multiples of the power-of-two `grid`."
+def discrete_gaussian_release(values, sigma: float, grid: float, random_state=None, *, bound: float | None = None) -> np.ndarray:
+    """round(clamp(values, +-bound) / grid) * grid + grid * N_Z(0, (sigma/grid)^2) per coordinate: exact multiples of
+    the power-of-two `grid`. `bound`: the public bound on |values| (None: the largest the grid holds exactly)."""
     v = np.asarray(values, dtype=np.float64)
     if not np.isfinite(v).all(): raise ValueError("values: expected finite values")
     s, g = check_positive(sigma, "sigma"), check_positive(grid, "grid")
     if math.frexp(g)[0] != 0.5: raise ValueError(f"grid: expected a power of two, got {grid!r}")
-    m = np.rint(v / g)
-    if (np.abs(m).max(initial=0.0) + 40 * s / g) >= 2.0 ** 52:
-        raise ValueError(f"grid: {grid!r} is too fine for values of size {np.abs(v).max():.3g} and sigma {s:.3g} "
-                         "(the grid indices must stay below 2^52)")
+    top = math.floor(2.0 ** 52 - 40 * s / g) - 1               # largest grid index with room for 40 sd of noise
+    if top < 1: raise ValueError(f"grid: {grid!r} is too fine for sigma {s:.3g} (40 sigma / grid must stay below 2^52)")
+    if bound is None: B = top * g
+    else:
+        B = check_positive(bound, "bound")
+        if B / g > top:
+            raise ValueError(f"bound: {B:.6g} is too large for grid {grid!r} and sigma {s:.3g} (bound / grid + 40 sigma / grid "
+                             "must stay below 2^52); use a coarser grid or the statistic's true bound")
+    m = np.rint(np.clip(v, -B, B) / g)                        # public clamp: 1-Lipschitz, the sensitivity is unchanged
     z = sample_discrete_gaussian((s / g) ** 2, v.shape or None, random_state)
     return (m + z) * g
 
@@ -99,22 +105,30 @@ def discrete_calibration(epsilon: float, delta: float, sensitivity: float, dimen
     grid = discrete_grid(sensitivity, dimension)
     return discrete_gaussian_sigma(epsilon, delta, sensitivity, grid, dimension), grid
 
-def discrete_symmetric_release(A, sigma: float, grid: float, random_state=None, *, offdiag_weight: float = 1.0):
-    "Symmetric p x p release of A: (a_ii, w a_ij)_{i<j} by `discrete_gaussian_release`, off-diagonal divided by w, mirrored."
+def discrete_symmetric_release(A, sigma: float, grid: float, random_state=None, *, offdiag_weight: float = 1.0,
+                               bound: float | None = None):
+    """Symmetric p x p release of A: (a_ii, w a_ij)_{i<j} by `discrete_gaussian_release`, off-diagonal divided by w, mirrored.
+
+    `bound`: the public bound on |a_ij| (entries clamped to it); None: the grid's exact range."""
     A = np.asarray(A, dtype=np.float64)
     iu, ju = np.triu_indices(A.shape[0])
-    w = np.where(iu == ju, 1.0, check_positive(offdiag_weight, "offdiag_weight"))
+    wo = check_positive(offdiag_weight, "offdiag_weight")
+    w = np.where(iu == ju, 1.0, wo)
+    a = A[iu, ju]
+    if bound is not None:
+        B = check_positive(bound, "bound")
+        a, bound = np.clip(a, -B, B), B * max(1.0, wo)
     R = np.zeros(A.shape)
-    R[iu, ju] = discrete_gaussian_release(A[iu, ju] * w, sigma, grid, random_state) / w
+    R[iu, ju] = discrete_gaussian_release(a * w, sigma, grid, random_state, bound=bound) / w
     R[ju, iu] = R[iu, ju]
     return R
 
 # %% ../nbs/63_discrete.ipynb #c8501c55
 def discrete_second_moment_release(M: np.ndarray, n: int, epsilon: float, delta: float, sensitivity: float,
-                                   random_state=None):
-    "(S, extra info) for M / n released on a grid with discrete Gaussian noise on its upper triangle (see above)."
+                                   random_state=None, *, radius: float = 1.0):
+    "(S, extra info) for M / n of rows clipped to `radius` released on a grid with discrete Gaussian noise on its upper triangle."
     d = M.shape[0] * (M.shape[0] + 1) // 2
     sigma, grid = discrete_calibration(epsilon, delta, sensitivity, d)
-    S = discrete_symmetric_release(M / n, sigma, grid, random_state)
+    S = discrete_symmetric_release(M / n, sigma, grid, random_state, bound=check_positive(radius, "radius") ** 2)
     return S, dict(noise="discrete", sigma=sigma, grid=grid, rho=discrete_gaussian_rho(sigma, sensitivity, grid, d),
                    calibration="zcdp (CKS conversion), discrete Gaussian on a grid")

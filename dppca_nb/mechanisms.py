@@ -220,7 +220,7 @@ def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, 
     if noise == "discrete":
         from dppca_nb.discrete import check_discrete_calibration, discrete_second_moment_release   # here: discrete imports this module
         check_discrete_calibration(calibration)
-        S, extra = discrete_second_moment_release(M, n, eps, dlt, sens, random_state)
+        S, extra = discrete_second_moment_release(M, n, eps, dlt, sens, random_state, radius=radius)
         eps_true = certified_epsilon(extra["sigma"], dlt, sensitivity=sensitivity, n=n, radius=radius,
                                      grid=extra["grid"], dimension=M.shape[0] * (M.shape[0] + 1) // 2)
         what = "Discrete Gaussian mechanism on the second moment (upper triangle, on a power-of-two grid)"
