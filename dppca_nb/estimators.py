@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, ClassNamePrefixFeature
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.utils.validation import check_is_fitted, validate_data
 from .core import (as_generator, check_epsilon, check_delta, check_positive, check_choice, check_k,
-                           check_int, clip_rows)
+                           check_int, clip_rows, DIAGNOSTICS_KEY, Diagnostics, add_diagnostics, public_info)
 from .mechanisms import (gaussian_sigma, second_moment_sensitivity,
                                  snapping_grid, snapping_laplace, snapping_scale)
 from .accounting import PrivacyAccountant, split_budget
@@ -66,9 +66,11 @@ def private_mean(X, epsilon: float, delta: float, *, radius: float = 1.0, model:
     check_choice(model, "model", ("central", "local"))
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=True)
-    from dppca_nb.distributed import is_dask, moment_statistics
-    if is_dask(X):                                       # one pass over the row blocks, rows clipped where they are
-        st = moment_statistics(X, radius=check_positive(radius, "radius"))
+    from dppca_nb import distributed
+    if distributed.is_dask(X) and model == "local":       # the local model: no exact sum ever leaves a partition
+        return _local_dask_mean(X, eps, dlt, check_positive(radius, "radius"), random_state)
+    if distributed.is_dask(X):                           # one pass over the row blocks, rows clipped where they are
+        st = distributed.moment_statistics(X, radius=check_positive(radius, "radius"))
         row_sum, n, n_clipped = st["row_sum"], st["n"], st["n_clipped"]
     else:
         Xc, n_clipped = clip_rows(X, radius)
@@ -87,7 +89,7 @@ def private_mean_release(row_sum, n: int, epsilon: float, delta: float, *, radiu
     if s.ndim != 1 or s.size == 0: raise ValueError(f"row_sum: expected a non-empty vector, got shape {s.shape}")
     if not np.isfinite(s).all(): raise ValueError("row_sum: expected finite values")
     n = check_int(n, "n")
-    n_clipped = check_int(n_clipped, "n_clipped", minimum=0)      # a count of rows (not private, only reported)
+    n_clipped = check_int(n_clipped, "n_clipped", minimum=0)      # a count of rows: NOT private, a diagnostic
     if n_clipped > n: raise ValueError(f"n_clipped: expected at most n = {n} clipped rows, got {n_clipped}")
     p = s.size
     rng = as_generator(random_state)
@@ -111,8 +113,25 @@ def private_mean_release(row_sum, n: int, epsilon: float, delta: float, *, radiu
         info = dict(mechanism=("Gaussian reports x_i + N(0, sigma^2 I), averaged by the server" if model == "local"
                                else "Gaussian mechanism on the mean of clipped rows"),
                     sensitivity=sens, sigma=sigma, norm="l2", noise_sd=sd)
-    info.update(epsilon=eps, delta=dlt, neighbouring="replace-one", n_clipped=n_clipped, radius=R)
-    return m, info
+    info.update(epsilon=eps, delta=dlt, neighbouring="replace-one", radius=R)
+    return m, add_diagnostics(info, n_clipped=n_clipped)         # the count is exact: for the curator only
+
+def _local_dask_mean(X, eps, dlt, R, random_state):
+    "Local mean reports of a dask X: each clipped row plus its own N(0, sigma^2 I), drawn in its partition, then averaged."
+    if dlt == 0: raise ValueError("delta: the local mean needs delta > 0 (Gaussian reports)")
+    from dppca_nb import distributed
+    reports = getattr(distributed, "randomized_mean_reports", None)
+    if reports is None:
+        raise TypeError("X: centering='private' in the local model has no Dask path in this installation (the "
+                        "reports must be randomized in their partitions); pass a numpy array or centering='none'")
+    sigma = gaussian_sigma(eps, dlt, 2 * R)              # one user's report x_i, clipped to radius R: sensitivity 2R
+    total, n = reports(X, sigma, radius=R, random_state=as_generator(random_state))
+    n = check_int(n, "n")
+    sd = sigma / math.sqrt(n)
+    info = dict(mechanism="Gaussian reports x_i + N(0, sigma^2 I), each randomized in its partition, averaged by the server",
+                sensitivity=2 * R, sigma=sigma, norm="l2", noise_sd=sd, epsilon=eps, delta=dlt,
+                neighbouring="replace-one", radius=R)
+    return np.asarray(total, dtype=np.float64) / n, info
 
 # %% ../nbs/61_estimators.ipynb #645150dc
 class _PrivateFit:
@@ -136,6 +155,7 @@ class _PrivateFit:
         return _without_k(dask_counterpart(base)) if base is not None else dask_counterpart(f)
     def _main_gaussian(self, n, p, eps, delta):  # -> (sigma, sensitivity) of an analytic Gaussian main mechanism, or None
         return None
+    _noise_from_data = False     # True: the main noise scale is a function of the data (never published)
 
     def _budget(self):
         eps = check_epsilon(self.epsilon)
@@ -194,27 +214,63 @@ class _PrivateFit:
         if g is not None and "sigma" in info and not info["sigma"] >= g[0] * (1 - 1e-9):
             raise RuntimeError(f"internal: the mechanism used sigma={info['sigma']} below the accounted {g[0]}")
         self.mean_ = mean
-        self.n_clipped_ = int(info.get("n_clipped", 0))
         self.accountant_ = acc
         if "radius_epsilon" in info:       # g-DPPCA's private radius: its own basic split of the main share
             shares["radius"] = (float(info["radius_epsilon"]), 0.0)
             shares["main"] = (float(info["epsilon_tau"]), dlt_main)
             composition = "basic composition (private radius, then Kendall's tau)"
-        self.privacy_ = dict(
-            mechanism=info["mechanism"], epsilon=float(eps),
-            delta=float(dlt), neighbouring=info.get("neighbouring", "replace-one"), model=self._model,
-            guarantee=self._guarantee(dlt), centering=centering,
-            shares={"mean": shares.get("mean"), **{k_: v for k_, v in shares.items() if k_ != "mean"}},
-            composition=composition,
-            epsilon_spent=float(acc.spent()), sensitivity=info.get("sensitivity"),
-            noise_scale=info.get("sigma", info.get("scale")), n=int(n))
-        if mean_info is not None:
-            self.privacy_.update(mean_mechanism=mean_info["mechanism"], mean_noise_sd=float(mean_info["noise_sd"]))
+        self.privacy_ = self._statement(public_info(info), None if mean_info is None else public_info(mean_info),
+                                        g, n=n, p=p, k=k, eps=eps, dlt=dlt, eps_main=eps_main, dlt_main=dlt_main,
+                                        centering=centering, shares=shares, composition=composition)
+        self.diagnostics_not_private_ = self._diagnostics(info, mean_info)
         return out, info, k
 
-    def _guarantee(self, dlt):
-        if self._model == "local": return "(epsilon, delta)-LDP" if dlt > 0 else "epsilon-LDP"
-        return "(epsilon, delta)-DP" if dlt > 0 else "epsilon-DP (pure)"
+    def _statement(self, pub, mean_pub, g, *, n, p, k, eps, dlt, eps_main, dlt_main, centering, shares, composition):
+        "`privacy_`: built from public quantities only (the budget, n, p, k, the options, the public part of `info`)."
+        sens, scale = pub.get("sensitivity"), pub.get("sigma", pub.get("scale"))
+        if scale is None and g is not None: scale, sens = g          # planned from (n, p, epsilon, delta): public
+        if self._noise_from_data: sens = scale = None               # e.g. smooth sensitivity: a function of the data
+        acc = self.accountant_
+        eps_cert = None
+        if pub.get("epsilon_certified") is not None:
+            c = float(pub["epsilon_certified"])
+            if c <= eps_main * (1 + 1e-9): eps_cert = float(acc.spent())
+            else:                          # the main release certifies less than asked: recompose the ledger at c
+                a2 = PrivacyAccountant()
+                for s in acc.ledger:
+                    if s.label == "components": a2.spend(c, s.delta, label="components")
+                    else: a2.ledger.append(s)
+                eps_cert = float(a2.spent(delta=dlt))
+        st = dict(mechanism=pub["mechanism"], epsilon=float(eps), delta=float(dlt),
+                  neighbouring=pub.get("neighbouring", "replace-one"), model=self._model,
+                  guarantee=self._guarantee(dlt, eps_cert if eps_cert is not None and eps_cert > eps * (1 + 1e-9)
+                                            else None),
+                  centering=centering,
+                  shares={"mean": shares.get("mean"), **{k_: v for k_, v in shares.items() if k_ != "mean"}},
+                  composition=composition, epsilon_spent=float(acc.spent()),
+                  sensitivity=None if sens is None else float(sens), noise_scale=None if scale is None else float(scale),
+                  n=int(n), p=int(p), k=None if k is None else int(k))
+        if eps_cert is not None: st["epsilon_certified"] = eps_cert
+        if mean_pub is not None:
+            st.update(mean_mechanism=mean_pub["mechanism"], mean_sensitivity=float(mean_pub["sensitivity"]),
+                      mean_noise_sd=float(mean_pub["noise_sd"]))
+        return st
+
+    @staticmethod
+    def _diagnostics(info, mean_info):
+        "The curator-only values (exact functions of the data) the algorithm and the mean returned: NOT private."
+        d = Diagnostics(info.get(DIAGNOSTICS_KEY) or {})
+        if "n_clipped" in info: d.setdefault("n_clipped", int(info["n_clipped"]))   # an algorithm that still reports it openly
+        if mean_info is not None: d["mean"] = Diagnostics(mean_info.get(DIAGNOSTICS_KEY) or {})
+        return d
+
+    def _guarantee(self, dlt, eps_certified=None):
+        if self._model == "local": g = "(epsilon, delta)-LDP" if dlt > 0 else "epsilon-LDP"
+        else: g = "(epsilon, delta)-DP" if dlt > 0 else "epsilon-DP (pure)"
+        if eps_certified is None: return g
+        # e.g. sensitivity='paper': the noise certifies a larger epsilon than the one asked for; say that one
+        return (g.replace("epsilon", f"epsilon_certified={eps_certified:.4g}", 1)
+                + " only: the requested epsilon is not certified for these neighbours")
 
     def _tags_nondeterministic(self, tags):
         tags.non_deterministic = True        # the output is random; repeatable only with an int random_state
@@ -374,6 +430,7 @@ class SmoothSensitivityPCA(_DPPCA):
     _k_max = "p-1"
     _radius_param = None
     _delta_may_be_zero = True
+    _noise_from_data = True      # the noise scale S_beta / alpha is a function of the eigengap: never in privacy_
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, centering="private", mean=None, mean_share=0.1,
                  random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
