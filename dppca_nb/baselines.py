@@ -8,7 +8,7 @@ import numpy as np
 from .core import check_data, check_k, check_epsilon, check_delta, check_positive, clip_rows, as_generator
 from .linalg import top_k_eigvecs
 from .mechanisms import gaussian_sigma, gaussian_second_moment, symmetric_gaussian
-from .core import normalize_rows, check_choice, check_int
+from .core import normalize_rows, check_choice, check_int, add_diagnostics
 from .linalg import random_orthonormal, orthonormalize
 import math
 
@@ -51,15 +51,16 @@ def sgpca(X, k: int, epsilon: float, delta: float, *, radius: float = 1.0, eigen
     sigma = gaussian_sigma(eps2, dlt2, sens, calibration)
     V = top_k_eigvecs(U[:, :k] @ U[:, :k].T + symmetric_gaussian(p, sigma, rng, kind="vecd"), k)
     if not return_info: return V
-    return V, dict(mechanism="SGPCA (reconstructed): Gaussian mechanism (vecd) on the spectral projector, "
+    return V, add_diagnostics(dict(mechanism="SGPCA (reconstructed): Gaussian mechanism (vecd) on the spectral projector, "
                              "with a high-probability (not worst-case) sensitivity",
                    epsilon=eps, delta=dlt, neighbouring="replace-one", sensitivity=sens, sigma=sigma,
-                   calibration=calibration, n_clipped=n_clipped, radius=R, worst_case_dp=False,
+                   calibration=calibration, radius=R, worst_case_dp=False,
                    guarantee="NOT worst-case DP: (epsilon, delta)-DP only on data where one replacement moves the "
                              "top-k projector by at most `sensitivity`, a high-probability bound under the spiked "
                              "sub-Gaussian model (the worst case is sqrt(2k)); the eigenvalue release is worst-case DP",
                    eigenvalue_sensitivity=sens_lam, sigma_eigenvalues=sig_lam, eigenvalues=lam_t,
-                   noise_variance=s2, spike=spike, budget=dict(eigenvalues=(eps1, dlt1), projector=(eps2, dlt2)))
+                   noise_variance=s2, spike=spike, budget=dict(eigenvalues=(eps1, dlt1), projector=(eps2, dlt2))),
+                           n_clipped=n_clipped)                       # exact count: curator-only
 
 # %% ../nbs/45_baselines.ipynb #d77ed543
 def _lad_gradient(B, V):
@@ -101,7 +102,7 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_s
         eta = eta0 / math.sqrt(t)
         V = orthonormalize((V @ Wt.T * np.cos(eta * sv)) @ Wt + (Ug * np.sin(eta * sv)) @ Wt)
     if not return_info: return V
-    return V, dict(mechanism="NSGGD (reconstructed): Gaussian noise on each geodesic gradient, zCDP composition",
+    return V, add_diagnostics(dict(mechanism="NSGGD (reconstructed): Gaussian noise on each geodesic gradient, zCDP composition",
                    epsilon=eps, delta=dlt, neighbouring="replace-one",
-                   sensitivity=sens, sigma=s, rho=rho, rho_step=rho / n_iter, n_iter=int(n_iter), batch_size=int(b),
-                   n_clipped=0)
+                   sensitivity=sens, sigma=s, rho=rho, rho_step=rho / n_iter, n_iter=int(n_iter), batch_size=int(b)),
+                           n_clipped=0)          # rows are normalised, none clipped (kept where readers look for it)

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 from scipy import optimize, special
 from .core import (PrivacyWarning, as_generator, check_epsilon, check_delta, check_positive,
-                           check_choice, check_data, check_int, clip_rows)
+                           check_choice, check_data, check_int, clip_rows, add_diagnostics)
 
 # %% auto #0
 __all__ = ['SECOND_MOMENT_SENSITIVITY', 'SNAPPING_ERROR', 'SNAPPING_MAX_RATIO', 'second_moment_sensitivity', 'certified_epsilon',
@@ -232,5 +232,5 @@ def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, 
         what = "Gaussian mechanism on the second moment (upper triangle)"
     _warn_paper(sensitivity, sens, eps_true, dlt)
     info = dict(mechanism=what, epsilon=eps, delta=dlt, neighbouring=_neighbouring(sensitivity), sensitivity=sens,
-                epsilon_certified=eps_true, **extra, n_clipped=n_clipped, radius=float(radius))
-    return S, info
+                epsilon_certified=eps_true, **extra, radius=float(radius))
+    return S, add_diagnostics(info, n_clipped=n_clipped)     # an exact count: curator-only, not private
