@@ -9,7 +9,7 @@ import math
 import sys
 import numpy as np
 from .core import (as_generator, check_data, check_k, check_epsilon, check_delta,
-                           check_positive, check_choice, check_int, clip_rows)
+                           check_positive, check_choice, check_int, clip_rows, add_diagnostics)
 from .linalg import top_k_eigvecs, orthonormalize
 from .mechanisms import second_moment_sensitivity, gaussian_second_moment_release
 from .local import LocalAggregator, randomize_records, local_noise_sigma, local_second_moment_release
@@ -19,8 +19,8 @@ from .kendall import kendall_tau, kendall_cross_sum, kendall_within_sum
 __all__ = ['DASK_PATHS', 'is_dask', 'check_dask', 'row_blocks', 'tree_reduce', 'moment_statistics', 'second_moment',
            'dask_gaussian_second_moment', 'dask_analyze_gauss', 'dask_gaussian_covariance',
            'dask_dp_threshold_covariance', 'dask_smooth_sensitivity_pca', 'partition_seeds', 'dask_local_second_moment',
-           'dask_local_gaussian_pca', 'dask_kendall_tau', 'dask_noisy_kendall', 'dask_g_dppca', 'dask_counterpart',
-           'dispatch', 'worker_memory', 'process_memory']
+           'dask_local_gaussian_pca', 'randomized_mean_reports', 'dask_kendall_tau', 'dask_noisy_kendall',
+           'dask_g_dppca', 'dask_counterpart', 'dispatch', 'worker_memory', 'process_memory']
 
 # %% ../nbs/80_distributed.ipynb #ae0fd895
 def is_dask(X) -> bool:
@@ -234,6 +234,34 @@ def dask_local_gaussian_pca(X, k: int, epsilon: float, delta: float, *, sensitiv
     info["eigenvalues"] = w
     return (V, info) if return_info else V
 
+# %% ../nbs/80_distributed.ipynb #21e951b1
+def _mean_report_part(x, sigma, radius, seed):
+    x = np.asarray(x, dtype=np.float64)
+    m, p = x.shape
+    bad = int((~np.isfinite(x)).any(axis=1).sum()) if m else 0
+    if m == 0 or bad: return np.zeros(p), m, bad
+    xc, _ = clip_rows(x, radius)                        # on the records' side: the count stays here
+    return (xc + sigma * np.random.default_rng(seed).standard_normal((m, p))).sum(axis=0), m, 0
+
+def _add_mean_reports(*parts):
+    return sum(q[0] for q in parts[1:]) + parts[0][0], sum(q[1] for q in parts), sum(q[2] for q in parts)
+
+def randomized_mean_reports(X, sigma: float, *, radius: float = 1.0, random_state=None, split_every: int = 8,
+                            chunk_rows: int | None = None) -> tuple:
+    "Sum of the local-model reports x_i clipped to `radius` + N(0, sigma^2 I_p), each drawn in its row's partition: `(report_sum, n)`."
+    sigma = check_positive(sigma, "sigma")
+    radius = check_positive(radius, "radius")
+    blocks, (n, p), lazy = row_blocks(X, chunk_rows=chunk_rows)
+    seeds = partition_seeds(random_state, len(blocks))
+    part = _mean_report_part
+    if lazy:
+        import dask
+        part = dask.delayed(_mean_report_part)
+    total, n_rows, bad = tree_reduce([part(b, sigma, radius, s) for b, s in zip(blocks, seeds)], _add_mean_reports,
+                                     lazy=lazy, split_every=split_every)
+    _raise_nonfinite(bad)
+    return np.asarray(total, dtype=np.float64), int(n_rows)
+
 # %% ../nbs/80_distributed.ipynb #13fe7e2f
 def _kendall_task(xa, xb, transform, radius, block_rows):
     xa = np.asarray(xa, dtype=np.float64)
@@ -244,7 +272,7 @@ def _kendall_task(xa, xb, transform, radius, block_rows):
     if len(xa) == 0 or (xb is not None and len(xb) == 0): return np.zeros((p, p)), 0, 0
     if xb is None: S, _, inf = kendall_within_sum(xa, transform, radius, block_rows=block_rows, return_info=True)
     else: S, _, inf = kendall_cross_sum(xa, xb, transform, radius, block_rows=block_rows, return_info=True)
-    return S, inf["n_exact_pairs"], 0
+    return S, inf["diagnostics_not_private"]["n_exact_pairs"], 0
 
 def _add_kendall(*parts):
     return sum(q[0] for q in parts[1:]) + parts[0][0], sum(q[1] for q in parts), max(q[2] for q in parts)
@@ -268,9 +296,10 @@ def dask_kendall_tau(X, transform: str = "spherical", radius: float | None = Non
     K = T * (2.0 / (n * (n - 1)))
     K = (K + K.T) / 2
     if not return_info: return K
-    return K, dict(transform=transform, radius=radius, bound=1.0 if radius is None else radius * radius, method="fast",
-                   n=n, n_pairs=n * (n - 1) // 2, n_exact_pairs=int(n_exact), n_blocks=B, n_tasks=len(tasks),
-                   backend="dask" if lazy else "numpy blocks")
+    info = dict(transform=transform, winsorization_radius=radius, bound=1.0 if radius is None else radius * radius,
+                method="fast", n=n, n_pairs=n * (n - 1) // 2, n_blocks=B, n_tasks=len(tasks),
+                backend="dask" if lazy else "numpy blocks")
+    return K, add_diagnostics(info, n_exact_pairs=int(n_exact))     # near-tied pairs: a function of the data, as in kendall_tau
 
 # %% ../nbs/80_distributed.ipynb #f50de23f
 def _pair_norms(X, perm):
@@ -283,7 +312,7 @@ def _pair_norms(X, perm):
     return norms
 
 def dask_noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherical", radius=None,
-                       sensitivity="paper", calibration: str = "classic", radius_quantile: float = 0.5,
+                       sensitivity="tight", calibration: str = "analytic", radius_quantile: float = 0.5,
                        radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None,
                        block_rows: int = 256, split_every: int = 8, chunk_rows: int | None = None):
     "`robust.noisy_kendall` for numpy or dask `X`: (epsilon, delta)-DP (replace-one) Kendall's tau plus vecd noise; `(K_bar, info)`."
@@ -304,14 +333,15 @@ def dask_noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "sph
     K, ki = dask_kendall_tau(X, transform, radius, block_rows=block_rows, return_info=True, split_every=split_every,
                              chunk_rows=chunk_rows)
     K_bar, info = noisy_kendall_release(K, ki["n"], eps_tau, dlt, bound=ki["bound"], transform=transform,
-                                        radius=ki["radius"], sensitivity=sensitivity, calibration=calibration,
+                                        radius=ki["winsorization_radius"], sensitivity=sensitivity, calibration=calibration,
                                         noise=noise, random_state=rng)
     _add_radius_info(info, eps, eps_tau, dlt, r_info)
     info.update(n=ki["n"], backend=ki["backend"], noise_added="once, on the client")
+    add_diagnostics(info, n_exact_pairs=ki["diagnostics_not_private"]["n_exact_pairs"])   # as robust.noisy_kendall
     return K_bar, info
 
 def dask_g_dppca(X, k: int, epsilon: float, delta: float, *, transform: str = "spherical", radius=None,
-                 sensitivity="paper", calibration: str = "classic", radius_quantile: float = 0.5,
+                 sensitivity="tight", calibration: str = "analytic", radius_quantile: float = 0.5,
                  radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None,
                  return_info: bool = False, block_rows: int = 256, split_every: int = 8, chunk_rows: int | None = None):
     "g-DPPCA (`robust.g_dppca`) for numpy or dask `X`: (epsilon, delta)-DP top-k subspace (p x k) from the noisy Kendall's tau."
