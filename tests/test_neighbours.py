@@ -3,8 +3,9 @@ the noisy release.
 
 Every function that returns an `info` dict, every estimator and every CLI method is run, with the same seed, on
 neighbouring data sets under the relation the code claims (replace-one everywhere): one row replaced by another
-row inside the norm ball, by a row far outside it (so that the number of clipped rows differs), and by a unit row
-along the (k+1)-th eigenvector of the second moment (so that the empirical eigengap moves). With the same seed
+row inside the norm ball, by a row far outside it (so that the number of clipped rows differs), by a unit row
+along the (k+1)-th eigenvector of the second moment (so that the empirical eigengap moves), and by a copy of
+another row (an exact tie among Kendall's pair differences). With the same seed
 the noise draws are the same, so the noisy outputs differ only by the change of the statistic; everything else
 that is published -- `core.public_info(info)` minus the noisy release keys listed below, an estimator's `privacy_`
 and its other fitted attributes, the CLI's printed text -- is a function of the public quantities (n, p, k, the
@@ -54,12 +55,14 @@ def _neighbour(X, kind):
         Xc = core.clip_rows(X)[0]
         w, Q = np.linalg.eigh(Xc.T @ Xc / len(X))
         Y[0] = Q[:, ::-1][:, K]
+    elif kind == "duplicate":                       # a copy of another row: an exact tie for Kendall's pair terms
+        Y[0] = X[2]
     else:
         raise ValueError(kind)
     return Y
 
 
-NEIGHBOURS = ["inside", "far", "gap"]
+NEIGHBOURS = ["inside", "far", "gap", "duplicate"]
 X0 = _base()
 
 
