@@ -6,7 +6,7 @@ Usage: python benchmarks/run.py [--size full|small] [--blas-threads 1]
 Every row of the table is a ratio measured side by side in this one run; the BLAS threads are set with
 threadpoolctl and stated in the table's header; the explorers' rows (the redraw of each teaching explorer
 after a slider moves) have no baseline and give wall-clock and CPU time. The functions live in
-dppca_nb.benchmarks (nbs/81_benchmarks.ipynb explains each section). The full run takes about 10 minutes on 2 cores.
+benchmarks/suite.py (nbs/10_benchmarks/00_benchmarks.ipynb explains each section). The full run takes about 10 minutes on 2 cores.
 
 --merge runs only the given sections and puts their results into the existing results.json/results.md
 in place of the same sections, stating the environment they ran in. Use it to measure IBM diffprivlib
@@ -36,7 +36,7 @@ def main(argv=None):
     # the Dask workers inherit these; the client's BLAS is limited with threadpoolctl in run_all
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, str(args.blas_threads))
-    from dppca_nb.benchmarks import run_all, results_markdown, merge_results
+    from suite import run_all, results_markdown, merge_results
     out = Path(args.out)
     if args.merge and not out.with_suffix(".json").exists():
         ap.error(f"--merge: no {out.with_suffix('.json')} to merge into")

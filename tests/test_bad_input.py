@@ -19,21 +19,21 @@ warnings.filterwarnings("ignore", category=RuntimeWarning)
 #   kinds: "XkED" f(X, k, epsilon, delta) -> p x k;  "XE D" f(X, epsilon, delta) -> matrix;  "XkE" f(X, k, epsilon);
 #          "XE" f(X, epsilon);  "X" f(X)
 FUNCTIONS = [
-    ("dppca_nb.baselines", "analyze_gauss", "XkED", {}),
-    ("dppca_nb.baselines", "sgpca", "XkED", {}),
-    ("dppca_nb.baselines", "nsggd", "XkED", {"n_iter": 5}),
-    ("dppca_nb.local", "local_gaussian_pca", "XkED", {}),
-    ("dppca_nb.local_sparse", "local_sparse_pca", "XkED", {"max_iter": 50}),
-    ("dppca_nb.smooth", "smooth_sensitivity_pca", "XkED", {}),
-    ("dppca_nb.robust", "g_dppca", "XkED", {}),
-    ("dppca_nb.pure", "pure_dp_pca", "XkE", {}),
-    ("dppca_nb.mechanisms", "gaussian_second_moment", "XED", {}),
-    ("dppca_nb.local", "local_second_moment", "XED", {}),
-    ("dppca_nb.sparse_cov", "gaussian_covariance", "XED", {}),
-    ("dppca_nb.sparse_cov", "dp_threshold_covariance", "XED", {}),
-    ("dppca_nb.robust", "noisy_kendall", "XED", {}),
-    ("dppca_nb.robust", "private_radius", "XE", {}),
-    ("dppca_nb.kendall", "kendall_tau", "X", {}),
+    ("dppca_nb.algorithms.baselines", "analyze_gauss", "XkED", {}),
+    ("dppca_nb.algorithms.baselines", "sgpca", "XkED", {}),
+    ("dppca_nb.algorithms.baselines", "nsggd", "XkED", {"n_iter": 5}),
+    ("dppca_nb.algorithms.local", "local_gaussian_pca", "XkED", {}),
+    ("dppca_nb.algorithms.local_sparse", "local_sparse_pca", "XkED", {"max_iter": 50}),
+    ("dppca_nb.algorithms.smooth", "smooth_sensitivity_pca", "XkED", {}),
+    ("dppca_nb.algorithms.robust", "g_dppca", "XkED", {}),
+    ("dppca_nb.algorithms.pure", "pure_dp_pca", "XkE", {}),
+    ("dppca_nb.privacy.mechanisms", "gaussian_second_moment", "XED", {}),
+    ("dppca_nb.algorithms.local", "local_second_moment", "XED", {}),
+    ("dppca_nb.algorithms.sparse_cov", "gaussian_covariance", "XED", {}),
+    ("dppca_nb.algorithms.sparse_cov", "dp_threshold_covariance", "XED", {}),
+    ("dppca_nb.algorithms.robust", "noisy_kendall", "XED", {}),
+    ("dppca_nb.algorithms.robust", "private_radius", "XE", {}),
+    ("dppca_nb.algorithms.kendall", "kendall_tau", "X", {}),
 ]
 # functions with a `radius` argument that bounds the rows (a negative radius must be refused)
 RADIUS = {"analyze_gauss", "sgpca", "pure_dp_pca", "gaussian_second_moment", "gaussian_covariance",
@@ -167,9 +167,9 @@ def test_bad_radius_winsorized():
 
 
 def test_local_randomizer_bad_record():
-    f = _load("dppca_nb.local", "randomize_record")
+    f = _load("dppca_nb.algorithms.local", "randomize_record")
     if f is None:
-        pytest.skip("dppca_nb.local.randomize_record not landed")
+        pytest.skip("dppca_nb.algorithms.local.randomize_record not landed")
     for bad in (np.array([np.nan, 1.0]), np.array([np.inf, 0.0]), np.ones((2, 2)), np.array([]), None,
                 np.array([1j, 0]), np.array(["a", "b"])):
         with pytest.raises((ValueError, TypeError), match=r"\bx\b"):
@@ -189,7 +189,7 @@ def test_local_randomizer_bad_record():
 
 @pytest.mark.parametrize("X", [np.zeros((2, 2)), np.r_[np.zeros((5, 2)), [[1.0, 0.0]]]], ids=["all zero", "5 duplicates"])
 def test_kendall_duplicates_regression(X):
-    f = _load("dppca_nb.kendall", "kendall_tau")
+    f = _load("dppca_nb.algorithms.kendall", "kendall_tau")
     if f is None:
         pytest.skip("not landed")
     with np.errstate(all="ignore"):
@@ -198,7 +198,7 @@ def test_kendall_duplicates_regression(X):
 
 @pytest.mark.parametrize("scale", [1e200, 1e-300])
 def test_kendall_extreme_scale_regression(scale):
-    f = _load("dppca_nb.kendall", "kendall_tau")
+    f = _load("dppca_nb.algorithms.kendall", "kendall_tau")
     if f is None:
         pytest.skip("not landed")
     X = np.random.default_rng(0).normal(size=(8, 3)) * scale
@@ -363,7 +363,7 @@ def test_estimator_property_finite_input(name, data):
 # --- accounting ------------------------------------------------------------------------------------
 
 def test_accounting_bad_input():
-    acc = pytest.importorskip("dppca_nb.accounting")
+    acc = pytest.importorskip("dppca_nb.privacy.accounting")
     for bad in (0, -1, math.inf, math.nan, "1"):
         with pytest.raises((ValueError, TypeError), match="epsilon"):
             acc.PrivacyAccountant(bad, 1e-5)

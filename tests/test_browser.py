@@ -1,6 +1,6 @@
 """Real-browser check of the explorers app (`dppca app`), through Chromium's remote-debugging protocol.
 
-For every explorer in `dppca_nb.widgets.EXPLORERS`: load its Voila page headless, wait for the widgets
+For every explorer in `dppca_nb.teach.widgets.EXPLORERS`: load its Voila page headless, wait for the widgets
 and the plot to render, drag the first slider with the mouse, and assert that the plot changed (two
 screenshots of the plot differ). Screenshots go to test_artifacts/browser/ (git-ignored).
 
@@ -205,8 +205,8 @@ def app_url():
 @pytest.fixture(scope="module")
 def pages(app_url):
     "Launch headless Chromium; yield a function that opens one explorer page in a new tab (name -> (ws_url, close))."
-    from dppca_nb.widgets import EXPLORERS
-    assert EXPLORERS, "dppca_nb.widgets.EXPLORERS is empty"
+    from dppca_nb.teach.widgets import EXPLORERS
+    assert EXPLORERS, "dppca_nb.teach.widgets.EXPLORERS is empty"
     profile = tempfile.mkdtemp(prefix="dppca_chromium_")
     proc = subprocess.Popen([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
                              "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -307,7 +307,7 @@ def _settled_plot(page, timeout=3.0):
 
 def test_every_explorer_page_reacts_to_a_slider(pages):
     "One test for all pages (one server and one browser, even under pytest-xdist); every page is checked, one at a time."
-    from dppca_nb.widgets import EXPLORERS
+    from dppca_nb.teach.widgets import EXPLORERS
     failures = []
     for name in EXPLORERS:
         ws_url, close = pages(name)

@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dppca_nb import core
+from dppca_nb.core import validation as core
 
 warnings.filterwarnings("ignore")       # PrivacyWarnings of deliberately weak settings and numerical warnings
 
@@ -72,7 +72,7 @@ def _pair(kind):
 
 def test_neighbours_differ_as_intended():
     "The neighbours really differ in one row, in the clipped-row count ('far') and in the eigengap ('gap')."
-    from dppca_nb.smooth import empirical_eigengap
+    from dppca_nb.algorithms.smooth import empirical_eigengap
     for kind in NEIGHBOURS:
         X, Y = _pair(kind)
         assert (X != Y).any(axis=1).sum() == 1 and (X[0] != Y[0]).any()
@@ -154,8 +154,16 @@ def _info(out):
 
 
 def _mods():
-    from dppca_nb import (baselines, mechanisms, sparse_cov, local, local_sparse, smooth, pure, robust,
-                          estimators, distributed)
+    from dppca_nb.algorithms import baselines
+    from dppca_nb.privacy import releases as mechanisms   # the second-moment releases
+    from dppca_nb.algorithms import sparse_cov
+    from dppca_nb.algorithms import local
+    from dppca_nb.algorithms import local_sparse
+    from dppca_nb.algorithms import smooth
+    from dppca_nb.algorithms import pure
+    from dppca_nb.algorithms import robust
+    from dppca_nb import estimators
+    from dppca_nb import distributed
     return dict(baselines=baselines, mechanisms=mechanisms, sparse_cov=sparse_cov, local=local,
                 local_sparse=local_sparse, smooth=smooth, pure=pure, robust=robust, estimators=estimators,
                 distributed=distributed)

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dppca_nb import core
+from dppca_nb.core import validation as core
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)
 
@@ -112,10 +112,13 @@ def second_moment(R):
 
 
 def _sm_info(fn, sensitivity, R, X):
-    from dppca_nb import mechanisms, sparse_cov, baselines, distributed
+    from dppca_nb.privacy import mechanisms, releases
+    from dppca_nb.algorithms import sparse_cov
+    from dppca_nb.algorithms import baselines
+    from dppca_nb import distributed
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        f = {"gaussian_second_moment": lambda: mechanisms.gaussian_second_moment(X, EPS, DLT, sensitivity=sensitivity,
+        f = {"gaussian_second_moment": lambda: releases.gaussian_second_moment(X, EPS, DLT, sensitivity=sensitivity,
                                                                                  radius=R, random_state=0)[1],
              "gaussian_covariance": lambda: sparse_cov.gaussian_covariance(X, EPS, DLT, sensitivity=sensitivity, radius=R,
                                                                            random_state=0, return_info=True)[1],
@@ -169,9 +172,9 @@ def test_second_moment_paper_is_below_the_change(fn, R):
 
 def test_second_moment_paper_warns_and_certifies():
     "The weaker setting warns and states the epsilon it really certifies against the largest change found."
-    from dppca_nb import mechanisms
+    from dppca_nb.privacy import mechanisms, releases
     with pytest.warns(core.PrivacyWarning):
-        _, info = mechanisms.gaussian_second_moment(_data(0), EPS, DLT, sensitivity="paper", random_state=0)
+        _, info = releases.gaussian_second_moment(_data(0), EPS, DLT, sensitivity="paper", random_state=0)
     found = _sm_search(1.0, upper)
     eps_true = mechanisms.gaussian_epsilon(info["sigma"], DLT, found)
     assert info["epsilon_certified"] >= eps_true * (1 - 1e-6) and info["epsilon_certified"] > EPS
@@ -187,7 +190,7 @@ def _report(X):
 
 @pytest.mark.parametrize("sensitivity", ["tight", "loose", "paper"])
 def test_local_report(sensitivity):
-    from dppca_nb import local
+    from dppca_nb.algorithms import local
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sens = local.local_second_moment(_data(0), EPS, DLT, sensitivity=sensitivity, random_state=0)[1]["sensitivity"]
@@ -236,7 +239,8 @@ KENDALL = [("spherical", None), ("winsorized", 0.5), ("winsorized", None)]
 @pytest.mark.parametrize("sensitivity", ["tight", "paper"])
 @pytest.mark.parametrize("transform,radius", KENDALL, ids=["spherical", "winsorized r=0.5", "winsorized r=sqrt p"])
 def test_kendall(transform, radius, sensitivity):
-    from dppca_nb import kendall, robust
+    from dppca_nb.algorithms import kendall
+    from dppca_nb.algorithms import robust
     X = _data(0)
     info = robust.noisy_kendall(X, EPS, DLT, transform=transform, radius=radius, sensitivity=sensitivity,
                                 random_state=0)[1]
@@ -260,14 +264,14 @@ def test_kendall(transform, radius, sensitivity):
 
 def _nsggd_gradient(V):
     "The noise-free gradient nsggd perturbs, on a batch B of rows normalised as nsggd does (`baselines._lad_gradient`)."
-    from dppca_nb.baselines import _lad_gradient
+    from dppca_nb.algorithms.baselines import _lad_gradient
     return lambda B: _lad_gradient(core.normalize_rows(B), V)
 
 
 @pytest.mark.parametrize("b", [N, 10], ids=["full batch", "minibatch 10"])
 def test_nsggd_gradient(b):
-    from dppca_nb import baselines
-    from dppca_nb.linalg import random_orthonormal
+    from dppca_nb.algorithms import baselines
+    from dppca_nb.core.linalg import random_orthonormal
     X = _data(0)
     info = baselines.nsggd(X, K, EPS, DLT, n_iter=2, batch_size=b, random_state=0, return_info=True)[1]
     sens = info["sensitivity"]
@@ -307,7 +311,7 @@ def _spectral(A, B):
 @pytest.mark.parametrize("sensitivity", ["tight", "paper"])
 @pytest.mark.parametrize("R", [1.0, 2.0])
 def test_pure_dp(R, sensitivity):
-    from dppca_nb import pure
+    from dppca_nb.algorithms import pure
     X = _data(0)
     info = pure.pure_dp_pca(X, K, EPS, sensitivity=sensitivity, radius=R, random_state=0, return_info=True)[1]
     rng = np.random.default_rng(6)
@@ -330,7 +334,7 @@ SMOOTH = [(200, 5, 1, 0.3), (60, 4, 2, 0.05), (40, 3, 1, 0.02)]
 @pytest.mark.parametrize("delta", [DLT, 0.0], ids=["gaussian l2", "cauchy l1"])
 @pytest.mark.parametrize("case", SMOOTH + ["flip"], ids=[f"n{c[0]} p{c[1]} k{c[2]} gap{c[3]}" for c in SMOOTH] + ["flip"])
 def test_smooth_bound(case, delta):
-    from dppca_nb import smooth
+    from dppca_nb.algorithms import smooth
     if case == "flip":
         X, _ = smooth.flip_example(20, p=3); k = 1
     else:
