@@ -21,27 +21,73 @@ __all__ = ['SECOND_MOMENT_SENSITIVITY', 'SNAPPING_ERROR', 'SNAPPING_MAX_RATIO', 
 SECOND_MOMENT_SENSITIVITY = {"tight": math.sqrt(2.0), "paper": 1.0, "loose": 2.0}
 
 def second_moment_sensitivity(sensitivity="tight", *, n: int = 1, radius: float = 1.0) -> float:
-    "l2 sensitivity of $\\frac1n\\sum x x^T$ (upper triangle or Frobenius) for rows with norm <= `radius`."
+    r"""l2 sensitivity of $\frac1n\sum x x^T$ (upper triangle or Frobenius) for rows with norm <= `radius`.
+
+    Replace-one neighbours with `n` public (the relation of every normalised release of the package).
+
+    Parameters
+    ----------
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        Per-record constant c in c radius^2 / n: "tight" sqrt 2 (exact), "paper" 1 (under-calibrated by sqrt 2),
+        "loose" 2 (valid, conservative), or a positive number used as c.
+    n : int >= 1
+        Number of records averaged (public).
+    radius : float > 0
+        Norm bound of every row (the clipping bound).
+
+    Returns
+    -------
+    float
+        The sensitivity c radius^2 / n.
+    """
     if isinstance(sensitivity, str):
         base = SECOND_MOMENT_SENSITIVITY.get(check_choice(sensitivity, "sensitivity", tuple(SECOND_MOMENT_SENSITIVITY)))
     else: base = check_positive(sensitivity, "sensitivity")
     n = check_int(n, "n")
     return base * check_positive(radius, "radius") ** 2 / n
 
+# %% ../../nbs/02_privacy/00_mechanisms.ipynb #1b39a05f
 def upper_triangle(A) -> np.ndarray:
-    "The upper triangle of a square matrix, diagonal included, as a vector (the coordinates the mechanisms perturb)."
+    """The upper triangle of a square matrix, diagonal included, as a vector (the coordinates the mechanisms perturb).
+
+    Parameters
+    ----------
+    A : array_like, shape (..., p, p)
+        Square matrix (the last two axes).
+
+    Returns
+    -------
+    ndarray, shape (p(p+1)/2,)
+        Entries A[i, j] with i <= j, row by row.
+    """
     A = np.asarray(A)
     return A[np.triu_indices(A.shape[-1])]
 
 # %% ../../nbs/02_privacy/00_mechanisms.ipynb #3702c448
 def gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
-    "Exact delta of the Gaussian mechanism N(0, sigma^2) with l2 `sensitivity` at `epsilon` (Balle & Wang 2018, Thm 8)."
+    """Exact delta of the Gaussian mechanism N(0, sigma^2) with l2 `sensitivity` at `epsilon` (Balle & Wang 2018, Thm 8).
+
+    Parameters
+    ----------
+    epsilon : float >= 0
+        Privacy loss at which the profile is evaluated.
+    sigma : float > 0
+        Standard deviation of the noise on each coordinate.
+    sensitivity : float > 0
+        l2 sensitivity of the query under the chosen neighbouring relation.
+
+    Returns
+    -------
+    float
+        The smallest delta in [0, 1) for which the mechanism is (epsilon, delta)-DP.
+    """
     eps = check_positive(epsilon, "epsilon", allow_zero=True)
     s, d = check_positive(sigma, "sigma"), check_positive(sensitivity, "sensitivity")
     a, b = d / (2 * s), eps * s / d
     val = special.ndtr(a - b) - math.exp(eps + special.log_ndtr(-a - b))
     return float(max(val, 0.0))
 
+# %% ../../nbs/02_privacy/00_mechanisms.ipynb #401e3042
 def _analytic_sigma(eps, delta, sens):
     f = lambda ls: math.log(max(gaussian_delta(eps, math.exp(ls), sens), 1e-300)) - math.log(delta)
     lo = hi = math.log(sens * math.sqrt(2 * math.log(1.25 / delta)) / eps)
@@ -53,7 +99,30 @@ def _analytic_sigma(eps, delta, sens):
     return sigma
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, calibration: str = "analytic") -> float:
-    "Noise standard deviation for an (epsilon, delta)-DP Gaussian mechanism with l2 `sensitivity`."
+    """Noise standard deviation for an (epsilon, delta)-DP Gaussian mechanism with l2 `sensitivity`.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability.
+    sensitivity : float > 0
+        l2 sensitivity of the query under the chosen neighbouring relation.
+    calibration : {"analytic", "classic"}
+        "analytic": the smallest sigma with the exact profile <= delta (valid for every epsilon); "classic": the
+        formula sensitivity sqrt(2 ln(1.25/delta)) / epsilon, returned only when its exact delta is <= `delta`.
+
+    Returns
+    -------
+    float
+        sigma such that adding N(0, sigma^2) per coordinate is (epsilon, delta)-DP.
+
+    Raises
+    ------
+    ValueError
+        With `calibration="classic"` where the classic formula is not (epsilon, delta)-DP.
+    """
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     sens = check_positive(sensitivity, "sensitivity")
     check_choice(calibration, "calibration", ("analytic", "classic"))
@@ -67,8 +136,24 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, calibration
         return sigma
     return _analytic_sigma(eps, dlt, sens)
 
+# %% ../../nbs/02_privacy/00_mechanisms.ipynb #fc9370e4
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
-    "Smallest epsilon for which N(0, sigma^2) noise on an l2-`sensitivity` query is (epsilon, delta)-DP."
+    """Smallest epsilon for which N(0, sigma^2) noise on an l2-`sensitivity` query is (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    sigma : float > 0
+        Standard deviation of the noise on each coordinate.
+    delta : float in (0, 1)
+        Failure probability.
+    sensitivity : float > 0
+        l2 sensitivity of the query under the chosen neighbouring relation.
+
+    Returns
+    -------
+    float
+        The certified epsilon (0.0 if sigma is so large that delta holds at epsilon = 0).
+    """
     s, dlt = check_positive(sigma, "sigma"), check_delta(delta)
     sens = check_positive(sensitivity, "sensitivity")
     if gaussian_delta(0.0, s, sens) <= dlt: return 0.0
@@ -78,7 +163,27 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
 
 # %% ../../nbs/02_privacy/00_mechanisms.ipynb #7b2ea6e7
 def symmetric_gaussian(p: int, sigma: float, random_state=None, kind: str = "upper", size=None) -> np.ndarray:
-    "A symmetric p x p Gaussian noise matrix (`kind` 'upper' or 'vecd', see above); `size` gives a batch."
+    """A symmetric p x p Gaussian noise matrix (`kind` 'upper' or 'vecd', see above); `size` gives a batch.
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension.
+    sigma : float >= 0
+        Standard deviation of the diagonal entries (and, for "upper", of the off-diagonal ones).
+    random_state : None, int or numpy.random.Generator
+        Source of randomness (None: fresh OS entropy).
+    kind : {"upper", "vecd"}
+        "upper": i.i.d. N(0, sigma^2) upper triangle, mirrored (l2 sensitivity of the upper triangle);
+        "vecd": off-diagonal variance sigma^2 / 2 (Frobenius sensitivity).
+    size : None, int or tuple of int
+        Batch shape; None draws one matrix.
+
+    Returns
+    -------
+    ndarray, shape size + (p, p)
+        Symmetric noise matrices.
+    """
     p = check_int(p, "p")
     sigma = check_positive(sigma, "sigma", allow_zero=True)
     check_choice(kind, "kind", ("upper", "vecd"))
@@ -94,15 +199,59 @@ def symmetric_gaussian(p: int, sigma: float, random_state=None, kind: str = "upp
 
 # %% ../../nbs/02_privacy/00_mechanisms.ipynb #023d3459
 def laplace_scale(epsilon: float, sensitivity: float) -> float:
-    "Scale b = sensitivity / epsilon of the epsilon-DP Laplace mechanism for an l1 `sensitivity`."
+    """Scale b = sensitivity / epsilon of the epsilon-DP Laplace mechanism for an l1 `sensitivity`.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Privacy loss (pure DP).
+    sensitivity : float > 0
+        l1 sensitivity of the query under the chosen neighbouring relation.
+
+    Returns
+    -------
+    float
+        The Laplace scale b.
+    """
     return check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
 
+# %% ../../nbs/02_privacy/00_mechanisms.ipynb #0f923a6a
 def laplace_noise(scale: float, size=None, random_state=None):
-    "i.i.d. Laplace(0, `scale`) noise (density exp(-|z|/scale) / (2 scale))."
+    """i.i.d. Laplace(0, `scale`) noise (density exp(-|z|/scale) / (2 scale)).
+
+    Parameters
+    ----------
+    scale : float >= 0
+        Laplace scale b (e.g. from `laplace_scale`).
+    size : None, int or tuple of int
+        Output shape; None returns a float.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    float or ndarray
+        The noise.
+    """
     return as_generator(random_state).laplace(0.0, check_positive(scale, "scale", allow_zero=True), size)
 
 def cauchy_noise(scale: float, size=None, random_state=None):
-    "i.i.d. Cauchy noise with median 0 and half-width `scale` (density 1 / (pi scale (1 + (z/scale)^2)))."
+    """i.i.d. Cauchy noise with median 0 and half-width `scale` (density 1 / (pi scale (1 + (z/scale)^2))).
+
+    Parameters
+    ----------
+    scale : float >= 0
+        Half-width (the quartiles are at +-scale).
+    size : None, int or tuple of int
+        Output shape; None returns a float.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    float or ndarray
+        The noise.
+    """
     return check_positive(scale, "scale", allow_zero=True) * as_generator(random_state).standard_cauchy(size)
 
 # %% ../../nbs/02_privacy/00_mechanisms.ipynb #bddd36d0
@@ -110,18 +259,44 @@ SNAPPING_ERROR = 2.0 ** -49          # Mironov's floating-point term: 2^-49 B / 
 SNAPPING_MAX_RATIO = 2.0 ** 46       # the theorem needs lambda < B < 2^46 lambda
 
 def snapping_grid(scale: float) -> float:
-    "Lambda: the smallest power of two >= `scale`, the grid of the snapping mechanism."
+    """Lambda: the smallest power of two >= `scale`, the grid of the snapping mechanism.
+
+    Parameters
+    ----------
+    scale : float > 0
+        Laplace scale lambda of the snapping mechanism.
+
+    Returns
+    -------
+    float
+        Lambda, a power of two with scale <= Lambda < 2 scale.
+    """
     s = check_positive(scale, "scale")
     m, e = math.frexp(s)                                      # s = m 2^e, 0.5 <= m < 1
     return math.ldexp(1.0, e - 1) if m == 0.5 else math.ldexp(1.0, e)
 
+# %% ../../nbs/02_privacy/00_mechanisms.ipynb #33680d89
 def full_resolution_uniform(size=None, random_state=None):
-    "Uniform on (0, 1) at full floating-point resolution (Mironov's U*): geometric exponent, 52 uniform mantissa bits."
+    """Uniform on (0, 1) at full floating-point resolution (Mironov's U*): geometric exponent, 52 uniform mantissa bits.
+
+    Parameters
+    ----------
+    size : None, int or tuple of int
+        Output shape.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    float or ndarray
+        Values in (0, 1); every double there is reachable with the probability of the real interval it stands for.
+    """
     rng = as_generator(random_state)
     e = np.minimum(rng.geometric(0.5, size), 1022)            # P(e) = 2^-e, e >= 1
     m = rng.integers(0, 1 << 52, size, dtype=np.int64)
     return np.ldexp(1.0 + m * 2.0 ** -52, -e)                 # exact: 53-bit significand times a power of two
 
+# %% ../../nbs/02_privacy/00_mechanisms.ipynb #953d1196
 def _check_snapping(scale, bound):
     lam = check_positive(scale, "scale")
     B = check_positive(bound, "bound")
@@ -130,14 +305,51 @@ def _check_snapping(scale, bound):
     return lam, B
 
 def snapping_epsilon(scale: float, sensitivity: float, bound: float, *, dimension: int = 1) -> float:
-    "Certified epsilon (sensitivity + dimension 2^-49 bound) / scale of `snapping_laplace` (Mironov 2012; d > 1 is our reading)."
+    """Certified epsilon (sensitivity + dimension 2^-49 bound) / scale of `snapping_laplace` (Mironov 2012; d > 1 is our reading).
+
+    Pure epsilon-DP for any neighbouring relation under which the released vector has l1 sensitivity `sensitivity`.
+
+    Parameters
+    ----------
+    scale : float > 0
+        Laplace scale lambda.
+    sensitivity : float > 0
+        l1 sensitivity of the released values.
+    bound : float
+        Clamping bound B, with scale < B < 2^46 scale.
+    dimension : int >= 1
+        Number of coordinates snapped independently.
+
+    Returns
+    -------
+    float
+        The certified epsilon.
+    """
     lam, B = _check_snapping(scale, bound)
     sens = check_positive(sensitivity, "sensitivity")
     dimension = check_int(dimension, "dimension")
     return (sens + dimension * SNAPPING_ERROR * B) / lam
 
+# %% ../../nbs/02_privacy/00_mechanisms.ipynb #82699c65
 def snapping_scale(epsilon: float, sensitivity: float, bound: float, *, dimension: int = 1) -> float:
-    "Smallest scale whose certified snapping_epsilon is <= `epsilon` (slightly above sensitivity / epsilon)."
+    """Smallest scale whose certified snapping_epsilon is <= `epsilon` (slightly above sensitivity / epsilon).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Target privacy loss (pure DP).
+    sensitivity : float > 0
+        l1 sensitivity of the released values.
+    bound : float > 0
+        Clamping bound B (must end up with scale < B < 2^46 scale).
+    dimension : int >= 1
+        Number of coordinates snapped independently.
+
+    Returns
+    -------
+    float
+        The smallest double lambda with `snapping_epsilon(lambda, ...) <= epsilon`.
+    """
     eps = check_epsilon(epsilon)
     sens, B = check_positive(sensitivity, "sensitivity"), check_positive(bound, "bound")
     lam = (sens + dimension * SNAPPING_ERROR * B) / eps
@@ -146,8 +358,28 @@ def snapping_scale(epsilon: float, sensitivity: float, bound: float, *, dimensio
     while snapping_epsilon(lam, sens, B, dimension=dimension) > eps: lam = math.nextafter(lam, math.inf)
     return lam
 
+# %% ../../nbs/02_privacy/00_mechanisms.ipynb #a879e95e
 def snapping_laplace(values, scale: float, bound: float, random_state=None):
-    "Mironov's snapping mechanism: clamp to [-bound, bound], add Laplace(scale) from a full-resolution uniform, round to Lambda, clamp."
+    """Mironov's snapping mechanism: clamp to [-bound, bound], add Laplace(scale) from a full-resolution uniform, round to Lambda, clamp.
+
+    Pure DP with the epsilon of `snapping_epsilon(scale, sensitivity, bound, dimension=values.size)`.
+
+    Parameters
+    ----------
+    values : float or array_like
+        Finite values to release (not modified).
+    scale : float > 0
+        Laplace scale lambda (e.g. from `snapping_scale`).
+    bound : float > 0
+        Public clamping bound B.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    float or ndarray
+        The snapped values: multiples of Lambda = `snapping_grid(scale)` or +-bound.
+    """
     lam = check_positive(scale, "scale")
     B = check_positive(bound, "bound")
     try: x = np.asarray(values, dtype=np.float64)
@@ -163,7 +395,20 @@ def snapping_laplace(values, scale: float, bound: float, random_state=None):
 
 # %% ../../nbs/02_privacy/00_mechanisms.ipynb #24df6304
 def check_square(A, name: str = "A") -> np.ndarray:
-    "A finite, non-empty square p x p float64 array (a precomputed statistic), or a ValueError naming `name`."
+    """A finite, non-empty square p x p float64 array (a precomputed statistic), or a ValueError naming `name`.
+
+    Parameters
+    ----------
+    A : array_like
+        The matrix to check (not modified).
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    ndarray, shape (p, p)
+        A float64 copy or view of `A`.
+    """
     try: M = np.asarray(A, dtype=np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"{name}: expected a real square matrix, got {type(A).__name__}") from None
