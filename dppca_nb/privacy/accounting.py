@@ -18,15 +18,45 @@ __all__ = ['gaussian_rho', 'zcdp_to_dp', 'zcdp_delta', 'BudgetExceededError', 'S
 
 # %% ../../nbs/02_privacy/01_accounting.ipynb #a9b94f97
 def gaussian_rho(sigma: float, sensitivity: float) -> float:
-    "zCDP parameter rho = sensitivity^2 / (2 sigma^2) of the Gaussian mechanism (exact)."
+    """zCDP parameter rho = sensitivity^2 / (2 sigma^2) of the Gaussian mechanism (exact).
+
+    Parameters
+    ----------
+    sigma : float > 0
+        Standard deviation of the Gaussian noise on each coordinate.
+    sensitivity : float > 0
+        l2 sensitivity of the query under the chosen neighbouring relation.
+
+    Returns
+    -------
+    float
+        rho: the mechanism is rho-zCDP under that relation.
+    """
     s, d = check_positive(sigma, "sigma"), check_positive(sensitivity, "sensitivity")
     return d * d / (2 * s * s)
 
+# %% ../../nbs/02_privacy/01_accounting.ipynb #1ca915a4
 def _cks_terms(alpha, rho, log1d):
     return alpha * rho + (log1d + (alpha - 1) * math.log1p(-1 / alpha) - math.log(alpha)) / (alpha - 1)
 
 def zcdp_to_dp(rho: float, delta: float, *, conversion: str = "cks") -> float:
-    "Epsilon such that rho-zCDP implies (epsilon, delta)-DP (`conversion` 'cks' (tighter) or 'classic')."
+    """Epsilon such that rho-zCDP implies (epsilon, delta)-DP (`conversion` 'cks' (tighter) or 'classic').
+
+    Parameters
+    ----------
+    rho : float >= 0
+        zCDP parameter.
+    delta : float in (0, 1)
+        Target delta.
+    conversion : {"cks", "classic"}
+        "cks": Canonne, Kamath & Steinke 2020, Prop. 12 (minimised over alpha); "classic":
+        rho + 2 sqrt(rho ln(1/delta)) (Bun & Steinke 2016, Prop. 1.3).
+
+    Returns
+    -------
+    float
+        epsilon >= 0 (under the same neighbouring relation as the zCDP guarantee).
+    """
     rho = check_positive(rho, "rho", allow_zero=True)
     dlt = check_delta(delta)
     check_choice(conversion, "conversion", ("cks", "classic"))
@@ -42,7 +72,20 @@ def zcdp_to_dp(rho: float, delta: float, *, conversion: str = "cks") -> float:
     return max(best, 0.0)
 
 def zcdp_delta(rho: float, epsilon: float) -> float:
-    "Smallest delta that rho-zCDP certifies at `epsilon` by the Canonne-Kamath-Steinke conversion."
+    """Smallest delta that rho-zCDP certifies at `epsilon` by the Canonne-Kamath-Steinke conversion.
+
+    Parameters
+    ----------
+    rho : float >= 0
+        zCDP parameter.
+    epsilon : float >= 0
+        Target epsilon.
+
+    Returns
+    -------
+    float
+        delta in [0, 1].
+    """
     rho = check_positive(rho, "rho", allow_zero=True)
     eps = check_positive(epsilon, "epsilon", allow_zero=True)
     if rho == 0: return 0.0
@@ -59,7 +102,19 @@ class BudgetExceededError(ValueError):
 
 @dataclass(frozen=True)
 class Spend:
-    "One entry of the ledger: what a release promised."
+    """One entry of the ledger: what a release promised.
+
+    Parameters
+    ----------
+    label : str
+        Name of the release.
+    epsilon : float
+        epsilon of this release alone (inf if only `rho` is known).
+    delta : float
+        delta of this release alone (0 for pure DP).
+    rho : float or None
+        zCDP parameter of a Gaussian mechanism; None for other mechanisms.
+    """
     label: str
     epsilon: float            # (epsilon, delta) of this release alone; inf if not stated (Gaussian given by rho only)
     delta: float
@@ -69,10 +124,29 @@ class Spend:
     def kind(self) -> str:
         return "gaussian" if self.rho is not None else ("pure" if self.delta == 0 else "approximate")
 
+# %% ../../nbs/02_privacy/01_accounting.ipynb #654413d1
 _SLACK = 1e-12
 
 def compose(spends, delta: float, *, composition: str = "best", conversion: str = "cks") -> float:
-    "Smallest epsilon at total `delta` that the analyses `composition` ('basic', 'zcdp', 'best') certify for `spends`."
+    """Smallest epsilon at total `delta` that the analyses `composition` ('basic', 'zcdp', 'best') certify for `spends`.
+
+    Parameters
+    ----------
+    spends : iterable of Spend
+        The releases, all under one neighbouring relation.
+    delta : float in [0, 1)
+        Total delta of the composed guarantee.
+    composition : {"best", "basic", "zcdp"}
+        "basic": sum the (epsilon_i, delta_i); "zcdp": add the rho_i (exact Gaussian composition where all
+        entries allow it); "best": the smaller of the two.
+    conversion : {"cks", "classic"}
+        zCDP-to-DP conversion, as in `zcdp_to_dp`.
+
+    Returns
+    -------
+    float
+        The total epsilon (inf where no analysis certifies `delta`; 0.0 for no spends).
+    """
     check_choice(composition, "composition", ("basic", "zcdp", "best"))
     spends = list(spends)
     if not spends: return 0.0
@@ -102,7 +176,19 @@ def compose(spends, delta: float, *, composition: str = "best", conversion: str 
 
 # %% ../../nbs/02_privacy/01_accounting.ipynb #ac77fa04
 class PrivacyAccountant:
-    "Ledger of releases against a declared (epsilon, delta) budget; `spend` refuses, before any data is used, a release that would exceed it."
+    """Ledger of releases against a declared (epsilon, delta) budget; `spend` refuses, before any data is used, a release that would exceed it.
+
+    Parameters
+    ----------
+    epsilon : float > 0 or None
+        Total epsilon budget; None keeps a ledger without a budget.
+    delta : float in [0, 1) or None
+        Total delta budget (None: 0 with a budget, none without).
+    composition : {"best", "basic", "zcdp"}
+        How the ledger is composed, as in `compose`.
+    conversion : {"cks", "classic"}
+        zCDP-to-DP conversion, as in `zcdp_to_dp`.
+    """
     def __init__(self, epsilon: float | None = None, delta: float | None = None, *, composition: str = "best",
                  conversion: str = "cks"):
         self.epsilon = None if epsilon is None else check_epsilon(epsilon)
@@ -136,17 +222,44 @@ class PrivacyAccountant:
         return Spend(label, float(epsilon), float(delta), rho)
 
     def spent(self, delta: float | None = None) -> float:
-        "Total epsilon spent so far, at total `delta` (default: the budget's delta, else the sum of the entries' deltas)."
+        """Total epsilon spent so far, at total `delta` (default: the budget's delta, else the sum of the entries' deltas).
+
+        Parameters
+        ----------
+        delta : float or None
+            Total delta at which the ledger is valued.
+
+        Returns
+        -------
+        float
+            The composed epsilon.
+        """
         if delta is None:
             delta = self.delta if self.delta is not None else sum(s.delta for s in self.ledger)
         return compose(self.ledger, delta, composition=self.composition, conversion=self.conversion)
 
     def remaining(self) -> float:
-        "Epsilon left under the declared budget (at its delta); inf without a budget."
+        """Epsilon left under the declared budget (at its delta); inf without a budget.
+
+        Returns
+        -------
+        float
+            max(0, budget epsilon - spent epsilon).
+        """
         return math.inf if self.epsilon is None else max(0.0, self.epsilon - self.spent())
 
     def can_spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None) -> bool:
-        "Whether `spend` with these arguments would stay within the budget (records nothing)."
+        """Whether `spend` with these arguments would stay within the budget (records nothing).
+
+        Parameters
+        ----------
+        epsilon, delta, sigma, sensitivity
+            As in `spend`.
+
+        Returns
+        -------
+        bool
+        """
         s = self._entry(epsilon, delta, sigma, sensitivity, "")
         return self._fits(self.ledger + [s])
 
@@ -156,7 +269,32 @@ class PrivacyAccountant:
                        conversion=self.conversion) <= self.epsilon * (1 + _SLACK)
 
     def spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None, label: str = "") -> Spend:
-        "Record a release; raise `BudgetExceededError` (recording nothing) if the total would exceed the budget."
+        """Record a release; raise `BudgetExceededError` (recording nothing) if the total would exceed the budget.
+
+        Parameters
+        ----------
+        epsilon : float > 0 or None
+            epsilon of the release (for a Gaussian mechanism: the one it was calibrated to, checked against the noise;
+            None derives it from the exact profile at `delta` or the budget's delta).
+        delta : float in [0, 1) or None
+            delta of the release (None: 0 for a non-Gaussian release).
+        sigma : float > 0 or None
+            Noise standard deviation of a Gaussian mechanism (give with `sensitivity`).
+        sensitivity : float > 0 or None
+            l2 sensitivity of the Gaussian mechanism's query.
+        label : str
+            Name of the release in the ledger.
+
+        Returns
+        -------
+        Spend
+            The recorded entry.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the composed total would exceed the budget.
+        """
         s = self._entry(epsilon, delta, sigma, sensitivity, label)
         if not self._fits(self.ledger + [s]):
             total = compose(self.ledger + [s], self.delta, composition=self.composition, conversion=self.conversion)
@@ -169,7 +307,12 @@ class PrivacyAccountant:
         return s
 
     def summary(self) -> str:
-        "A plain-text table of the ledger and the total."
+        """A plain-text table of the ledger and the total.
+
+        Returns
+        -------
+        str
+        """
         lines = [f"{'release':<24}{'kind':<13}{'epsilon':>10}{'delta':>11}{'rho':>11}"]
         for s in self.ledger:
             lines.append(f"{s.label[:23]:<24}{s.kind:<13}{s.epsilon:>10.4g}{s.delta:>11.3g}"
@@ -185,7 +328,25 @@ class PrivacyAccountant:
 
 # %% ../../nbs/02_privacy/01_accounting.ipynb #71ebb019
 def split_budget(epsilon: float, delta: float, shares, *, method: str = "basic"):
-    "Split (epsilon, delta) into shares (list or dict of positive weights); returns (epsilon_i, delta_i) pairs in the same shape."
+    """Split (epsilon, delta) into shares (list or dict of positive weights); returns (epsilon_i, delta_i) pairs in the same shape.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Total epsilon.
+    delta : float in [0, 1) (in (0, 1) for "gaussian")
+        Total delta.
+    shares : list of float > 0 or dict of str to float > 0
+        Relative weights (normalised to sum to one).
+    method : {"basic", "gaussian"}
+        "basic": share i gets (w_i epsilon, w_i delta), valid for any mechanisms; "gaussian": shares for analytically
+        calibrated Gaussian mechanisms that compose exactly to the total.
+
+    Returns
+    -------
+    list or dict of (float, float)
+        (epsilon_i, delta_i) per share, in the shape of `shares`.
+    """
     eps = check_epsilon(epsilon)
     check_choice(method, "method", ("basic", "gaussian"))
     dlt = check_delta(delta) if method == "gaussian" else check_delta(delta, allow_zero=True)
