@@ -17,7 +17,22 @@ __all__ = ['sample_discrete_gaussian', 'discrete_grid', 'discrete_gaussian_rho',
 
 # %% ../../nbs/02_privacy/02_discrete.ipynb #29ce5a19
 def sample_discrete_gaussian(sigma2: float, size=None, random_state=None):
-    "Draws from the discrete Gaussian N_Z(0, sigma2) on the integers (CKS 2020, Alg. 3), as float64 integers."
+    """Draws from the discrete Gaussian N_Z(0, sigma2) on the integers (CKS 2020, Alg. 3), as float64 integers.
+
+    Parameters
+    ----------
+    sigma2 : float in (0, 2^90]
+        Scale parameter sigma^2 of the law P(z) proportional to exp(-z^2 / (2 sigma2)).
+    size : None, int or tuple of int >= 0
+        Output shape; None returns one float.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness (None: fresh OS entropy).
+
+    Returns
+    -------
+    float or ndarray
+        Integer-valued draws stored as float64.
+    """
     s2 = check_positive(sigma2, "sigma2")
     if s2 > 2.0 ** 90: raise ValueError(f"sigma2: expected at most 2^90 (integers must stay exact), got {sigma2!r}")
     rng = as_generator(random_state)
@@ -38,27 +53,76 @@ def sample_discrete_gaussian(sigma2: float, size=None, random_state=None):
 
 # %% ../../nbs/02_privacy/02_discrete.ipynb #37b37dc5
 def discrete_grid(sensitivity: float, dimension: int, *, inflation: float = 0.01) -> float:
-    "Largest power of two gamma with gamma * sqrt(dimension) <= inflation * sensitivity (the rounding's share of it)."
+    """Largest power of two gamma with gamma * sqrt(dimension) <= inflation * sensitivity (the rounding's share of it).
+
+    Parameters
+    ----------
+    sensitivity : float > 0
+        l2 sensitivity of the statistic to be released.
+    dimension : int >= 1
+        Number of coordinates released.
+    inflation : float > 0
+        Largest allowed rounding term gamma sqrt(d), as a share of `sensitivity`.
+
+    Returns
+    -------
+    float
+        The grid gamma, a power of two.
+    """
     sens = check_positive(sensitivity, "sensitivity")
     d = check_int(dimension, "dimension")
     infl = check_positive(inflation, "inflation")
     return math.ldexp(1.0, math.floor(math.log2(infl * sens / math.sqrt(d))))
 
+# %% ../../nbs/02_privacy/02_discrete.ipynb #e14848d8
 def discrete_gaussian_rho(sigma: float, sensitivity: float, grid: float, dimension: int) -> float:
-    "zCDP rho of rounding to `grid` and adding grid * N_Z(0, (sigma/grid)^2): (sensitivity + grid sqrt(d))^2 / (2 sigma^2)."
+    """zCDP rho of rounding to `grid` and adding grid * N_Z(0, (sigma/grid)^2): (sensitivity + grid sqrt(d))^2 / (2 sigma^2).
+
+    Parameters
+    ----------
+    sigma : float > 0
+        Noise parameter (on the value scale, not the grid's).
+    sensitivity : float > 0
+        l2 sensitivity of the statistic before rounding, under the chosen neighbouring relation.
+    grid : float > 0
+        Grid spacing gamma.
+    dimension : int >= 1
+        Number of coordinates released.
+
+    Returns
+    -------
+    float
+        rho: the release is rho-zCDP under that relation.
+    """
     s, sens, g = check_positive(sigma, "sigma"), check_positive(sensitivity, "sensitivity"), check_positive(grid, "grid")
     d = check_int(dimension, "dimension")
     return (sens + g * math.sqrt(d)) ** 2 / (2 * s * s)
 
+# %% ../../nbs/02_privacy/02_discrete.ipynb #35ff7458
 def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, grid: float, dimension: int) -> float:
-    "Smallest sigma (relative 1e-9) such that the discrete Gaussian release is (epsilon, delta)-DP via zCDP (CKS conversion)."
+    """Smallest sigma (relative 1e-9) such that the discrete Gaussian release is (epsilon, delta)-DP via zCDP (CKS conversion).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability.
+    sensitivity : float > 0
+        l2 sensitivity of the statistic before rounding.
+    grid : float > 0
+        Grid spacing gamma (e.g. from `discrete_grid`).
+    dimension : int >= 1
+        Number of coordinates released.
+
+    Returns
+    -------
+    float
+        sigma, on the value scale.
+    """
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     sens, g = check_positive(sensitivity, "sensitivity"), check_positive(grid, "grid")
     return _discrete_sigma(eps, dlt, sens, g, check_int(dimension, "dimension"))
-
-def discrete_gaussian_epsilon(sigma: float, delta: float, sensitivity: float, grid: float, dimension: int) -> float:
-    "Epsilon that a discrete Gaussian release (sigma, grid) certifies at `delta` for l2 `sensitivity` (zCDP, CKS conversion)."
-    return zcdp_to_dp(discrete_gaussian_rho(sigma, sensitivity, grid, dimension), check_delta(delta))
 
 @functools.lru_cache(maxsize=1024)
 def _discrete_sigma(eps, dlt, sensitivity, grid, dimension):
@@ -73,10 +137,55 @@ def _discrete_sigma(eps, dlt, sensitivity, grid, dimension):
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi
 
+# %% ../../nbs/02_privacy/02_discrete.ipynb #978761f2
+def discrete_gaussian_epsilon(sigma: float, delta: float, sensitivity: float, grid: float, dimension: int) -> float:
+    """Epsilon that a discrete Gaussian release (sigma, grid) certifies at `delta` for l2 `sensitivity` (zCDP, CKS conversion).
+
+    Parameters
+    ----------
+    sigma : float > 0
+        Noise parameter of the release.
+    delta : float in (0, 1)
+        Failure probability.
+    sensitivity : float > 0
+        l2 sensitivity against which the release is judged.
+    grid : float > 0
+        Grid spacing of the release.
+    dimension : int >= 1
+        Number of coordinates released.
+
+    Returns
+    -------
+    float
+        The certified epsilon.
+    """
+    return zcdp_to_dp(discrete_gaussian_rho(sigma, sensitivity, grid, dimension), check_delta(delta))
+
 # %% ../../nbs/02_privacy/02_discrete.ipynb #c86eb8e3
 def discrete_gaussian_release(values, sigma: float, grid: float, random_state=None, *, bound: float | None = None) -> np.ndarray:
-    """round(clamp(values, +-bound) / grid) * grid + grid * N_Z(0, (sigma/grid)^2) per coordinate: exact multiples of
-    the power-of-two `grid`. `bound`: the public bound on |values| (None: the largest the grid holds exactly)."""
+    """Round clamp(values, +-bound) to the power-of-two `grid` and add grid * N_Z(0, (sigma/grid)^2) per coordinate.
+
+    (epsilon, delta)-DP as computed by `discrete_gaussian_epsilon` for the sensitivity of `values` under the
+    caller's neighbouring relation; every output is an exact multiple of `grid`.
+
+    Parameters
+    ----------
+    values : float or array_like
+        Finite values to release (not modified).
+    sigma : float > 0
+        Noise parameter (e.g. from `discrete_gaussian_sigma`).
+    grid : float
+        Grid spacing, a power of two.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness (None: fresh OS entropy).
+    bound : float > 0 or None
+        Public bound on |values| (values are clamped to it); None: the largest bound the grid holds exactly.
+
+    Returns
+    -------
+    float or ndarray
+        The release, in the shape of `values`.
+    """
     v = np.asarray(values, dtype=np.float64)
     if not np.isfinite(v).all(): raise ValueError("values: expected finite values")
     s, g = check_positive(sigma, "sigma"), check_positive(grid, "grid")
@@ -95,21 +204,65 @@ def discrete_gaussian_release(values, sigma: float, grid: float, random_state=No
 
 # %% ../../nbs/02_privacy/02_discrete.ipynb #8d1fb085
 def check_discrete_calibration(calibration: str) -> None:
-    "A `noise='discrete'` release is calibrated through zCDP: refuse any `calibration` but the default 'analytic'."
+    """A `noise='discrete'` release is calibrated through zCDP: refuse any `calibration` but the default 'analytic'.
+
+    Parameters
+    ----------
+    calibration : str
+        The caller's `calibration` argument.
+    """
     if calibration != "analytic":
         raise ValueError("calibration: noise='discrete' is calibrated through zCDP (dppca_nb.privacy.discrete); "
                          f"leave calibration at 'analytic', got {calibration!r}")
 
+# %% ../../nbs/02_privacy/02_discrete.ipynb #aeafc213
 def discrete_calibration(epsilon: float, delta: float, sensitivity: float, dimension: int) -> tuple:
-    "`(sigma, grid)` of a discrete Gaussian release of `dimension` numbers with l2 `sensitivity` at (epsilon, delta)."
+    """`(sigma, grid)` of a discrete Gaussian release of `dimension` numbers with l2 `sensitivity` at (epsilon, delta).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability.
+    sensitivity : float > 0
+        l2 sensitivity of the released vector.
+    dimension : int >= 1
+        Number of coordinates released.
+
+    Returns
+    -------
+    tuple of float
+        (sigma, grid).
+    """
     grid = discrete_grid(sensitivity, dimension)
     return discrete_gaussian_sigma(epsilon, delta, sensitivity, grid, dimension), grid
 
+# %% ../../nbs/02_privacy/02_discrete.ipynb #9c3f528e
 def discrete_symmetric_release(A, sigma: float, grid: float, random_state=None, *, offdiag_weight: float = 1.0,
                                bound: float | None = None):
-    """Symmetric p x p release of A: (a_ii, w a_ij)_{i<j} by `discrete_gaussian_release`, off-diagonal divided by w, mirrored.
+    """Symmetric p x p release of A: (a_ii, w a_ij)_(i<j) by `discrete_gaussian_release`, off-diagonal divided by w, mirrored.
 
-    `bound`: the public bound on |a_ij| (entries clamped to it); None: the grid's exact range."""
+    Parameters
+    ----------
+    A : array_like, shape (p, p)
+        Symmetric statistic (not modified).
+    sigma : float > 0
+        Noise parameter, calibrated to the l2 sensitivity of (a_ii, w a_ij)_(i<j).
+    grid : float
+        Grid spacing, a power of two.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness (None: fresh OS entropy).
+    offdiag_weight : float > 0
+        w: 1 for an upper-triangle sensitivity, sqrt 2 for a Frobenius sensitivity.
+    bound : float > 0 or None
+        Public bound on |a_ij| (entries clamped to it); None: the grid's exact range.
+
+    Returns
+    -------
+    ndarray, shape (p, p)
+        The symmetric release.
+    """
     A = np.asarray(A, dtype=np.float64)
     iu, ju = np.triu_indices(A.shape[0])
     wo = check_positive(offdiag_weight, "offdiag_weight")
@@ -126,7 +279,34 @@ def discrete_symmetric_release(A, sigma: float, grid: float, random_state=None, 
 # %% ../../nbs/02_privacy/02_discrete.ipynb #c8501c55
 def discrete_second_moment_release(M: np.ndarray, n: int, epsilon: float, delta: float, sensitivity: float,
                                    random_state=None, *, radius: float = 1.0):
-    "(S, extra info) for M / n of rows clipped to `radius` released on a grid with discrete Gaussian noise on its upper triangle."
+    """(S, extra info) for M / n of rows clipped to `radius` released on a grid with discrete Gaussian noise on its upper triangle.
+
+    (epsilon, delta)-DP for replace-one neighbours with n public, given the l2 `sensitivity` of the upper triangle of M / n.
+
+    Parameters
+    ----------
+    M : ndarray, shape (p, p)
+        The sum of x x^T over the clipped rows.
+    n : int
+        Number of rows (public).
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability.
+    sensitivity : float > 0
+        l2 sensitivity of the upper triangle of M / n.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness (None: fresh OS entropy).
+    radius : float > 0
+        Clipping bound of the rows; the entries of M / n lie in [-radius^2, radius^2].
+
+    Returns
+    -------
+    S : ndarray, shape (p, p)
+        The release.
+    info : dict
+        noise, sigma, grid, rho and calibration (all public).
+    """
     d = M.shape[0] * (M.shape[0] + 1) // 2
     sigma, grid = discrete_calibration(epsilon, delta, sensitivity, d)
     S = discrete_symmetric_release(M / n, sigma, grid, random_state, bound=check_positive(radius, "radius") ** 2)
