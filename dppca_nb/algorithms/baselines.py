@@ -9,6 +9,7 @@ from ..core.validation import check_data, check_k, check_epsilon, check_delta, c
 from ..core.linalg import top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian
 from ..privacy.releases import gaussian_second_moment
+from ..backends.statistics import check_rows
 from ..core.validation import normalize_rows, check_choice, check_int, add_diagnostics
 from ..core.linalg import random_orthonormal, orthonormalize
 import math
@@ -19,8 +20,8 @@ __all__ = ['analyze_gauss', 'sgpca', 'nsggd']
 # %% ../../nbs/03_algorithms/00_baselines.ipynb #f68e1db5
 def analyze_gauss(X, k: int, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
                   radius: float = 1.0, noise: str = "continuous", random_state=None, return_info: bool = False):
-    "(epsilon, delta)-DP top-k principal subspace (p x k) by Analyze Gauss: clip, noisy second moment, eigenvectors."
-    X = check_data(X)
+    "(epsilon, delta)-DP top-k principal subspace (p x k) by Analyze Gauss: clip, noisy second moment, eigenvectors; X numpy or dask."
+    X = check_rows(X)
     k = check_k(k, X.shape[1])
     S, info = gaussian_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
                                      radius=radius, noise=noise, random_state=random_state)

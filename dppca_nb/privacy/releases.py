@@ -8,7 +8,8 @@ import math
 import warnings
 import numpy as np
 from ..core.validation import (PrivacyWarning, check_epsilon, check_delta, check_choice, check_data, check_int,
-                                      clip_rows, add_diagnostics)
+                                      check_positive, clip_rows, add_diagnostics)
+from ..backends.statistics import check_rows, second_moment_sums
 from .mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon, symmetric_gaussian,
                                          check_square)
 from .discrete import (discrete_gaussian_epsilon, check_discrete_calibration,
@@ -32,13 +33,16 @@ def certified_epsilon(sigma: float, delta: float, *, sensitivity="tight", n: int
 # %% ../../nbs/02_privacy/03_releases.ipynb #d706b36b
 def gaussian_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
                            radius: float = 1.0, noise: str = "continuous", random_state=None):
-    "(epsilon, delta)-DP release of the second moment (1/n) sum x x^T of rows clipped to `radius`; returns `(S, info)`."
-    X = check_data(X)
-    n, p = X.shape
+    "(epsilon, delta)-DP release of the second moment (1/n) sum x x^T of rows clipped to `radius`, X numpy or dask; returns `(S, info)`."
+    X = check_rows(X)
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    Xc, n_clipped = clip_rows(X, radius)
-    return gaussian_second_moment_release(Xc.T @ Xc, n, eps, dlt, sensitivity=sensitivity, calibration=calibration,
-                                          radius=radius, n_clipped=n_clipped, noise=noise, random_state=random_state)
+    radius = check_positive(radius, "radius")
+    second_moment_sensitivity(sensitivity)                       # checked before the (maybe long) pass over the rows
+    check_choice(noise, "noise", ("continuous", "discrete"))
+    st = second_moment_sums(X, radius=radius)                    # one blocked pass: clip, sum x x^T (exact)
+    return gaussian_second_moment_release(st["M"], st["n"], eps, dlt, sensitivity=sensitivity, calibration=calibration,
+                                          radius=radius, n_clipped=st["n_clipped"], noise=noise,
+                                          random_state=random_state)
 
 def _neighbouring(sensitivity) -> str:
     "The neighbouring relation of a second-moment release: replace-one with n public, unless a number is declared."
