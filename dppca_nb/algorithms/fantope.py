@@ -16,7 +16,24 @@ __all__ = ['fantope_theta', 'fantope_projection', 'FantopeResult', 'fantope_obje
 
 # %% ../../nbs/03_algorithms/02_fantope.ipynb #08450b9c
 def fantope_theta(eigenvalues, k: int, *, method: str = "exact", iters: int = 200) -> float:
-    "The shift theta with sum(clip(gamma - theta, 0, 1)) = k: exact breakpoint search, or `method='bisection'`."
+    """The shift theta with sum(clip(gamma - theta, 0, 1)) = k: exact breakpoint search, or `method='bisection'`.
+
+    Parameters
+    ----------
+    eigenvalues : array_like, shape (p,)
+        Finite eigenvalues gamma (any order).
+    k : int in [1, p]
+        Trace of the Fantope.
+    method : {"exact", "bisection"}
+        Exact breakpoint search, or bisection (a cross-check).
+    iters : int
+        Bisection steps (ignored by "exact").
+
+    Returns
+    -------
+    float
+        theta.
+    """
     g = np.asarray(eigenvalues, dtype=np.float64).ravel()
     if g.size == 0 or not np.isfinite(g).all(): raise ValueError("eigenvalues: expected a non-empty finite vector")
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= g.size:
@@ -40,8 +57,22 @@ def fantope_theta(eigenvalues, k: int, *, method: str = "exact", iters: int = 20
     fa, fb = f(a), f(b)
     return float(a) if fa == fb else float(a + (fa - k) * (b - a) / (fa - fb))
 
+# %% ../../nbs/03_algorithms/02_fantope.ipynb #77776007
 def fantope_projection(A, k: int) -> np.ndarray:
-    "Euclidean (Frobenius) projection of symmetric `A` onto the Fantope {0 <= X <= I, tr X = k}."
+    """Euclidean (Frobenius) projection of symmetric `A` onto the Fantope {0 <= X <= I, tr X = k}.
+
+    Parameters
+    ----------
+    A : array_like, shape (p, p)
+        Symmetric matrix (symmetrized; not modified).
+    k : int in [1, p]
+        Trace of the Fantope.
+
+    Returns
+    -------
+    ndarray, shape (p, p)
+        The projection.
+    """
     S = symmetrize(A)
     k = check_k(k, S.shape[0])
     g, U = np.linalg.eigh(S)
@@ -69,7 +100,23 @@ def _fantope_projection_top(M, k, m):
 # %% ../../nbs/03_algorithms/02_fantope.ipynb #d63dcc2d
 @dataclass
 class FantopeResult:
-    "Output of `fantope_admm`: X (Fantope point), Y (sparse), the scaled dual U and rho (in units of ||S||_2), and the history."
+    """Output of `fantope_admm`: X (Fantope point), Y (sparse), the scaled dual U and rho (in units of ||S||_2), and the history.
+
+    Parameters
+    ----------
+    X, Y, U : ndarray, shape (p, p)
+        Fantope iterate, sparse iterate and scaled dual at the last iteration.
+    rho : float
+        Final step size, in units of ||S||_2.
+    n_iter : int
+        Iterations run.
+    converged : bool
+        Whether both residuals reached sqrt(k) tol.
+    primal_residuals, dual_residuals, rho_history : list of float
+        Per-iteration history.
+    scale : float
+        ||S||_2, the unit of `rho` and of the residuals.
+    """
     X: np.ndarray
     Y: np.ndarray
     U: np.ndarray
@@ -86,15 +133,59 @@ class FantopeResult:
                 f"rho={self.rho:.3g}, primal={self.primal_residuals[-1] if self.primal_residuals else float('nan'):.2e}, "
                 f"dual={self.dual_residuals[-1] if self.dual_residuals else float('nan'):.2e})")
 
+# %% ../../nbs/03_algorithms/02_fantope.ipynb #05d5fbb2
 def fantope_objective(S, X, lam: float) -> float:
-    "The FPS objective <S, X> - lam * sum |X_jl| (diagonal included)."
+    """The FPS objective <S, X> - lam * sum |X_jl| (diagonal included).
+
+    Parameters
+    ----------
+    S : array_like, shape (p, p)
+        Symmetric input matrix.
+    X : ndarray, shape (p, p)
+        Point at which the objective is evaluated.
+    lam : float >= 0
+        l1 penalty.
+
+    Returns
+    -------
+    float
+    """
     return float(np.sum(np.asarray(S) * X) - lam * np.abs(X).sum())
 
+# %% ../../nbs/03_algorithms/02_fantope.ipynb #b81712d1
 def _soft(Z, t): return np.sign(Z) * np.maximum(np.abs(Z) - t, 0.0)
 
 def fantope_admm(S, k: int, lam: float, *, rho: float | None = None, tol: float = 1e-6, max_iter: int = 5000,
                  adapt: bool = True, alpha: float = 1.0, warm_start: FantopeResult | None = None) -> FantopeResult:
-    "Solve max_{X in Fantope(k)} <S,X> - lam ||X||_1 by ADMM (Vu et al. 2013); returns a `FantopeResult`."
+    """Solve max_{X in Fantope(k)} <S,X> - lam ||X||_1 by ADMM (Vu et al. 2013); returns a `FantopeResult`.
+
+    Post-processing: no privacy cost beyond that of `S`.
+
+    Parameters
+    ----------
+    S : array_like, shape (p, p)
+        Symmetric input (e.g. a private second moment; not modified).
+    k : int in [1, p]
+        Trace of the Fantope (target dimension).
+    lam : float >= 0
+        l1 penalty, on the scale of `S`.
+    rho : float > 0 or None
+        Initial step size in units of ||S||_2 (None: 1, or the warm start's).
+    tol : float > 0
+        Stop when both residuals are <= sqrt(k) tol (in units of ||S||_2).
+    max_iter : int >= 1
+        Iteration cap.
+    adapt : bool
+        Residual balancing of rho (with the matching rescaling of U).
+    alpha : float in (0, 2)
+        Over-relaxation factor (1: none).
+    warm_start : FantopeResult or None
+        Restart from a previous result's (Y, U, rho) for a problem of the same size.
+
+    Returns
+    -------
+    FantopeResult
+    """
     S = symmetrize(S)
     p = S.shape[0]
     k = check_k(k, p)
