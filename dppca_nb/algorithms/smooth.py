@@ -12,6 +12,7 @@ from ..core.validation import (PrivacyWarning, as_generator, check_data, check_k
                            check_positive, check_choice, check_int, clip_rows, add_diagnostics)
 from ..core.linalg import orthonormalize, haar_orthogonal, random_orthonormal, symmetrize
 from ..privacy.mechanisms import cauchy_noise, gaussian_delta
+from ..backends.statistics import check_rows, second_moment_sums
 
 # %% auto #0
 __all__ = ['flip_example', 'empirical_eigengap', 'second_moment_pca', 'aligned_distance', 'global_sensitivity',
@@ -226,12 +227,12 @@ def perturb_frame(U, scale: float, noise: str = "gaussian", random_state=None) -
 def smooth_sensitivity_pca(X, k: int, epsilon: float, delta: float = 0.0, *, random_state=None,
                            return_info: bool = False):
     "Private top-k subspace (p x k) by smooth-sensitivity output perturbation: (epsilon, delta)-DP (Gaussian) if delta > 0, epsilon-DP (Cauchy) if delta = 0; replace-one, rows clipped to the unit ball."
-    X = check_data(X)
+    X = check_rows(X)                                            # numpy, or dask (checked from its metadata)
     n, p = X.shape
     k = check_k(k, p)
     smooth_sensitivity_parameters(epsilon, delta, p, k)          # validate the privacy parameters before the data
-    Xc, n_clipped = clip_rows(X)
-    return smooth_sensitivity_release(Xc.T @ Xc / n, n, k, epsilon, delta, n_clipped=n_clipped,
+    st = second_moment_sums(X, radius=1.0)                       # one blocked pass: clip to the unit ball, sum x x^T
+    return smooth_sensitivity_release(st["M"] / n, n, k, epsilon, delta, n_clipped=st["n_clipped"],
                                       random_state=random_state, return_info=return_info)
 
 def smooth_sensitivity_release(S, n: int, k: int, epsilon: float, delta: float = 0.0, *, n_clipped: int = 0,

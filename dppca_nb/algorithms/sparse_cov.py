@@ -64,7 +64,7 @@ def column_sparsity(Sigma, tol: float = 0.0) -> int:
 # %% ../../nbs/03_algorithms/04_sparse_cov.ipynb #e45e0068
 def gaussian_covariance(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
                         radius: float = 1.0, noise: str = "continuous", random_state=None, return_info: bool = False):
-    "(epsilon, delta)-DP naive covariance (p x p, symmetric, maybe indefinite): clipped second moment plus symmetric Gaussian noise."
+    "(epsilon, delta)-DP naive covariance (p x p, symmetric, maybe indefinite): clipped second moment plus symmetric Gaussian noise; X numpy or dask."
     S, info = gaussian_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
                                      radius=radius, noise=noise, random_state=random_state)
     info["mechanism"] = "naive Gaussian covariance (Wang & Xu eq. (7)): " + info["mechanism"]
@@ -102,7 +102,7 @@ def dp_threshold_covariance(X, epsilon: float, delta: float, *, gamma: float = 2
                             calibration: str = "analytic", radius: float = 1.0, threshold_diagonal: bool = True,
                             noise_constant: float = 4.0, noise: str = "continuous", random_state=None,
                             return_info: bool = False):
-    "(epsilon, delta)-DP sparse covariance estimate (p x p, symmetric PSD) by Wang & Xu's DP-Thresholding."
+    "(epsilon, delta)-DP sparse covariance estimate (p x p, symmetric PSD) by Wang & Xu's DP-Thresholding; X numpy or dask."
     gamma = check_positive(gamma, "gamma", allow_zero=True)
     S, info = gaussian_covariance(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
                                   radius=radius, noise=noise, random_state=random_state, return_info=True)
