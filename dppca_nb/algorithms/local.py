@@ -4,6 +4,7 @@
 
 # %% ../../nbs/03_algorithms/01_local.ipynb #d6256308
 from __future__ import annotations
+import copy
 import math
 import warnings
 import numpy as np
@@ -13,6 +14,7 @@ from ..core.linalg import top_k_eigvecs
 from ..data.datasets import wishart_second_moment
 from ..privacy.mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon, gaussian_delta,
                                  symmetric_gaussian, upper_triangle)
+from ..backends.statistics import check_rows, is_dask, second_moment_sums, randomized_report_sums
 
 # %% auto #0
 __all__ = ['local_noise_sigma', 'local_discrete_noise', 'randomize_record', 'randomize_records', 'LocalAggregator',
@@ -162,33 +164,60 @@ def _local_info(epsilon, delta, sensitivity, calibration, sigma, n, n_clipped, s
     if n_clipped is not None: add_diagnostics(info, n_clipped=n_clipped)
     return info
 
+def _partition_reports(x, epsilon, delta, sensitivity, calibration, chunk_size, noise, rng):
+    "One partition's share of the local model: its records' reports (each with its own noise from `rng`) summed in a `LocalAggregator`, and its clipped count."
+    agg = LocalAggregator(x.shape[1])
+    for i in range(0, x.shape[0], chunk_size):
+        agg.add_many(randomize_records(x[i:i + chunk_size], epsilon, delta, sensitivity=sensitivity,
+                                       calibration=calibration, packed=True, noise=noise, random_state=rng))
+    return agg, clip_rows(x, 1.0)[1]
+
+def _merge_reports(*parts):
+    agg = copy.deepcopy(parts[0][0])                    # never mutate a task's input
+    for q in parts[1:]: agg.merge(q[0])
+    return agg, sum(q[1] for q in parts)
+
 def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                        simulate: str = "aggregate", chunk_size: int | None = None, noise: str = "continuous",
+                        simulate: str | None = None, chunk_size: int | None = None, noise: str = "continuous",
                         random_state=None):
-    "The server's (epsilon, delta)-LDP estimate S_hat = (1/n) sum_i (x_i x_i^T + Z_i); returns `(S_hat, info)`."
-    X = check_data(X)
-    n, p = X.shape
+    "The server's (epsilon, delta)-LDP estimate S_hat = (1/n) sum_i (x_i x_i^T + Z_i) of a numpy or dask `X`; returns `(S_hat, info)`."
+    X = check_rows(X)
+    lazy = is_dask(X)
+    n, p = (int(s) for s in X.shape)
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    if simulate is None: simulate = "per_record" if lazy else "aggregate"
     check_choice(simulate, "simulate", ("aggregate", "per_record"))
     check_choice(noise, "noise", ("continuous", "discrete"))
     if noise == "discrete" and simulate == "aggregate":
         raise ValueError("noise: 'discrete' reports need simulate='per_record' (a sum of discrete Gaussians is not one "
                          "discrete Gaussian, so the aggregate shortcut does not apply)")
+    if lazy and simulate == "aggregate":
+        raise ValueError("simulate: 'aggregate' needs the exact sum of the records, which no partition may send in the "
+                         "local model; a dask X is randomized record by record in its partitions: use "
+                         "simulate='per_record' (the default for a dask X)")
     sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
+    if noise == "discrete": local_discrete_noise(eps, dlt, p, sensitivity=sensitivity, calibration=calibration)
+    d = p * (p + 1) // 2
+    m = max(1, (1 << 22) // d) if chunk_size is None else check_int(chunk_size, "chunk_size")   # about 32 MB of packed reports per chunk
+    if lazy:                                     # each partition randomizes its own records; the server sums
+        (agg, n_clipped), n_parts = randomized_report_sums(X, _partition_reports, eps, dlt, sensitivity, calibration,
+                                                           m, noise, random_state=random_state, combine=_merge_reports)
+        S, info = local_second_moment_release(agg, eps, dlt, sensitivity=sensitivity, calibration=calibration,
+                                              n_clipped=n_clipped, noise=noise)
+        info.update(mechanism=info["mechanism"].replace("averaged by the server", "added in the record's partition; "
+                                                        "the server sums the partitions' sums"), n_partitions=n_parts)
+        return S, info
     rng = as_generator(random_state)
-    Xc, n_clipped = clip_rows(X, 1.0)
     if simulate == "aggregate":
-        S = Xc.T @ Xc / n + symmetric_gaussian(p, sigma / math.sqrt(n), rng, kind="upper")
-    else:
-        d = p * (p + 1) // 2
-        m = max(1, (1 << 22) // d) if chunk_size is None else check_int(chunk_size, "chunk_size")   # about 32 MB of packed reports per chunk
-        agg = LocalAggregator(p)
-        for i in range(0, n, m):
-            agg.add_many(randomize_records(X[i:i + m], eps, dlt, sensitivity=sensitivity, calibration=calibration,
-                                           packed=True, noise=noise, random_state=rng))
-        return local_second_moment_release(agg, eps, dlt, sensitivity=sensitivity, calibration=calibration,
-                                           n_clipped=n_clipped, noise=noise)
-    return S, _local_info(eps, dlt, sensitivity, calibration, sigma, n, n_clipped, simulate)
+        st = second_moment_sums(X, radius=1.0)
+        S = st["M"] / n + symmetric_gaussian(p, sigma / math.sqrt(n), rng, kind="upper")
+        return S, _local_info(eps, dlt, sensitivity, calibration, sigma, n, st["n_clipped"], simulate)
+    agg = LocalAggregator(p)
+    for i in range(0, n, m):
+        agg.add_many(randomize_records(X[i:i + m], eps, dlt, sensitivity=sensitivity, calibration=calibration,
+                                       packed=True, noise=noise, random_state=rng))
+    return local_second_moment_release(agg, eps, dlt, sensitivity=sensitivity, calibration=calibration,
+                                       n_clipped=clip_rows(X, 1.0)[1], noise=noise)
 
 def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: float, *, sensitivity="tight",
                                 calibration: str = "analytic", n_clipped: int | None = None,
@@ -208,10 +237,10 @@ def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: flo
 
 # %% ../../nbs/03_algorithms/01_local.ipynb #bc013c5f
 def local_gaussian_pca(X, k: int, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                       simulate: str = "aggregate", chunk_size: int | None = None, noise: str = "continuous",
+                       simulate: str | None = None, chunk_size: int | None = None, noise: str = "continuous",
                        random_state=None, return_info: bool = False):
-    "(epsilon, delta)-LDP top-k principal subspace (p x k) by the Local Gaussian Mechanism (Wang & Xu, Algorithm 1)."
-    X = check_data(X)
+    "(epsilon, delta)-LDP top-k principal subspace (p x k) by the Local Gaussian Mechanism (Wang & Xu, Algorithm 1); X numpy or dask."
+    X = check_rows(X)
     k = check_k(k, X.shape[1])
     S, info = local_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
                                   simulate=simulate, chunk_size=chunk_size, noise=noise, random_state=random_state)
