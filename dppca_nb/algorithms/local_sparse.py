@@ -16,7 +16,28 @@ __all__ = ['sparse_lambda', 'fantope_pca', 'local_sparse_pca', 'local_sparse_pca
 
 # %% ../../nbs/03_algorithms/03_local_sparse.ipynb #1c3f6661
 def sparse_lambda(n: int, p: int, sigma: float, *, kind: str = "rate", beta: float = 0.05) -> float:
-    "Data-independent FPS penalty for Algorithm 2: tau sqrt(ln p) ('rate'), the noise's max-entry level ('max'), or lambda_safe ('safe')."
+    """Data-independent FPS penalty for Algorithm 2: tau sqrt(ln p) ('rate'), the noise's max-entry level ('max'), or lambda_safe ('safe').
+
+    Public: a function of n, p and the noise level only, so it costs no privacy.
+
+    Parameters
+    ----------
+    n : int >= 1
+        Number of users.
+    p : int >= 1
+        Dimension.
+    sigma : float > 0
+        Per-user noise sd of the local reports (tau = sigma / sqrt(n) per entry of S_hat).
+    kind : {"rate", "max", "safe"}
+        The rule (see above).
+    beta : float > 0
+        Failure probability of "safe".
+
+    Returns
+    -------
+    float
+        lambda.
+    """
     check_choice(kind, "kind", ("rate", "max", "safe"))
     n, p = check_positive(n, "n"), int(check_positive(p, "p"))
     tau = check_positive(sigma, "sigma") / math.sqrt(n)
@@ -29,7 +50,30 @@ def sparse_lambda(n: int, p: int, sigma: float, *, kind: str = "rate", beta: flo
 # %% ../../nbs/03_algorithms/03_local_sparse.ipynb #933ac853
 def fantope_pca(S, k: int, lam: float, *, tol: float = 1e-4, max_iter: int = 2000, rho: float | None = None,
                 output: str = "X", return_result: bool = False):
-    "Top-k eigenvectors (p x k) of the Fantope-ADMM solution for symmetric `S` at penalty `lam` (post-processing)."
+    """Top-k eigenvectors (p x k) of the Fantope-ADMM solution for symmetric `S` at penalty `lam` (post-processing).
+
+    Parameters
+    ----------
+    S : array_like, shape (p, p)
+        Symmetric estimate (private or not; not modified).
+    k : int in [1, p]
+        Target dimension.
+    lam : float >= 0
+        l1 penalty on the scale of `S`.
+    tol, max_iter, rho
+        As in `fantope_admm` (here `tol=1e-4`, enough for the top-k subspace).
+    output : {"X", "Y"}
+        Which ADMM iterate is eigendecomposed.
+    return_result : bool
+        Also return the `FantopeResult`.
+
+    Returns
+    -------
+    V : ndarray, shape (p, k)
+        Orthonormal columns.
+    result : FantopeResult
+        Only with `return_result=True`.
+    """
     check_choice(output, "output", ("X", "Y"))
     res = fantope_admm(S, k, lam, rho=rho, tol=tol, max_iter=max_iter)
     V = top_k_eigvecs(res.X if output == "X" else res.Y, k)
@@ -54,17 +98,103 @@ def _finish(S, info, k, lam, tol, max_iter, rho, output, return_info):
 def local_sparse_pca(X, k: int, epsilon: float, delta: float, *, lam=None, sensitivity="tight",
                      calibration: str = "analytic", simulate: str = "aggregate", tol: float = 1e-4, max_iter: int = 2000,
                      rho: float | None = None, output: str = "X", random_state=None, return_info: bool = False):
-    "(epsilon, delta)-LDP row-sparse top-k subspace (p x k): Algorithm 1's reports, Fantope ADMM, top-k eigenvectors."
+    """(epsilon, delta)-LDP row-sparse top-k subspace (p x k): Algorithm 1's reports, Fantope ADMM, top-k eigenvectors.
+
+    Local model, replace-one neighbours (any two inputs of one user): each user's report x x^T + Z (rows clipped to the
+    unit ball) is (epsilon, delta)-DP; the server's ADMM is post-processing.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        One record per row (not modified).
+    k : int in [1, p]
+        Target dimension.
+    epsilon : float > 0
+        Per-user privacy loss.
+    delta : float in (0, 1)
+        Per-user failure probability.
+    lam : None, {"rate", "max", "safe"} or float >= 0
+        l1 penalty: a rule of `sparse_lambda` (None: "rate"), data-independent, or a number.
+    tol : float > 0
+        ADMM tolerance (units of ||S_hat||_2).
+    max_iter : int >= 1
+        ADMM iteration cap.
+    rho : float > 0 or None
+        Initial ADMM step size (units of ||S_hat||_2).
+    output : {"X", "Y"}
+        Which ADMM iterate is eigendecomposed (the Fantope point X or the sparse Y).
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        Per-record sensitivity of the report x x^T, as in `privacy.mechanisms.second_moment_sensitivity` ("tight": sqrt 2).
+    calibration : {"analytic", "classic"}
+        Gaussian calibration, as in `privacy.mechanisms.gaussian_sigma`.
+    simulate : {"aggregate", "per_record"}
+        "aggregate" samples the sum of the users' noise in one draw (the same law); "per_record" runs each user's randomizer.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+    return_info : bool
+        Also return `info`.
+
+    Returns
+    -------
+    V : ndarray, shape (p, k)
+        Orthonormal columns: the estimated principal subspace.
+    info : dict
+        Only with `return_info=True`: the public description of the release (mechanism, sigma, lam, ADMM summary) and,
+        under "diagnostics_not_private", the clipped-row count.
+    """
     X = check_data(X)
     check_k(k, X.shape[1])
     S, info = local_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
                                   simulate=simulate, random_state=random_state)
     return _finish(S, info, k, lam, tol, max_iter, rho, output, return_info)
 
+# %% ../../nbs/03_algorithms/03_local_sparse.ipynb #65604dc1
 def local_sparse_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *, lam=None, sensitivity="tight",
                              calibration: str = "analytic", tol: float = 1e-4, max_iter: int = 2000, rho=None,
                              output: str = "X", random_state=None, return_info: bool = False):
-    "Algorithm 2 for n Gaussian N(0, Sigma) users simulated exactly in O(p^3) (studies at any n; see `local`)."
+    """Algorithm 2 for n Gaussian N(0, Sigma) users simulated exactly in O(p^3) (studies at any n; see `local`).
+
+    The same guarantee as `local_sparse_pca`; the clipped sum is replaced by a Wishart draw (rows not clipped).
+
+    Parameters
+    ----------
+    Sigma : array_like, shape (p, p)
+        Covariance of the simulated users.
+    n : int >= 1
+        Number of simulated users.
+    k : int in [1, p]
+        Target dimension.
+    epsilon : float > 0
+        Per-user privacy loss.
+    delta : float in (0, 1)
+        Per-user failure probability.
+    lam : None, {"rate", "max", "safe"} or float >= 0
+        l1 penalty: a rule of `sparse_lambda` (None: "rate"), data-independent, or a number.
+    tol : float > 0
+        ADMM tolerance (units of ||S_hat||_2).
+    max_iter : int >= 1
+        ADMM iteration cap.
+    rho : float > 0 or None
+        Initial ADMM step size (units of ||S_hat||_2).
+    output : {"X", "Y"}
+        Which ADMM iterate is eigendecomposed (the Fantope point X or the sparse Y).
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        Per-record sensitivity of the report x x^T, as in `privacy.mechanisms.second_moment_sensitivity` ("tight": sqrt 2).
+    calibration : {"analytic", "classic"}
+        Gaussian calibration, as in `privacy.mechanisms.gaussian_sigma`.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+    return_info : bool
+        Also return `info`.
+
+    Returns
+    -------
+    V : ndarray, shape (p, k)
+        Orthonormal columns: the estimated principal subspace.
+    info : dict
+        Only with `return_info=True`: the public description of the release (mechanism, sigma, lam, ADMM summary) and,
+        under "diagnostics_not_private", the clipped-row count.
+    """
     S, info = local_second_moment_wishart(Sigma, n, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
                                           random_state=random_state)
     return _finish(S, info, k, lam, tol, max_iter, rho, output, return_info)
