@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import numpy as np
 from ..core.validation import check_data, check_positive, check_choice, check_int, add_diagnostics
+from ..backends.statistics import check_rows, is_dask, map_block_pairs
 
 # %% auto #0
 __all__ = ['kendall_tau', 'kendall_cross_sum', 'kendall_within_sum']
@@ -140,12 +141,15 @@ def _centre_scale(X, transform, r):
 
 def kendall_tau(X, transform: str = "spherical", radius: float | None = None, *, method: str = "fast",
                 block_rows: int = 256, return_info: bool = False):
-    "Generalised multivariate Kendall's tau (p x p): spherical or winsorized spatial signs of all pair differences."
-    X = check_data(X)
-    n, p = X.shape
+    "Generalised multivariate Kendall's tau (p x p) of a numpy or dask `X`: spherical or winsorized spatial signs of all pair differences."
+    X = check_rows(X)
+    n, p = (int(s) for s in X.shape)
     r = _check_transform(transform, radius, p)
     check_choice(method, "method", ("fast", "pairwise"))
     block_rows = check_int(block_rows, "block_rows")
+    if is_dask(X):
+        if method != "fast": raise ValueError(f"method: a dask X takes method='fast' (pairs of row blocks), got {method!r}")
+        return _kendall_over_blocks(X, transform, r, block_rows, return_info)
     Xs, rs, scale = _centre_scale(X, transform, r)
     if scale == 0.0: return _finish(np.zeros((p, p)), 0, transform, r, method, n, return_info)
     if method == "pairwise": K, n_exact = _kendall_pairwise(Xs, transform, rs), n * (n - 1) // 2
@@ -185,6 +189,19 @@ def kendall_cross_sum(A, B, transform: str = "spherical", radius: float | None =
     "Sum over all pairs (a in A, b in B) of g(d) g(d)^T, d = (b - a)/sqrt2: `(S, n_pairs)` (+ info dict if `return_info`)."
     if B is None: raise TypeError("B: expected a 2-D numeric array (m rows x p columns), got None")
     return _pair_sum(A, B, transform, radius, block_rows, return_info)
+
+def _block_pair_sum(xa, xb, transform, radius, block_rows):
+    "One task over row blocks: Kendall's pair sum within `xa` (xb None) or across (xa, xb), and its near-tie count."
+    if xb is None: S, _, inf = kendall_within_sum(xa, transform, radius, block_rows=block_rows, return_info=True)
+    else: S, _, inf = kendall_cross_sum(xa, xb, transform, radius, block_rows=block_rows, return_info=True)
+    return S, inf["diagnostics_not_private"]["n_exact_pairs"]
+
+def _kendall_over_blocks(X, transform, r, block_rows, return_info):
+    "`kendall_tau` of a checked numpy or dask `X` as tasks over pairs of its row blocks (`backends.statistics.map_block_pairs`)."
+    n, p = (int(s) for s in X.shape)
+    (T, n_exact), _, _ = map_block_pairs(X, _block_pair_sum, transform, r, block_rows)
+    K = T * (2.0 / (n * (n - 1)))
+    return _finish((K + K.T) / 2, int(n_exact), transform, r, "fast", n, return_info)
 
 def kendall_within_sum(A, transform: str = "spherical", radius: float | None = None, *, block_rows: int = 256,
                        return_info: bool = False):
