@@ -19,7 +19,18 @@ __all__ = ['PURE_SENSITIVITY', 'acg_b', 'acg_log_bound', 'acg_limit_acceptance',
 
 # %% ../../nbs/03_algorithms/06_pure.ipynb #fdf373af
 def acg_b(lam) -> float:
-    "The optimal ACG envelope constant b: the root in [1, d] of sum 1/(b + 2 lam_i) = 1 (lam >= 0 with min 0)."
+    """The optimal ACG envelope constant b: the root in [1, d] of sum 1/(b + 2 lam_i) = 1 (lam >= 0 with min 0).
+
+    Parameters
+    ----------
+    lam : array_like, shape (d,)
+        Eigenvalues of the Bingham parameter A, shifted so that the smallest is 0.
+
+    Returns
+    -------
+    float
+        b in [1, d].
+    """
     lam = np.asarray(lam, dtype=np.float64)
     d = lam.size
     f = lambda b: float(np.sum(1.0 / (b + 2.0 * lam))) - 1.0
@@ -28,12 +39,40 @@ def acg_b(lam) -> float:
     if f(1.0) <= 0.0: return 1.0                 # only when the other lam_i are infinite in floating point
     return float(optimize.brentq(f, 1.0, float(d), xtol=1e-12, rtol=4 * np.finfo(float).eps, maxiter=200))
 
+# %% ../../nbs/03_algorithms/06_pure.ipynb #f8764464
 def acg_log_bound(d: int, b: float) -> float:
-    "log M, M = exp(-(d - b)/2) (d/b)^(d/2): the sup over t of exp(-t)(1 + 2t/b)^(d/2)."
+    """log M, M = exp(-(d - b)/2) (d/b)^(d/2): the sup over t of exp(-t)(1 + 2t/b)^(d/2).
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the sphere's ambient space.
+    b : float > 0
+        Envelope constant (e.g. `acg_b(lam)`).
+
+    Returns
+    -------
+    float
+        log M, the log of the rejection bound.
+    """
     return -(d - b) / 2.0 + d / 2.0 * math.log(d / b)
 
+# %% ../../nbs/03_algorithms/06_pure.ipynb #2579a17f
 def acg_limit_acceptance(d: int, multiplicity: int = 1) -> float:
-    "Acceptance rate of the ACG envelope in the infinitely concentrated limit, smallest eigenvalue of A of `multiplicity` r."
+    """Acceptance rate of the ACG envelope in the infinitely concentrated limit, smallest eigenvalue of A of `multiplicity` r.
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    multiplicity : int in [1, d]
+        Multiplicity r of the smallest eigenvalue of A.
+
+    Returns
+    -------
+    float
+        The limiting acceptance probability per proposal.
+    """
     r = multiplicity
     return math.exp(math.lgamma(d / 2) - math.lgamma(r / 2) + (d - r) / 2 * (math.log(2 / r) + 1) + d / 2 * math.log(r / d))
 
@@ -56,7 +95,26 @@ def _log_accept(z, lam, b, logM, inverted=False):
     return -t + s * (lam.size / 2.0) * np.log1p(2.0 * t / b) - logM
 
 def bingham_sample(A, random_state=None, *, size=None, return_trials: bool = False):
-    "Exact draw(s) u on the unit sphere with density proportional to exp(-u' A u), by the ACG envelope of Kent et al. (2018)."
+    """Exact draw(s) u on the unit sphere with density proportional to exp(-u' A u), by the ACG envelope of Kent et al. (2018).
+
+    Parameters
+    ----------
+    A : array_like, shape (d, d)
+        Finite symmetric parameter (not modified).
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+    size : None or int >= 1
+        Number of draws; None returns one vector.
+    return_trials : bool
+        Also return the number of proposals used (a function of A: not private when A depends on data).
+
+    Returns
+    -------
+    U : ndarray, shape (d,) or (size, d)
+        Unit vectors.
+    trials : int
+        Only with `return_trials=True`.
+    """
     lam, Q, b, logM = _bingham_setup(A)
     rng = as_generator(random_state)
     m = 1 if size is None else check_int(size, "size")     # None: one draw (a vector); else a (size, d) array
@@ -77,7 +135,22 @@ def bingham_sample(A, random_state=None, *, size=None, return_trials: bool = Fal
     return (U, trials) if return_trials else U
 
 def bingham_acceptance_rate(A, *, n_proposals: int = 20000, random_state=None) -> float:
-    "Monte Carlo estimate (mean acceptance probability over ACG proposals) of the sampler's acceptance rate for A."
+    """Monte Carlo estimate (mean acceptance probability over ACG proposals) of the sampler's acceptance rate for A.
+
+    Parameters
+    ----------
+    A : array_like, shape (d, d)
+        Finite symmetric parameter.
+    n_proposals : int >= 1
+        Number of proposals averaged.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    float
+        Estimated acceptance probability per proposal.
+    """
     lam, Q, b, logM = _bingham_setup(A)
     rng = as_generator(random_state)
     n_prop = check_int(n_proposals, "n_proposals", allow_float=True)
@@ -86,7 +159,27 @@ def bingham_acceptance_rate(A, *, n_proposals: int = 20000, random_state=None) -
 
 # %% ../../nbs/03_algorithms/06_pure.ipynb #10e22395
 def anchors_covariance(p: int = 40, k: int = 5, a: float = 0.013, *, trace: float = 0.2, random_state=None):
-    "Sigma = a VV' + b I with tr Sigma = E||x||^2 = `trace` (b = (trace - a k)/p), the design of ANCHORS.md; returns (Sigma, V)."
+    """Sigma = a VV' + b I with tr Sigma = E||x||^2 = `trace` (b = (trace - a k)/p), the design of the anchors; returns (Sigma, V).
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension.
+    k : int in [1, p]
+        Rank of the spike.
+    a : float > 0
+        Spike strength, with a k < trace.
+    trace : float > 0
+        tr Sigma = E||x||^2.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness for V (Haar).
+
+    Returns
+    -------
+    Sigma : ndarray, shape (p, p)
+    V : ndarray, shape (p, k)
+        Orthonormal spike directions.
+    """
     k = check_k(k, p)
     a, trace = check_positive(a, "a"), check_positive(trace, "trace")
     b = (trace - a * k) / p
@@ -105,7 +198,22 @@ def _share(eigenvalue_share, k):
     return float(eigenvalue_share)
 
 def pure_dp_budget(epsilon: float, k: int, eigenvalue_share=0.1) -> np.ndarray:
-    "Budgets (eps_0 for the eigenvalues, eps_1..eps_k for the eigenvectors), floats whose exact sum is epsilon."
+    """Budgets (eps_0 for the eigenvalues, eps_1..eps_k for the eigenvectors), floats whose exact sum is epsilon.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Total budget (pure DP).
+    k : int >= 1
+        Number of eigenvectors.
+    eigenvalue_share : float in [0, 1) or "anchors"
+        Share of epsilon for the eigenvalues; "anchors": 1/(k+1), the split of diffprivlib and OpenDP.
+
+    Returns
+    -------
+    ndarray, shape (k + 1,)
+        (eps_0, eps_1, ..., eps_k), summing to epsilon exactly.
+    """
     eps = check_epsilon(epsilon)
     k = check_int(k, "k")
     s = _share(eigenvalue_share, k)
@@ -122,7 +230,38 @@ PURE_SENSITIVITY = {"tight": 2.0, "paper": 4.0}    # eta_i = epsilon_i / (factor
 
 def pure_dp_pca(X, k: int, epsilon: float, *, eigenvalue_share=0.1, sensitivity: str = "tight", radius: float = 1.0,
                 random_state=None, return_info: bool = False):
-    "Pure epsilon-DP top-k subspace (p x k) by Amin et al. (2019): Laplace eigenvalues, k exact Bingham draws; replace-one. `info`'s diagnostics (trials, n_clipped) are not private."
+    """Pure epsilon-DP top-k subspace (p x k) by Amin et al. (2019): Laplace eigenvalues, k exact Bingham draws; replace-one.
+
+    epsilon-DP (delta = 0) for replace-one neighbours with n public, rows clipped to `radius`. `info`'s
+    diagnostics (rejection trials, clipped-row count) are not private.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        One record per row (not modified).
+    k : int in [1, p]
+        Target dimension.
+    epsilon : float > 0
+        Total budget.
+    eigenvalue_share : float in [0, 1) or "anchors"
+        Share of epsilon for the snapped Laplace eigenvalues (0: no eigenvalue release), as in `pure_dp_budget`.
+    sensitivity : {"tight", "paper"}
+        Exponent of the eigenvector rounds: eps_i / (2 R^2) (exact) or eps_i / (4 R^2) (Amin et al.; half wasted).
+    radius : float > 0
+        Clipping bound R of the rows.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+    return_info : bool
+        Also return `info`.
+
+    Returns
+    -------
+    V : ndarray, shape (p, k)
+        Orthonormal columns.
+    info : dict
+        Only with `return_info=True`: budgets, exponents, snapping constants, the noisy eigenvalues (all public) and
+        "diagnostics_not_private".
+    """
     X = check_data(X)
     p = X.shape[1]
     k = check_k(k, p)
@@ -165,7 +304,26 @@ def pure_dp_pca(X, k: int, epsilon: float, *, eigenvalue_share=0.1, sensitivity:
 # %% ../../nbs/03_algorithms/06_pure.ipynb #40633b47
 def pure_dp_audit_statistic(X, epsilon: float, *, direction=None, sensitivity: str = "tight", radius: float = 1.0,
                             random_state=None) -> float:
-    "(v_1' w)^2 for the first eigenvector of an epsilon-DP run of `pure_dp_pca` with k = 1 and no eigenvalue release."
+    """(v_1' w)^2 for the first eigenvector of an epsilon-DP run of `pure_dp_pca` with k = 1 and no eigenvalue release.
+
+    A post-processing of an epsilon-DP output, so its law on neighbours obeys the epsilon-DP inequality.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        Records.
+    epsilon : float > 0
+        Budget of the run.
+    direction : None or array_like, shape (p,)
+        Unit vector w (None: e_1).
+    sensitivity, radius, random_state
+        As in `pure_dp_pca`.
+
+    Returns
+    -------
+    float
+        (v_1' w)^2 in [0, 1].
+    """
     v = pure_dp_pca(X, 1, epsilon, eigenvalue_share=0.0, sensitivity=sensitivity, radius=radius,
                     random_state=random_state)[:, 0]
     w = np.eye(v.size)[0] if direction is None else np.asarray(direction, dtype=np.float64)
@@ -175,7 +333,30 @@ def pure_dp_audit_statistic(X, epsilon: float, *, direction=None, sensitivity: s
 
 # %% ../../nbs/03_algorithms/06_pure.ipynb #0f3db376
 def compare_pure_vs_gauss(X, V, k: int, epsilons, *, delta: float = 1e-6, reps: int = 3, seed: int = 0):
-    "Error ||VhVh' - VV'||_F and seconds per fit of pure_dp_pca (default, anchors' configuration) and analyze_gauss; list of dicts."
+    """Error ||VhVh' - VV'||_F and seconds per fit of pure_dp_pca (default, anchors' configuration) and analyze_gauss; list of dicts.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        Records.
+    V : ndarray, shape (p, k)
+        True subspace.
+    k : int
+        Target dimension.
+    epsilons : iterable of float
+        Budgets compared.
+    delta : float in (0, 1)
+        delta of Analyze Gauss.
+    reps : int
+        Repetitions per method and epsilon.
+    seed : int
+        Base seed.
+
+    Returns
+    -------
+    list of dict
+        One row per fit: method, epsilon, rep, error, seconds.
+    """
     import time
     from dppca_nb.algorithms.baselines import analyze_gauss
     from dppca_nb.core.linalg import subspace_distance
