@@ -5,12 +5,14 @@
 # %% ../../nbs/03_algorithms/08_robust.ipynb #e5e449f7
 from __future__ import annotations
 import math
+import warnings
 import numpy as np
 from ..core.validation import (as_generator, check_data, check_k, check_epsilon, check_delta, check_positive,
                            check_choice, check_int, add_diagnostics)
 from ..core.linalg import top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian, check_square
 from .kendall import kendall_tau
+from ..backends.statistics import check_rows, paired_row_norms
 
 # %% auto #0
 __all__ = ['kendall_sensitivity', 'private_radius', 'disjoint_pair_norms', 'private_radius_release', 'noisy_kendall',
@@ -50,9 +52,9 @@ def _quantile_log_weights(z, q, epsilon, lo, hi):
 
 def private_radius(X, epsilon: float, *, quantile: float = 0.5, bounds=None, random_state=None,
                    return_info: bool = False):
-    "epsilon-DP (replace-one) `quantile` of the pair-difference norms ||x_j - x_i||/sqrt2 over disjoint pairs (exponential mechanism)."
-    X = check_data(X)
-    n, p = X.shape
+    "epsilon-DP (replace-one) `quantile` of the pair-difference norms ||x_j - x_i||/sqrt2 over disjoint pairs (exponential mechanism); X numpy or dask."
+    X = check_rows(X)
+    n, p = (int(s) for s in X.shape)
     eps = check_epsilon(epsilon)
     q = _check_quantile(quantile, "quantile")
     lo, hi = _check_bounds(bounds, p, "bounds")
@@ -62,10 +64,8 @@ def private_radius(X, epsilon: float, *, quantile: float = 0.5, bounds=None, ran
                                   random_state=rng, return_info=return_info)
 
 def disjoint_pair_norms(X, perm) -> np.ndarray:
-    "The floor(n/2) norms ||x_perm[2i+1] - x_perm[2i]|| / sqrt2 of the disjoint pairs of a pairing `perm` (a permutation of the rows)."
-    m = len(perm) // 2
-    d = (X[perm[1:2 * m:2]] - X[perm[0:2 * m:2]]) / math.sqrt(2)
-    return np.sqrt((d * d).sum(axis=1))         # np.linalg.norm's arithmetic, and lazy for a dask X (the Dask path)
+    "The floor(n/2) norms ||x_perm[2i+1] - x_perm[2i]|| / sqrt2 of the disjoint pairs of a pairing `perm` (a permutation of the rows), X numpy or dask."
+    return paired_row_norms(X, perm)             # for a dask X: the paired rows gathered on the cluster, the norms returned
 
 def private_radius_release(norms, epsilon: float, *, quantile: float = 0.5, bounds, random_state=None,
                            return_info: bool = False):
@@ -89,35 +89,52 @@ def private_radius_release(norms, epsilon: float, *, quantile: float = 0.5, boun
     return r, add_diagnostics(info, true_quantile=float(np.exp(np.quantile(z, q))) if m else None, interval=j)
 
 # %% ../../nbs/03_algorithms/08_robust.ipynb #d4531066
-def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherical", radius=None,
+def _renamed_radius(winsorization_radius, radius, where, stacklevel=4):
+    "The winsorization radius from `winsorization_radius` or from the deprecated alias `radius` (warned)."
+    if radius is None: return winsorization_radius
+    warnings.warn(f"{where}: radius= is deprecated, use winsorization_radius= (the radius that caps pair differences; "
+                  "`radius` is the clipping bound of the rows elsewhere in the package)", DeprecationWarning,
+                  stacklevel=stacklevel)
+    if winsorization_radius is not None:
+        raise TypeError(f"radius: a deprecated alias of winsorization_radius; got both ({radius!r} and "
+                        f"{winsorization_radius!r}), pass winsorization_radius only")
+    return radius
+
+def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherical", winsorization_radius=None,
                   sensitivity="tight", calibration: str = "analytic", radius_quantile: float = 0.5,
-                  radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None):
-    "(epsilon, delta)-DP (replace-one) release of Kendall's tau plus vecd Gaussian noise; returns `(K_bar, info)`."
-    X = check_data(X)
-    n, p = X.shape
+                  radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None,
+                  radius=None):
+    "(epsilon, delta)-DP (replace-one) release of Kendall's tau plus vecd Gaussian noise, X numpy or dask; returns `(K_bar, info)`. `radius`: deprecated alias of `winsorization_radius`."
+    X = check_rows(X)                                            # numpy, or dask (checked from its metadata)
+    n, p = (int(s) for s in X.shape)
+    wr = _renamed_radius(winsorization_radius, radius, "noisy_kendall")
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     check_choice(transform, "transform", ("spherical", "winsorized"))
+    check_choice(noise, "noise", ("continuous", "discrete"))
+    kendall_sensitivity(sensitivity, n=n)                        # options checked before the passes over the rows
     rng = as_generator(random_state)
     eps_tau, r_info = eps, None
     if transform == "spherical":
-        if radius is not None: raise ValueError(f"radius: only used with transform='winsorized', got {radius!r}")
+        if wr is not None:
+            raise ValueError(f"winsorization_radius: only used with transform='winsorized', got {wr!r}")
         r = None
-    elif isinstance(radius, str):
-        eps_r, eps_tau, radius_quantile, radius_bounds = _private_radius_setup(radius, eps, p, radius_share,
+    elif isinstance(wr, str):
+        eps_r, eps_tau, radius_quantile, radius_bounds = _private_radius_setup(wr, eps, p, radius_share,
                                                                                radius_quantile, radius_bounds)
         r, r_info = private_radius(X, eps_r, quantile=radius_quantile, bounds=radius_bounds, random_state=rng,
                                    return_info=True)
-    else: r = math.sqrt(p) if radius is None else check_positive(radius, "radius")
-    K, k_info = kendall_tau(X, transform, r, return_info=True)
-    K_bar, info = noisy_kendall_release(K, n, eps_tau, dlt, bound=k_info["bound"], transform=transform, radius=r,
-                                        sensitivity=sensitivity, calibration=calibration, noise=noise, random_state=rng)
+    else: r = math.sqrt(p) if wr is None else check_positive(wr, "winsorization_radius")
+    K, k_info = kendall_tau(X, transform, r, return_info=True)  # numpy, or tasks over pairs of dask row blocks
+    K_bar, info = noisy_kendall_release(K, n, eps_tau, dlt, bound=k_info["bound"], transform=transform,
+                                        winsorization_radius=r, sensitivity=sensitivity, calibration=calibration,
+                                        noise=noise, random_state=rng)
     _add_radius_info(info, eps, eps_tau, dlt, r_info)
     add_diagnostics(info, n_exact_pairs=k_info["diagnostics_not_private"]["n_exact_pairs"])   # a count of near-tied pairs
     return K_bar, info
 
 def _private_radius_setup(radius, eps, p, radius_share, radius_quantile, radius_bounds):
-    "Check radius='private' and its options (errors name the caller's arguments): `(eps_r, eps_tau, quantile, bounds)`."
-    check_choice(radius, "radius", ("private",))
+    "Check winsorization_radius='private' and its options (errors name the caller's arguments): `(eps_r, eps_tau, quantile, bounds)`."
+    check_choice(radius, "winsorization_radius", ("private",))
     share = check_positive(radius_share, "radius_share")
     if not share < 1: raise ValueError(f"radius_share: expected a number in (0, 1), got {share}")
     q = _check_quantile(radius_quantile, "radius_quantile")
@@ -134,12 +151,13 @@ def _add_radius_info(info, eps, eps_tau, dlt, r_info):
                                           dlt, composition="basic"))
 
 def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: float, transform: str = "spherical",
-                          radius=None, sensitivity="tight", calibration: str = "analytic", noise: str = "continuous",
-                          random_state=None):
+                          winsorization_radius=None, sensitivity="tight", calibration: str = "analytic",
+                          noise: str = "continuous", random_state=None, radius=None):
     """The Gaussian (vecd) release of `noisy_kendall` from Kendall's tau K (p x p) of n rows with kernel bound `bound`; `(K_bar, info)`.
 
     `noise="discrete"`: v = (diagonal, sqrt 2 x upper off-diagonal) of K, whose l2 distance is the Frobenius one, is
     released on a power-of-two grid with discrete Gaussian noise (`dppca_nb.privacy.discrete`); K_bar is rebuilt from it."""
+    winsorization_radius = _renamed_radius(winsorization_radius, radius, "noisy_kendall_release")
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     K = check_square(K, "K")
     n = check_int(n, "n", minimum=2)
@@ -161,18 +179,19 @@ def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: flo
         what = "g-DPPCA: Gaussian mechanism (vecd) on the generalised Kendall's tau"
     info = dict(mechanism=what, epsilon=eps,
                 delta=dlt, neighbouring="replace-one", sensitivity=sens, sigma=sigma, calibration=calibration,
-                transform=transform, winsorization_radius=radius, bound=bound, epsilon_tau=eps)
+                transform=transform, winsorization_radius=winsorization_radius, bound=bound, epsilon_tau=eps)
     info.update(extra)
     return K_bar, add_diagnostics(info, n_clipped=0)           # no row is clipped: the transform bounds the pair terms
 
-def g_dppca(X, k: int, epsilon: float, delta: float, *, transform: str = "spherical", radius=None,
+def g_dppca(X, k: int, epsilon: float, delta: float, *, transform: str = "spherical", winsorization_radius=None,
             sensitivity="tight", calibration: str = "analytic", radius_quantile: float = 0.5,
             radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None,
-            return_info: bool = False):
-    "(epsilon, delta)-DP (replace-one) top-k principal subspace (p x k) by g-DPPCA: noisy Kendall's tau, top-k eigenvectors."
-    X = check_data(X)
-    k = check_k(k, X.shape[1])
-    K_bar, info = noisy_kendall(X, epsilon, delta, transform=transform, radius=radius, sensitivity=sensitivity,
+            return_info: bool = False, radius=None):
+    "(epsilon, delta)-DP (replace-one) top-k principal subspace (p x k) by g-DPPCA: noisy Kendall's tau, top-k eigenvectors; X numpy or dask. `radius`: deprecated alias of `winsorization_radius`."
+    X = check_rows(X)
+    k = check_k(k, int(X.shape[1]))
+    wr = _renamed_radius(winsorization_radius, radius, "g_dppca")
+    K_bar, info = noisy_kendall(X, epsilon, delta, transform=transform, winsorization_radius=wr, sensitivity=sensitivity,
                                 calibration=calibration, radius_quantile=radius_quantile,
                                 radius_share=radius_share, radius_bounds=radius_bounds, noise=noise,
                                 random_state=random_state)
