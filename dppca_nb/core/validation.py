@@ -19,7 +19,17 @@ class PrivacyWarning(UserWarning):
 
 # %% ../../nbs/00_core/00_validation.ipynb #fec9cdf7
 def as_generator(random_state=None) -> np.random.Generator:
-    "Return a `numpy.random.Generator` from `None` (OS entropy), an int seed, a `SeedSequence` or a `Generator`."
+    """Return a `numpy.random.Generator` from `None` (OS entropy), an int seed, a `SeedSequence` or a `Generator`.
+
+    Parameters
+    ----------
+    random_state : None, int >= 0, numpy.random.SeedSequence or numpy.random.Generator
+        None draws fresh OS entropy; a seed or SeedSequence gives a repeatable stream; a Generator is used as is.
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
     if random_state is None: return np.random.default_rng()
     if isinstance(random_state, np.random.Generator): return random_state
     if isinstance(random_state, np.random.SeedSequence): return np.random.default_rng(random_state)
@@ -34,7 +44,24 @@ def _describe(X):
     return f"{type(X).__name__} with dtype {getattr(X, 'dtype', '?')} and shape {getattr(X, 'shape', '?')}"
 
 def check_data(X, *, name: str = "X", min_rows: int = 2, min_cols: int = 1) -> np.ndarray:
-    "Validate a data matrix (n x p) and return a float64 2-D copy; raise naming `name` and the problem."
+    """Validate a data matrix (n x p) and return a float64 2-D copy; raise naming `name` and the problem.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        Real (or boolean) finite values; never modified.
+    name : str
+        Argument name used in error messages.
+    min_rows : int
+        Smallest accepted n.
+    min_cols : int
+        Smallest accepted p.
+
+    Returns
+    -------
+    ndarray, shape (n, p)
+        A fresh float64 C-contiguous copy.
+    """
     if X is None: raise TypeError(f"{name}: expected a 2-D numeric array (n rows x p columns), got None")
     if hasattr(X, "dask") and hasattr(X, "compute"):
         raise TypeError(f"{name}: got a dask array; use dppca_nb.distributed for out-of-core data "
@@ -69,7 +96,23 @@ def _is_real_scalar(v):
     return isinstance(v, (numbers.Real, np.floating, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 def check_positive(value, name: str, *, allow_inf: bool = False, allow_zero: bool = False) -> float:
-    "Return `value` as a float after checking it is a real number > 0 (or >= 0 with `allow_zero`)."
+    """Return `value` as a float after checking it is a real number > 0 (or >= 0 with `allow_zero`).
+
+    Parameters
+    ----------
+    value : real number
+        The value to check (not bool).
+    name : str
+        Argument name used in error messages.
+    allow_inf : bool
+        Accept +inf.
+    allow_zero : bool
+        Accept 0.
+
+    Returns
+    -------
+    float
+    """
     if not _is_real_scalar(value):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__} {value!r}")
     v = float(value)
@@ -79,12 +122,40 @@ def check_positive(value, name: str, *, allow_inf: bool = False, allow_zero: boo
         raise ValueError(f"{name}: expected a number {'>=' if allow_zero else '>'} 0, got {v}")
     return v
 
+# %% ../../nbs/00_core/00_validation.ipynb #6074b829
 def check_epsilon(epsilon, name: str = "epsilon") -> float:
-    "Validate a privacy parameter epsilon: a finite real > 0."
+    """Validate a privacy parameter epsilon: a finite real > 0.
+
+    Parameters
+    ----------
+    epsilon : real number
+        The value to check.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    float
+    """
     return check_positive(epsilon, name)
 
+# %% ../../nbs/00_core/00_validation.ipynb #dc149ceb
 def check_delta(delta, name: str = "delta", *, allow_zero: bool = False) -> float:
-    "Validate delta: in (0, 1), or [0, 1) with `allow_zero` (pure DP)."
+    """Validate delta: in (0, 1), or [0, 1) with `allow_zero` (pure DP).
+
+    Parameters
+    ----------
+    delta : real number
+        The value to check.
+    name : str
+        Argument name used in error messages.
+    allow_zero : bool
+        Accept 0 (pure DP).
+
+    Returns
+    -------
+    float
+    """
     if not _is_real_scalar(delta):
         raise TypeError(f"{name}: expected a real number in (0, 1), got {type(delta).__name__} {delta!r}")
     d = float(delta)
@@ -93,21 +164,69 @@ def check_delta(delta, name: str = "delta", *, allow_zero: bool = False) -> floa
         raise ValueError(f"{name}: expected a number in {'[0, 1)' if allow_zero else '(0, 1)'}, got {d}")
     return d
 
+# %% ../../nbs/00_core/00_validation.ipynb #fbd87ad5
 def check_k(k, p: int, name: str = "k") -> int:
-    "Validate a target dimension: an integer with 1 <= k <= p."
+    """Validate a target dimension: an integer with 1 <= k <= p.
+
+    Parameters
+    ----------
+    k : int
+        The value to check (not bool, not float).
+    p : int
+        The dimension, the largest accepted k.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    int
+    """
     if not isinstance(k, (numbers.Integral, np.integer)) or isinstance(k, (bool, np.bool_)):
         raise TypeError(f"{name}: expected an integer between 1 and p = {p}, got {type(k).__name__} {k!r}")
     if not 1 <= k <= p: raise ValueError(f"{name}: expected an integer between 1 and p = {p}, got {k}")
     return int(k)
 
+# %% ../../nbs/00_core/00_validation.ipynb #e17e28a6
 def check_choice(value, name: str, choices) -> str:
-    "Validate that `value` is one of `choices`."
+    """Validate that `value` is one of `choices`.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        Argument name used in error messages.
+    choices : sequence
+        The accepted values.
+
+    Returns
+    -------
+    object
+        `value` unchanged.
+    """
     if value not in choices:
         raise ValueError(f"{name}: expected one of {', '.join(map(repr, choices))}, got {value!r}")
     return value
 
+# %% ../../nbs/00_core/00_validation.ipynb #76eda7af
 def check_int(value, name: str, *, minimum: int = 1, allow_float: bool = False) -> int:
-    "Return `value` as a Python int after checking it is an integer >= `minimum`; `allow_float` also takes whole floats (1e6)."
+    """Return `value` as a Python int after checking it is an integer >= `minimum`; `allow_float` also takes whole floats (1e6).
+
+    Parameters
+    ----------
+    value : int
+        The value to check (Python or numpy integer; not bool).
+    name : str
+        Argument name used in error messages.
+    minimum : int
+        Smallest accepted value.
+    allow_float : bool
+        Also accept whole floats such as 1e6.
+
+    Returns
+    -------
+    int
+    """
     what = ("a positive integer" if minimum == 1 else "a non-negative integer" if minimum == 0
             else f"an integer >= {minimum}")
     if allow_float: what += " (a whole float like 1e6 is accepted)"
@@ -123,7 +242,24 @@ def check_int(value, name: str, *, minimum: int = 1, allow_float: bool = False) 
 
 # %% ../../nbs/00_core/00_validation.ipynb #acfc2422
 def clip_rows(X, radius: float = 1.0, *, name: str = "X") -> tuple[np.ndarray, int]:
-    "Project each row of `X` onto the l2 ball of `radius`; return `(X_clipped, n_clipped)`. `X` is not modified."
+    """Project each row of `X` onto the l2 ball of `radius`; return `(X_clipped, n_clipped)`. `X` is not modified.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        Records (validated by `check_data`).
+    radius : float > 0
+        The clipping bound R.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    X_clipped : ndarray, shape (n, p)
+        Rows with norm <= radius, directions kept.
+    n_clipped : int
+        Number of rows that were shortened (an exact function of the data: not private).
+    """
     r = check_positive(radius, "radius")
     A = check_data(X, name=name, min_rows=1)
     norms = np.sqrt(np.einsum("ij,ij->i", A, A))
@@ -137,7 +273,19 @@ def clip_rows(X, radius: float = 1.0, *, name: str = "X") -> tuple[np.ndarray, i
 
 # %% ../../nbs/00_core/00_validation.ipynb #a3a195ae
 def normalize_rows(X, *, name: str = "X") -> np.ndarray:
-    "Scale every non-zero row of `X` to unit l2 norm (the papers' preprocessing of real data); zero rows stay zero."
+    """Scale every non-zero row of `X` to unit l2 norm (the papers' preprocessing of real data); zero rows stay zero.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        Records (not modified).
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    ndarray, shape (n, p)
+    """
     A = check_data(X, name=name, min_rows=1)
     norms = np.linalg.norm(A, axis=1)
     nz = norms > 0
@@ -151,15 +299,40 @@ class Diagnostics(dict):
     "Curator-only values computed from the data without noise: NOT differentially private; never publish them."
     def __repr__(self): return f"Diagnostics(NOT PRIVATE: {dict.__repr__(self)})"
 
+# %% ../../nbs/00_core/00_validation.ipynb #ce77b7b9
 def add_diagnostics(info: dict, **values) -> dict:
-    "Put `values` under `info['diagnostics_not_private']` (a `Diagnostics`, created if missing); returns `info`."
+    """Put `values` under `info['diagnostics_not_private']` (a `Diagnostics`, created if missing); returns `info`.
+
+    Parameters
+    ----------
+    info : dict
+        The info dict of a release (modified in place).
+    **values
+        Non-private values to record.
+
+    Returns
+    -------
+    dict
+        `info`.
+    """
     d = info.get(DIAGNOSTICS_KEY)
     if not isinstance(d, Diagnostics):
         d = info[DIAGNOSTICS_KEY] = Diagnostics(d or {})
     d.update(values)
     return info
 
+# %% ../../nbs/00_core/00_validation.ipynb #4e5b23fa
 def public_info(info: dict) -> dict:
-    "The published part of an `info` dict: a copy without the non-private diagnostics, nested dicts included."
+    """The published part of an `info` dict: a copy without the non-private diagnostics, nested dicts included.
+
+    Parameters
+    ----------
+    info : dict
+        The info dict of a release (not modified).
+
+    Returns
+    -------
+    dict
+    """
     return {k: (public_info(v) if isinstance(v, dict) else v) for k, v in info.items()
             if k != DIAGNOSTICS_KEY and not isinstance(v, Diagnostics)}
