@@ -163,16 +163,13 @@ def _mods():
     from dppca_nb.algorithms import pure
     from dppca_nb.algorithms import robust
     from dppca_nb import estimators
-    from dppca_nb import distributed
     return dict(baselines=baselines, mechanisms=mechanisms, sparse_cov=sparse_cov, local=local,
-                local_sparse=local_sparse, smooth=smooth, pure=pure, robust=robust, estimators=estimators,
-                distributed=distributed)
+                local_sparse=local_sparse, smooth=smooth, pure=pure, robust=robust, estimators=estimators)
 
 
 M = _mods()
-B, MEC, SC, LOC, LSP, SM, PU, RB, ES, DI = (M[k] for k in ("baselines", "mechanisms", "sparse_cov", "local",
-                                                          "local_sparse", "smooth", "pure", "robust", "estimators",
-                                                          "distributed"))
+B, MEC, SC, LOC, LSP, SM, PU, RB, ES = (M[k] for k in ("baselines", "mechanisms", "sparse_cov", "local",
+                                                      "local_sparse", "smooth", "pure", "robust", "estimators"))
 kw = dict(random_state=SEED)
 ri = dict(random_state=SEED, return_info=True)
 
@@ -209,8 +206,8 @@ def _mean_release(X, delta=DLT, model="central"):
 
 def _kendall_release(X):
     K_, ki = RB.kendall_tau(X, "winsorized", 1.0, return_info=True)
-    return RB.noisy_kendall_release(K_, N, EPS, DLT, bound=ki["bound"], transform="winsorized", radius=1.0,
-                                    random_state=SEED)
+    return RB.noisy_kendall_release(K_, N, EPS, DLT, bound=ki["bound"], transform="winsorized",
+                                    winsorization_radius=1.0, random_state=SEED)
 
 
 def _smooth_release(X, delta):
@@ -224,7 +221,7 @@ def _radius_release(X):
                                      return_info=True)
 
 
-WPRIV = dict(transform="winsorized", radius="private")
+WPRIV = dict(transform="winsorized", winsorization_radius="private")
 
 ENTRIES = [
     # baselines
@@ -289,26 +286,26 @@ ENTRIES = [
     ("private_mean[local, dask]", lambda X: ES.private_mean(_dask(X), EPS, DLT, model="local", **kw), ()),
     ("private_mean_release", _mean_release, ()),
     ("private_mean_release[local]", lambda X: _mean_release(X, model="local"), ()),
-    # the Dask paths (small dask arrays, 4 row blocks)
-    ("dask_gaussian_second_moment", lambda X: DI.dask_gaussian_second_moment(_dask(X), EPS, DLT, **kw), ()),
-    ("dask_gaussian_second_moment[discrete]",
-     lambda X: DI.dask_gaussian_second_moment(_dask(X), EPS, DLT, noise="discrete", **kw), ()),
-    ("dask_analyze_gauss", lambda X: DI.dask_analyze_gauss(_dask(X), K, EPS, DLT, **ri), ()),
-    ("dask_gaussian_covariance", lambda X: DI.dask_gaussian_covariance(_dask(X), EPS, DLT, **ri), ()),
-    ("dask_dp_threshold_covariance", lambda X: DI.dask_dp_threshold_covariance(_dask(X), EPS, DLT, **ri),
+    # dask arrays (4 row blocks) through the same functions: the same contract, the same published info
+    ("gaussian_second_moment[dask]", lambda X: MEC.gaussian_second_moment(_dask(X), EPS, DLT, **kw), ()),
+    ("gaussian_second_moment[dask, discrete]",
+     lambda X: MEC.gaussian_second_moment(_dask(X), EPS, DLT, noise="discrete", **kw), ()),
+    ("analyze_gauss[dask]", lambda X: B.analyze_gauss(_dask(X), K, EPS, DLT, **ri), ()),
+    ("gaussian_covariance[dask]", lambda X: SC.gaussian_covariance(_dask(X), EPS, DLT, **ri), ()),
+    ("dp_threshold_covariance[dask]", lambda X: SC.dp_threshold_covariance(_dask(X), EPS, DLT, **ri),
      THRESHOLD_RELEASE),
-    ("dask_smooth_sensitivity_pca[gaussian]", lambda X: DI.dask_smooth_sensitivity_pca(_dask(X), K, EPS, DLT, **ri), ()),
-    ("dask_smooth_sensitivity_pca[cauchy]", lambda X: DI.dask_smooth_sensitivity_pca(_dask(X), K, EPS, 0.0, **ri), ()),
-    ("dask_local_second_moment", lambda X: DI.dask_local_second_moment(_dask(X), EPS, DLT, **kw), ()),
-    ("dask_local_gaussian_pca", lambda X: DI.dask_local_gaussian_pca(_dask(X), K, EPS, DLT, **ri), LOCAL_PCA_RELEASE),
-    ("dask_noisy_kendall[spherical]", lambda X: DI.dask_noisy_kendall(_dask(X), EPS, DLT, **kw), ()),
-    ("dask_noisy_kendall[private radius]", lambda X: DI.dask_noisy_kendall(_dask(X), EPS, DLT, **WPRIV, **kw),
+    ("smooth_sensitivity_pca[dask, gaussian]", lambda X: SM.smooth_sensitivity_pca(_dask(X), K, EPS, DLT, **ri), ()),
+    ("smooth_sensitivity_pca[dask, cauchy]", lambda X: SM.smooth_sensitivity_pca(_dask(X), K, EPS, 0.0, **ri), ()),
+    ("local_second_moment[dask]", lambda X: LOC.local_second_moment(_dask(X), EPS, DLT, **kw), ()),
+    ("local_gaussian_pca[dask]", lambda X: LOC.local_gaussian_pca(_dask(X), K, EPS, DLT, **ri), LOCAL_PCA_RELEASE),
+    ("noisy_kendall[dask, spherical]", lambda X: RB.noisy_kendall(_dask(X), EPS, DLT, **kw), ()),
+    ("noisy_kendall[dask, private radius]", lambda X: RB.noisy_kendall(_dask(X), EPS, DLT, **WPRIV, **kw),
      PRIVATE_RADIUS_RELEASE),
-    ("dask_g_dppca[spherical]", lambda X: DI.dask_g_dppca(_dask(X), K, EPS, DLT, **ri), ()),
-    ("dask_g_dppca[winsorized]", lambda X: DI.dask_g_dppca(_dask(X), K, EPS, DLT, transform="winsorized", **ri), ()),
-    ("dask_g_dppca[private radius]", lambda X: DI.dask_g_dppca(_dask(X), K, EPS, DLT, **WPRIV, **ri),
+    ("g_dppca[dask, spherical]", lambda X: RB.g_dppca(_dask(X), K, EPS, DLT, **ri), ()),
+    ("g_dppca[dask, winsorized]", lambda X: RB.g_dppca(_dask(X), K, EPS, DLT, transform="winsorized", **ri), ()),
+    ("g_dppca[dask, private radius]", lambda X: RB.g_dppca(_dask(X), K, EPS, DLT, **WPRIV, **ri),
      PRIVATE_RADIUS_RELEASE),
-    ("dask_g_dppca[discrete]", lambda X: DI.dask_g_dppca(_dask(X), K, EPS, DLT, noise="discrete", **ri), ()),
+    ("g_dppca[dask, discrete]", lambda X: RB.g_dppca(_dask(X), K, EPS, DLT, noise="discrete", **ri), ()),
 ]
 
 
@@ -319,11 +316,11 @@ def _seeded(run):
 
 
 ENTRIES = [(name, _seeded(run), release) for name, run, release in ENTRIES]
-# Not here, on purpose: kendall_tau, kendall_cross_sum, kendall_within_sum, dask_kendall_tau and second_moment
-# compute the (non-private) statistic itself; local_*_wishart simulate from a covariance, not from records;
+# Not here, on purpose: kendall_tau, kendall_cross_sum, kendall_within_sum and backends.statistics
+# compute the (non-private) statistics themselves; local_*_wishart simulate from a covariance, not from records;
 # dp_threshold_postprocess only post-processes an already noisy matrix.
 
-# distributed.randomized_mean_reports returns only the noisy report sum and n: covered by private_mean[local, dask].
+# backends.statistics.randomized_mean_reports returns only the noisy report sum and n: covered by private_mean[local, dask].
 
 # Rejection samplers: their trial counts depend on the data only now and then; several seeds at a higher epsilon
 # (a more concentrated Bingham target) make a published count show up.
@@ -353,8 +350,8 @@ STILL_RELEASES = {   # releases that legitimately come out identical on these ne
     "local_sparse_pca": "ADMM counts and the support of the noisy solution are integers and sets: they may coincide",
     **{n: "the exponential mechanism draws the radius uniformly inside an interval between two pair norms: the same "
           "draw on both neighbours when the replaced row's norm is not an edge of that interval"
-       for n in ("noisy_kendall[private radius]", "g_dppca[private radius]", "dask_noisy_kendall[private radius]",
-                 "dask_g_dppca[private radius]")},
+       for n in ("noisy_kendall[private radius]", "g_dppca[private radius]", "noisy_kendall[dask, private radius]",
+                 "g_dppca[dask, private radius]")},
 }
 
 

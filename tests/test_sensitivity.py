@@ -115,7 +115,6 @@ def _sm_info(fn, sensitivity, R, X):
     from dppca_nb.privacy import mechanisms, releases
     from dppca_nb.algorithms import sparse_cov
     from dppca_nb.algorithms import baselines
-    from dppca_nb import distributed
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f = {"gaussian_second_moment": lambda: releases.gaussian_second_moment(X, EPS, DLT, sensitivity=sensitivity,
@@ -126,13 +125,18 @@ def _sm_info(fn, sensitivity, R, X):
                  X, EPS, DLT, sensitivity=sensitivity, radius=R, random_state=0, return_info=True)[1],
              "analyze_gauss": lambda: baselines.analyze_gauss(X, K, EPS, DLT, sensitivity=sensitivity, radius=R,
                                                               random_state=0, return_info=True)[1],
-             "dask_gaussian_second_moment": lambda: distributed.dask_gaussian_second_moment(
-                 X, EPS, DLT, sensitivity=sensitivity, radius=R, random_state=0)[1]}[fn]
+             "gaussian_second_moment[dask]": lambda: releases.gaussian_second_moment(   # the same function, dask rows
+                 _dask(X), EPS, DLT, sensitivity=sensitivity, radius=R, random_state=0)[1]}[fn]
         return f()
 
 
 SM_FUNCS = ["gaussian_second_moment", "gaussian_covariance", "dp_threshold_covariance", "analyze_gauss",
-            "dask_gaussian_second_moment"]
+            "gaussian_second_moment[dask]"]
+
+
+def _dask(X):
+    import dask.array as da
+    return da.from_array(X, chunks=(max(1, X.shape[0] // 4), X.shape[1]))      # 4 row blocks
 _SM_CACHE = {}
 
 
@@ -242,7 +246,7 @@ def test_kendall(transform, radius, sensitivity):
     from dppca_nb.algorithms import kendall
     from dppca_nb.algorithms import robust
     X = _data(0)
-    info = robust.noisy_kendall(X, EPS, DLT, transform=transform, radius=radius, sensitivity=sensitivity,
+    info = robust.noisy_kendall(X, EPS, DLT, transform=transform, winsorization_radius=radius, sensitivity=sensitivity,
                                 random_state=0)[1]
     sens = info["sensitivity"]
     c2 = 1.0 if transform == "spherical" else (P if radius is None else radius ** 2)
