@@ -10,19 +10,47 @@ from .validation import as_generator, check_k
 
 # %% auto #0
 __all__ = ['symmetrize', 'top_k_eigvecs', 'subspace_distance', 'principal_angles', 'sin_theta_distance', 'orthonormalize',
-           'haar_orthogonal', 'random_orthonormal', 'random_subspace_level']
+           'random_orthonormal', 'haar_orthogonal', 'random_subspace_level']
 
 # %% ../../nbs/00_core/01_linalg.ipynb #945f3b84
 def symmetrize(A) -> np.ndarray:
-    "Return $(A + A^T)/2$ as a float64 array; `A` must be square."
+    """Return $(A + A^T)/2$ as a float64 array; `A` must be square.
+
+    Parameters
+    ----------
+    A : array_like, shape (p, p)
+        Finite square matrix (not modified).
+
+    Returns
+    -------
+    ndarray, shape (p, p)
+    """
     A = np.asarray(A, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"A: expected a square 2-D matrix, got shape {A.shape}")
     if not np.isfinite(A).all(): raise ValueError("A: expected finite entries, found NaN or inf")
     return (A + A.T) / 2
 
+# %% ../../nbs/00_core/01_linalg.ipynb #364a1b60
 def top_k_eigvecs(A, k: int, *, return_eigenvalues: bool = False):
-    "Eigenvectors (p x k, orthonormal columns) of the k largest algebraic eigenvalues of symmetric `A`, descending."
+    """Eigenvectors (p x k, orthonormal columns) of the k largest algebraic eigenvalues of symmetric `A`, descending.
+
+    Parameters
+    ----------
+    A : array_like, shape (p, p)
+        Symmetric matrix (symmetrized first; may be indefinite).
+    k : int in [1, p]
+        Number of eigenvectors.
+    return_eigenvalues : bool
+        Also return the k eigenvalues.
+
+    Returns
+    -------
+    U : ndarray, shape (p, k)
+        Orthonormal columns, ordered by decreasing eigenvalue.
+    w : ndarray, shape (k,)
+        Only with `return_eigenvalues=True`: the eigenvalues, descending.
+    """
     S = symmetrize(A)
     p = S.shape[0]
     k = check_k(k, p)
@@ -39,43 +67,134 @@ def _frame(U, name):
     return U
 
 def subspace_distance(U, V, squared: bool = False) -> float:
-    "Frobenius distance $\\|UU^T - VV^T\\|_F$ between the column spans of orthonormal frames `U` and `V`."
+    r"""Frobenius distance $\|UU^T - VV^T\|_F$ between the column spans of orthonormal frames `U` and `V`.
+
+    Parameters
+    ----------
+    U : array_like, shape (p, k_U)
+        Orthonormal columns (a vector is one column).
+    V : array_like, shape (p, k_V)
+        Orthonormal columns.
+    squared : bool
+        Return the squared distance.
+
+    Returns
+    -------
+    float
+        In [0, sqrt(k_U + k_V)].
+    """
     U, V = _frame(U, "U"), _frame(V, "V")
     if U.shape[0] != V.shape[0]:
         raise ValueError(f"U, V: expected the same number of rows, got {U.shape[0]} and {V.shape[0]}")
     d2 = max(U.shape[1] + V.shape[1] - 2 * np.sum((U.T @ V) ** 2), 0.0)
     return float(d2 if squared else np.sqrt(d2))
 
+# %% ../../nbs/00_core/01_linalg.ipynb #8721fc6e
 def principal_angles(U, V) -> np.ndarray:
-    "Principal angles (radians, ascending) between the column spans of orthonormal frames `U` and `V`."
+    """Principal angles (radians, ascending) between the column spans of orthonormal frames `U` and `V`.
+
+    Parameters
+    ----------
+    U : array_like, shape (p, k_U)
+        Orthonormal columns.
+    V : array_like, shape (p, k_V)
+        Orthonormal columns.
+
+    Returns
+    -------
+    ndarray, shape (min(k_U, k_V),)
+        Angles in [0, pi/2].
+    """
     U, V = _frame(U, "U"), _frame(V, "V")
     s = np.linalg.svd(U.T @ V, compute_uv=False)
     return np.arccos(np.clip(s, -1, 1))
 
+# %% ../../nbs/00_core/01_linalg.ipynb #cbcd4561
 def sin_theta_distance(U, V) -> float:
-    "$\\|\\sin\\Theta(U, V)\\|_F$ for orthonormal frames of equal width k (= subspace_distance / sqrt 2)."
+    r"""$\|\sin\Theta(U, V)\|_F$ for orthonormal frames of equal width k (= subspace_distance / sqrt 2).
+
+    Parameters
+    ----------
+    U, V : array_like, shape (p, k)
+        Orthonormal frames of the same shape.
+
+    Returns
+    -------
+    float
+    """
     U, V = _frame(U, "U"), _frame(V, "V")
     if U.shape != V.shape: raise ValueError(f"U, V: expected frames of the same shape, got {U.shape} and {V.shape}")
     return float(np.sqrt(max(U.shape[1] - np.sum((U.T @ V) ** 2), 0.0)))
 
 # %% ../../nbs/00_core/01_linalg.ipynb #e549f9b7
 def orthonormalize(V) -> np.ndarray:
-    "Orthonormal basis of the columns of `V` by QR, signs fixed so that R has a non-negative diagonal."
+    """Orthonormal basis of the columns of `V` by QR, signs fixed so that R has a non-negative diagonal.
+
+    Parameters
+    ----------
+    V : array_like, shape (p, k)
+        Columns to orthonormalize (k <= p, full column rank for a unique answer).
+
+    Returns
+    -------
+    ndarray, shape (p, k)
+    """
     V = _frame(V, "V")
     Q, R = np.linalg.qr(V)
     s = np.sign(np.diag(R)); s[s == 0] = 1
     return Q * s
 
-def haar_orthogonal(k: int, random_state=None) -> np.ndarray:
-    "A Haar-distributed (uniformly random) k x k orthogonal matrix."
-    return random_orthonormal(k, k, random_state)
-
+# %% ../../nbs/00_core/01_linalg.ipynb #49adb6fc
 def random_orthonormal(p: int, k: int, random_state=None) -> np.ndarray:
-    "A uniformly random p x k matrix with orthonormal columns (a Haar point of the Stiefel manifold)."
+    """A uniformly random p x k matrix with orthonormal columns (a Haar point of the Stiefel manifold).
+
+    Parameters
+    ----------
+    p : int >= 1
+        Number of rows.
+    k : int in [1, p]
+        Number of columns.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    ndarray, shape (p, k)
+    """
     k = check_k(k, p)
     return orthonormalize(as_generator(random_state).standard_normal((p, k)))
 
+# %% ../../nbs/00_core/01_linalg.ipynb #29665b7e
+def haar_orthogonal(k: int, random_state=None) -> np.ndarray:
+    """A Haar-distributed (uniformly random) k x k orthogonal matrix.
+
+    Parameters
+    ----------
+    k : int >= 1
+        Size.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    ndarray, shape (k, k)
+    """
+    return random_orthonormal(k, k, random_state)
+
+# %% ../../nbs/00_core/01_linalg.ipynb #46c47a6d
 def random_subspace_level(p: int, k: int) -> float:
-    "sqrt(E||P - Q||_F^2) = sqrt(2k(1 - k/p)) for a uniformly random k-subspace Q: the error of a blind guess."
+    """sqrt(E||P - Q||_F^2) = sqrt(2k(1 - k/p)) for a uniformly random k-subspace Q: the error of a blind guess.
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension.
+    k : int in [1, p]
+        Subspace dimension.
+
+    Returns
+    -------
+    float
+    """
     k = check_k(k, p)
     return float(np.sqrt(2 * k * (1 - k / p)))
