@@ -24,7 +24,23 @@ __all__ = ['BUZZ_URL', 'sparse_orthonormal', 'spiked_covariance', 'sample_gaussi
 
 # %% ../../nbs/01_data/00_datasets.ipynb #d9672799
 def sparse_orthonormal(p: int, k: int, s: int, random_state=None) -> np.ndarray:
-    "A p x k orthonormal matrix with exactly `s` non-zero rows (random s x k block, zero-padded, rows permuted)."
+    """A p x k orthonormal matrix with exactly `s` non-zero rows (random s x k block, zero-padded, rows permuted).
+
+    Parameters
+    ----------
+    p : int >= 1
+        Number of rows.
+    k : int in [1, p]
+        Number of columns.
+    s : int in [k, p]
+        Number of non-zero rows.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    ndarray, shape (p, k)
+    """
     k = check_k(k, p)
     if not isinstance(s, (int, np.integer)) or not k <= s <= p:
         raise ValueError(f"s: expected an integer with k = {k} <= s <= p = {p}, got {s!r}")
@@ -34,7 +50,27 @@ def sparse_orthonormal(p: int, k: int, s: int, random_state=None) -> np.ndarray:
     return V[rng.permutation(p)]
 
 def spiked_covariance(p: int, k: int, lam: float = 1.0, *, s: int | None = None, random_state=None):
-    "Wang & Xu's Sigma = lam/(5p(lam+1)) VV^T + 1/(5p(lam+1)) I; returns `(Sigma, V)`, V row-sparse if `s` is given."
+    """Wang & Xu's Sigma = lam/(5p(lam+1)) VV^T + 1/(5p(lam+1)) I; returns `(Sigma, V)`, V row-sparse if `s` is given.
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension.
+    k : int in [1, p]
+        Rank of the spike.
+    lam : float >= 0
+        Spike strength (the papers' lambda; the top-k eigenvalues are lam + 1 times the others).
+    s : int in [k, p] or None
+        Number of non-zero rows of V (None: dense V).
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    Sigma : ndarray, shape (p, p)
+    V : ndarray, shape (p, k)
+        Orthonormal spike directions.
+    """
     k = check_k(k, p)
     lam = check_positive(lam, "lam", allow_zero=True)
     rng = as_generator(random_state)
@@ -53,12 +89,42 @@ def _sqrt_psd(Sigma, name="Sigma"):
     return (U * np.sqrt(np.clip(w, 0, None))) @ U.T
 
 def sample_gaussian(Sigma, n: int, random_state=None) -> np.ndarray:
-    "n i.i.d. rows from N(0, Sigma)."
+    """n i.i.d. rows from N(0, Sigma).
+
+    Parameters
+    ----------
+    Sigma : array_like, shape (p, p)
+        Symmetric positive semi-definite covariance.
+    n : int >= 1
+        Number of rows.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    ndarray, shape (n, p)
+    """
     M = _sqrt_psd(Sigma)
     return as_generator(random_state).standard_normal((check_int(n, "n"), M.shape[0])) @ M
 
 def sample_multivariate_t(Sigma, n: int, df: float, random_state=None) -> np.ndarray:
-    "n i.i.d. rows from the multivariate t with shape `Sigma` and `df` degrees of freedom."
+    """n i.i.d. rows from the multivariate t with shape `Sigma` and `df` degrees of freedom.
+
+    Parameters
+    ----------
+    Sigma : array_like, shape (p, p)
+        Symmetric positive semi-definite shape matrix (the covariance is df/(df-2) Sigma for df > 2).
+    n : int >= 1
+        Number of rows.
+    df : float > 0
+        Degrees of freedom.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    ndarray, shape (n, p)
+    """
     M = _sqrt_psd(Sigma)
     df = check_positive(df, "df")
     rng = as_generator(random_state)
@@ -66,7 +132,29 @@ def sample_multivariate_t(Sigma, n: int, df: float, random_state=None) -> np.nda
     return Z / np.sqrt(rng.chisquare(df, size=(Z.shape[0], 1)) / df)
 
 def contaminate(X, fraction: float, *, mean=None, scale: float = 1.0, avoid=None, random_state=None):
-    "Replace round(fraction * n) random rows of `X` by N(mean, scale^2 I) outliers; return `(X_new, outlier_rows)`."
+    """Replace round(fraction * n) random rows of `X` by N(mean, scale^2 I) outliers; return `(X_new, outlier_rows)`.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        Clean records (not modified).
+    fraction : float in [0, 1]
+        Share of rows replaced.
+    mean : None or array_like, shape (p,)
+        Centre of the outliers (None: a random point at distance 10 sqrt(p), orthogonal to `avoid`).
+    scale : float >= 0
+        Standard deviation of each outlier coordinate around `mean`.
+    avoid : None or array_like, shape (p, k)
+        A subspace the default `mean` is made orthogonal to.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    X_new : ndarray, shape (n, p)
+    outlier_rows : ndarray of int
+        Sorted indices of the replaced rows.
+    """
     A = check_data(X, min_rows=1)
     n, p = A.shape
     f = check_positive(fraction, "fraction", allow_zero=True)
@@ -88,7 +176,22 @@ def contaminate(X, fraction: float, *, mean=None, scale: float = 1.0, avoid=None
 
 # %% ../../nbs/01_data/00_datasets.ipynb #08a82cda
 def wishart_second_moment(Sigma, n: int, random_state=None) -> np.ndarray:
-    "Exact sample of sum_i x_i x_i^T for n i.i.d. N(0, Sigma) rows (Wishart by Bartlett's decomposition), O(p^3)."
+    """Exact sample of sum_i x_i x_i^T for n i.i.d. N(0, Sigma) rows (Wishart by Bartlett's decomposition), O(p^3).
+
+    Parameters
+    ----------
+    Sigma : array_like, shape (p, p)
+        Symmetric positive semi-definite covariance.
+    n : int >= 1
+        Number of rows summed.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    ndarray, shape (p, p)
+        A draw of W_p(n, Sigma) (rows are not clipped).
+    """
     M = _sqrt_psd(Sigma)
     n, p = check_int(n, "n"), M.shape[0]
     rng = as_generator(random_state)
@@ -116,7 +219,25 @@ def _prepare(X, standardize, normalize):
     return normalize_rows(X) if normalize else X
 
 def load_bundled(name: str, *, standardize: bool = True, normalize: bool = True, return_labels: bool = False):
-    "A small real data set that needs no network: 'covtype_sample', 'digits' or 'breast_cancer'."
+    """A small real data set that needs no network: 'covtype_sample', 'digits' or 'breast_cancer'.
+
+    Parameters
+    ----------
+    name : {"covtype_sample", "digits", "breast_cancer"}
+        The data set.
+    standardize : bool
+        Centre and scale every column to unit variance first.
+    normalize : bool
+        Then scale every row to unit norm (the papers' preprocessing).
+    return_labels : bool
+        Also return the labels.
+
+    Returns
+    -------
+    X : ndarray, shape (n, p)
+    y : ndarray, shape (n,)
+        Only with `return_labels=True`.
+    """
     check_choice(name, "name", ("covtype_sample", "digits", "breast_cancer"))
     if name == "covtype_sample":
         with gzip.open(_data_dir() / "covtype_sample.csv.gz", "rt") as f:
@@ -130,7 +251,32 @@ def load_bundled(name: str, *, standardize: bool = True, normalize: bool = True,
 
 def load_covtype(*, source: str = "full", standardize: bool = True, normalize: bool = True,
                  data_home=None, return_labels: bool = False):
-    "Covertype (581,012 x 54) through `sklearn.datasets.fetch_covtype`; `source='sample'` uses the bundled 10,000 rows."
+    """Covertype (581,012 x 54) through `sklearn.datasets.fetch_covtype`; `source='sample'` uses the bundled 10,000 rows.
+
+    Parameters
+    ----------
+    source : {"full", "sample", "auto"}
+        "full" downloads (or reads the cache), "sample" the bundled rows, "auto" the full set if available, else the sample.
+    standardize : bool
+        Centre and scale every column to unit variance first.
+    normalize : bool
+        Then scale every row to unit norm (the papers' preprocessing).
+    data_home : None or path
+        scikit-learn's data cache.
+    return_labels : bool
+        Also return the labels.
+
+    Returns
+    -------
+    X : ndarray, shape (n, 54)
+    y : ndarray, shape (n,)
+        Only with `return_labels=True`.
+
+    Raises
+    ------
+    DatasetUnavailableError
+        When the full data cannot be downloaded or found.
+    """
     check_choice(source, "source", ("full", "sample", "auto"))
     if source == "sample": return load_bundled("covtype_sample", standardize=standardize, normalize=normalize, return_labels=return_labels)
     from sklearn.datasets import fetch_covtype
@@ -157,7 +303,34 @@ def _download(url, dest):
 
 def load_buzz(variant: str = "Twitter", *, standardize: bool = True, normalize: bool = True,
               data_home=None, url: str = BUZZ_URL, return_target: bool = False):
-    "Buzz in social media (UCI 248), regression part: 'Twitter' (77 features) or 'TomsHardware' (96 features)."
+    """Buzz in social media (UCI 248), regression part: 'Twitter' (77 features) or 'TomsHardware' (96 features).
+
+    Parameters
+    ----------
+    variant : {"Twitter", "TomsHardware"}
+        Which regression data set.
+    standardize : bool
+        Centre and scale every column to unit variance first.
+    normalize : bool
+        Then scale every row to unit norm (the papers' preprocessing).
+    data_home : None or path
+        Folder of the downloaded archive (default: $DPPCA_DATA or ~/dppca_data).
+    url : str
+        Where the archive is downloaded from when it is missing.
+    return_target : bool
+        Also return the regression target.
+
+    Returns
+    -------
+    X : ndarray, shape (n, p)
+    y : ndarray, shape (n,)
+        Only with `return_target=True`.
+
+    Raises
+    ------
+    DatasetUnavailableError
+        When the archive cannot be downloaded or found.
+    """
     check_choice(variant, "variant", ("Twitter", "TomsHardware"))
     home = Path(data_home or os.environ.get("DPPCA_DATA", Path.home() / "dppca_data"))
     archive = home / "buzz_in_social_media.zip"
