@@ -24,7 +24,27 @@ __all__ = ['STUDIES', 'STUDY_MODULES', 'Study', 'expand_grid', 'register_study',
 # %% ../../nbs/07_experiments/00_registry.ipynb #25a5c5d8
 @dataclass
 class Study:
-    "A registered experiment: `run(point, rng)` computes the metrics of one repetition at one grid point."
+    """A registered experiment: `run(point, rng)` computes the metrics of one repetition at one grid point.
+
+    Parameters
+    ----------
+    name : str
+        Registry key (also the file name of its results).
+    family : str
+        The algorithm family it studies.
+    run : callable
+        `run(point: dict, rng: numpy.random.Generator) -> dict or list of dict` of metrics.
+    grid : dict
+        Mode ("quick", "full") -> grid accepted by `expand_grid`.
+    reps : dict
+        Mode -> repetitions per grid point.
+    plot : callable or None
+        `plot(df) -> matplotlib Figure` for the report.
+    caption, claim : str
+        Text of the report: what the figure shows, and the paper's claim it checks.
+    version : int
+        Bump to invalidate cached results.
+    """
     name: str
     family: str
     run: Callable
@@ -43,19 +63,44 @@ class Study:
     def n_reps(self, mode: str = "quick") -> int:
         return int(self.reps.get(mode, self.reps.get("quick", 1)))
 
-def expand_grid(spec) -> list[dict]:
-    "A dict of lists becomes its cartesian product (scalars are held fixed); a list of dicts is returned as is."
-    if isinstance(spec, dict):
-        keys = list(spec)
-        vals = [v if isinstance(v, (list, tuple)) else [v] for v in spec.values()]
+def expand_grid(grid=None, *, spec=None) -> list[dict]:
+    """A dict of lists becomes its cartesian product (scalars are held fixed); a list of dicts is returned as is.
+
+    Parameters
+    ----------
+    grid : dict or list of dict
+        Parameter name -> value or list of values, or the points themselves.
+    spec : dict or list of dict, optional
+        Former name of `grid`, still accepted.
+
+    Returns
+    -------
+    list of dict
+        The grid points.
+    """
+    if spec is not None: grid = spec                     # the former name of the argument
+    if isinstance(grid, dict):
+        keys = list(grid)
+        vals = [v if isinstance(v, (list, tuple)) else [v] for v in grid.values()]
         return [dict(zip(keys, combo)) for combo in itertools.product(*vals)]
-    if isinstance(spec, (list, tuple)) and all(isinstance(p, dict) for p in spec): return [dict(p) for p in spec]
-    raise TypeError(f"grid: expected a dict of lists or a list of dicts, got {type(spec).__name__}")
+    if isinstance(grid, (list, tuple)) and all(isinstance(p, dict) for p in grid): return [dict(p) for p in grid]
+    raise TypeError(f"grid: expected a dict of lists or a list of dicts, got {type(grid).__name__}")
 
 STUDIES: dict[str, Study] = {}
 
 def register_study(study: Study) -> Study:
-    "Add `study` to the registry (re-registering the same name replaces it, so notebooks can be rerun)."
+    """Add `study` to the registry (re-registering the same name replaces it, so notebooks can be rerun).
+
+    Parameters
+    ----------
+    study : Study
+        The study; its grids are expanded once to check them.
+
+    Returns
+    -------
+    Study
+        `study`.
+    """
     if not isinstance(study, Study): raise TypeError(f"study: expected a Study, got {type(study).__name__}")
     if not callable(study.run): raise TypeError(f"study.run: expected a callable, got {study.run!r}")
     for mode in study.grid: study.points(mode)
@@ -66,12 +111,27 @@ STUDY_MODULES = ("dppca_nb.experiments.local", "dppca_nb.experiments.sparse_cov"
                  "dppca_nb.experiments.pure", "dppca_nb.experiments.robust", "dppca_nb.experiments.baselines")
 
 def load_all_studies() -> dict[str, Study]:
-    "Import every module of `STUDY_MODULES` (each registers its studies when imported) and return the registry."
+    """Import every module of `STUDY_MODULES` (each registers its studies when imported) and return the registry.
+
+    Returns
+    -------
+    dict of str to Study
+    """
     for name in STUDY_MODULES: importlib.import_module(name)
     return STUDIES
 
 def get_study(name: str) -> Study:
-    "The registered study called `name` (loading the study modules if needed)."
+    """The registered study called `name` (loading the study modules if needed).
+
+    Parameters
+    ----------
+    name : str
+        Registry key.
+
+    Returns
+    -------
+    Study
+    """
     if name not in STUDIES: load_all_studies()
     if name not in STUDIES:
         raise KeyError(f"study {name!r} is not registered; known studies: {', '.join(sorted(STUDIES)) or 'none'}")
@@ -90,7 +150,23 @@ def _digest(obj) -> str:
     return hashlib.sha1(json.dumps(_canon(obj), sort_keys=True, default=str).encode()).hexdigest()
 
 def rep_seed(study_name: str, point: dict, rep: int, seed: int = 0) -> np.random.SeedSequence:
-    "The SeedSequence of repetition `rep` at `point` of a study: stable across processes and grid changes."
+    """The SeedSequence of repetition `rep` at `point` of a study: stable across processes and grid changes.
+
+    Parameters
+    ----------
+    study_name : str
+        The study's name.
+    point : dict
+        The grid point.
+    rep : int >= 0
+        Repetition index.
+    seed : int >= 0
+        The run's base seed.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+    """
     words = lambda s: [int(s[i:i + 8], 16) for i in range(0, 16, 8)]
     return np.random.SeedSequence([int(seed)] + words(_digest(study_name)) + words(_digest(point)) + [int(rep)])
 
@@ -110,12 +186,40 @@ def _run_one(study_name, run, point, rep, seed):
     return _rows(out, point, rep)
 
 def default_cache_dir() -> Path:
-    "Where results are cached: $DPPCA_CACHE, else ~/.cache/dppca_nb."
+    """Where results are cached: $DPPCA_CACHE, else ~/.cache/dppca_nb.
+
+    Returns
+    -------
+    pathlib.Path
+    """
     return Path(os.environ.get("DPPCA_CACHE", Path.home() / ".cache" / "dppca_nb"))
 
 def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_cache: bool = True,
               progress: bool = True, jobs: int = 1):
-    "Run every repetition at every grid point of `study` (a Study or a registered name); return a pandas DataFrame."
+    """Run every repetition at every grid point of `study` (a Study or a registered name); return a pandas DataFrame.
+
+    Parameters
+    ----------
+    study : Study or str
+        The study, or its registry name.
+    mode : {"quick", "full"}
+        Which grid and repetition count.
+    seed : int >= 0
+        Base seed (each repetition's seed is `rep_seed(name, point, rep, seed)`).
+    cache_dir : None or path
+        Result cache (None: `default_cache_dir()`).
+    use_cache : bool
+        Reuse cached results of unchanged points.
+    progress : bool
+        Show a progress bar.
+    jobs : int >= 1
+        Worker processes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per metric record, with the point's parameters and `rep`.
+    """
     import pandas as pd
     study = get_study(study) if isinstance(study, str) else study
     jobs = check_int(jobs, "jobs")
@@ -149,7 +253,22 @@ def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_
 
 # %% ../../nbs/07_experiments/00_registry.ipynb #466af795
 def summarize(df, by, value: str):
-    "Mean, standard deviation, count and standard error of `value` grouped by the columns `by`."
+    """Mean, standard deviation, count and standard error of `value` grouped by the columns `by`.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Results of `run_study`.
+    by : str or list of str
+        Grouping columns.
+    value : str
+        The metric column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns `by` + mean, std, count, se.
+    """
     by = [by] if isinstance(by, str) else list(by)
     g = df.groupby(by, dropna=False)[value].agg(["mean", "std", "count"]).reset_index()
     g["se"] = g["std"].fillna(0) / np.sqrt(g["count"])
@@ -159,9 +278,32 @@ def plot_lines(df, x: str, y: str, hue: str | None = None, *, ax=None, logx: boo
                xlabel: str | None = None, ylabel: str | None = None, title: str | None = None, hlines: dict | None = None,
                colors: dict | None = None, labels: dict | None = None):
     """Mean of `y` against `x` with one-standard-error bars, one line per value of `hue`; returns the figure.
-    `colors` maps every value of `hue` to a matplotlib colour (so a method keeps its colour across figures);
-    `labels` maps values of `hue` to legend labels (others keep `str(value)`). Both default to None: the colour
-    cycle and the values themselves."""
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Results of `run_study`.
+    x, y : str
+        Columns on the axes (`y` is averaged over repetitions).
+    hue : str or None
+        Column whose values get one line each.
+    ax : matplotlib Axes or None
+        Where to draw (None: a new figure).
+    logx, logy : bool
+        Logarithmic axes.
+    xlabel, ylabel, title : str or None
+        Axis labels and title (None: the column names, no title).
+    hlines : dict or None
+        Label -> y value of horizontal reference lines.
+    colors : dict or None
+        Every value of `hue` -> a matplotlib colour (so a method keeps its colour across figures).
+    labels : dict or None
+        Values of `hue` -> legend labels (others keep `str(value)`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     import matplotlib.pyplot as plt
     if colors is not None:
         if hue is None: raise ValueError("colors: needs hue (it maps values of the hue column to colours)")
@@ -189,7 +331,32 @@ def plot_lines(df, x: str, y: str, hue: str | None = None, *, ax=None, logx: boo
 # %% ../../nbs/07_experiments/00_registry.ipynb #baf8aaf5
 def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: int = 1, cache_dir=None,
               progress: bool = True, studies=None) -> Path:
-    "Run the registered studies (all, or those named in `only`) and write CSVs, PNGs and report.md/.html to `out_dir`."
+    """Run the registered studies (all, or those named in `only`) and write CSVs, PNGs and report.md/.html to `out_dir`.
+
+    Parameters
+    ----------
+    out_dir : path
+        Output folder (created).
+    mode : {"quick", "full"}
+        Grid size and repetitions.
+    only : None or iterable of str
+        Names of the studies to run (None: all).
+    seed : int >= 0
+        Base seed.
+    jobs : int >= 1
+        Worker processes.
+    cache_dir : None or path
+        Result cache.
+    progress : bool
+        Show progress bars.
+    studies : None or dict of str to Study
+        Run these instead of the registry.
+
+    Returns
+    -------
+    pathlib.Path
+        The output folder.
+    """
     import matplotlib
     import matplotlib.pyplot as plt
     reg = dict(studies) if studies is not None else {k: v for k, v in load_all_studies().items() if v.family != "demo"}
@@ -219,7 +386,20 @@ def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: i
     return out / "report.md"
 
 def markdown_to_html(md: str, title: str = "") -> str:
-    "Minimal Markdown to HTML (headings, paragraphs, bold, code, images, links): enough for the report."
+    """Minimal Markdown to HTML (headings, paragraphs, bold, code, images, links): enough for the report.
+
+    Parameters
+    ----------
+    md : str
+        The Markdown text.
+    title : str
+        The page title.
+
+    Returns
+    -------
+    str
+        A complete HTML page.
+    """
     import html, re
     def inline(t):
         t = html.escape(t)
