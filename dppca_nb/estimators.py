@@ -4,9 +4,11 @@
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #af503215
 from __future__ import annotations
+import inspect
 import math
 import warnings
 import numpy as np
+from dataclasses import replace
 from sklearn.base import BaseEstimator, TransformerMixin, ClassNamePrefixFeaturesOutMixin
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -15,11 +17,13 @@ from .core.validation import (as_generator, check_epsilon, check_delta, check_po
 from .privacy.mechanisms import (gaussian_sigma, second_moment_sensitivity,
                                  snapping_grid, snapping_laplace, snapping_scale)
 from .privacy.accounting import PrivacyAccountant, split_budget
+from .privacy.contract import Contract
+from .algorithms.registry import REGISTRY, plan_mismatches
 
 # %% auto #0
-__all__ = ['ESTIMATORS', 'private_mean', 'private_mean_release', 'AnalyzeGaussPCA', 'LocalGaussianPCA', 'LocalSparsePCA',
-           'SmoothSensitivityPCA', 'RobustKendallPCA', 'PureDPPCA', 'DPThresholdCovariance', 'available_estimators',
-           'privacy_table']
+__all__ = ['ESTIMATORS', 'mean_contract', 'private_mean', 'private_mean_release', 'AnalyzeGaussPCA', 'LocalGaussianPCA',
+           'LocalSparsePCA', 'SmoothSensitivityPCA', 'RobustKendallPCA', 'PureDPPCA', 'DPThresholdCovariance',
+           'available_estimators', 'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #5cb7d7ae
 def _validate_X(est, X, *, reset: bool):
@@ -61,6 +65,38 @@ def _check_public_mean(mean, p):
     return m.copy()
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #18c6f706
+def mean_contract(n: int, p: int, epsilon: float, delta: float, *, radius: float = 1.0, model: str = "central") -> Contract:
+    "The Contract of `private_mean` on n x p data, from public quantities only: Gaussian (l2 2R/n; a local report 2R) or, if delta = 0, snapped Laplace (l1 2R sqrt(p)/n)."
+    check_choice(model, "model", ("central", "local"))
+    eps, dlt = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
+    R = check_positive(radius, "radius")
+    n, p = check_int(n, "n"), check_int(p, "p")
+    domain = f"rows clipped to ||x||_2 <= {R:g}"
+    if dlt == 0:
+        if model == "local": raise ValueError("delta: the local mean needs delta > 0 (Gaussian reports)")
+        sens = 2 * R * math.sqrt(p) / n
+        # Mironov's snapping mechanism, not floating-point Laplace noise (whose low-order bits leak, see 02_privacy/05_audit):
+        # every coordinate of the mean lies in [-R, R]; the clamp bound must also exceed the scale
+        B = max(R, 4 * sens / eps)
+        scale = snapping_scale(eps, sens, B, dimension=p)
+        return Contract("Laplace mechanism on the mean of clipped rows (Mironov's snapping mechanism)", eps, 0.0,
+                        measure="pure", sensitivity=sens, sensitivity_norm="l1", noise="laplace (snapping)",
+                        noise_scale=scale, domain=domain, n=n, p=p,
+                        notes=(f"grid {snapping_grid(scale):g}, clamped to [-{B:g}, {B:g}]; noise sd {math.sqrt(2) * scale:.4g}",))
+    local = model == "local"
+    sens = 2 * R / (1 if local else n)                   # local: each user's report has sensitivity 2R
+    sigma = gaussian_sigma(eps, dlt, sens)
+    return Contract("Gaussian reports x_i + N(0, sigma^2 I), averaged by the server" if local
+                    else "Gaussian mechanism on the mean of clipped rows", eps, dlt, model=model, sensitivity=sens,
+                    sensitivity_norm="l2", noise="gaussian", noise_scale=sigma, calibration="analytic",
+                    domain=domain, n=n, p=p,
+                    notes=(f"the server's average carries noise sd sigma / sqrt(n) = {sigma / math.sqrt(n):.4g}",) if local else ())
+
+def _noise_sd(c: Contract) -> float:
+    "The noise standard deviation per coordinate of a mean released under `c` (a local average: sigma / sqrt(n))."
+    if c.noise == "laplace (snapping)": return math.sqrt(2) * c.noise_scale
+    return c.noise_scale / math.sqrt(c.n) if c.model == "local" else c.noise_scale
+
 def private_mean(X, epsilon: float, delta: float, *, radius: float = 1.0, model: str = "central", random_state=None):
     "(epsilon, delta)-DP mean of rows clipped to `radius` (Gaussian; Laplace if delta = 0) of a numpy or dask `X`; returns `(mean, info)`."
     check_choice(model, "model", ("central", "local"))
@@ -91,28 +127,16 @@ def private_mean_release(row_sum, n: int, epsilon: float, delta: float, *, radiu
     n = check_int(n, "n")
     n_clipped = check_int(n_clipped, "n_clipped", minimum=0)      # a count of rows: NOT private, a diagnostic
     if n_clipped > n: raise ValueError(f"n_clipped: expected at most n = {n} clipped rows, got {n_clipped}")
-    p = s.size
+    c = mean_contract(n, s.size, eps, dlt, radius=R, model=model)   # the noise, fixed before the sum is used
     rng = as_generator(random_state)
-    per = 1 if model == "local" else n                   # local: each user's report has sensitivity 2R
-    if dlt == 0:
-        if model == "local": raise ValueError("delta: the local mean needs delta > 0 (Gaussian reports)")
-        sens = 2 * R * math.sqrt(p) / n
-        # Mironov's snapping mechanism, not floating-point Laplace noise (whose low-order bits leak, see 02_privacy/05_audit):
-        # every coordinate of the mean lies in [-R, R]; the clamp bound must also exceed the scale
-        B = max(R, 4 * sens / eps)
-        scale = snapping_scale(eps, sens, B, dimension=p)
-        m = snapping_laplace(s / n, scale, B, rng)
-        info = dict(mechanism="Laplace mechanism on the mean of clipped rows (Mironov's snapping mechanism)",
-                    sensitivity=sens, scale=scale, grid=snapping_grid(scale), bound=B, norm="l1",
-                    noise_sd=math.sqrt(2) * scale)
+    if c.noise == "laplace (snapping)":
+        B = max(R, 4 * c.sensitivity / eps)
+        m = snapping_laplace(s / n, c.noise_scale, B, rng)
+        info = dict(mechanism=c.mechanism, sensitivity=c.sensitivity, scale=c.noise_scale, grid=snapping_grid(c.noise_scale),
+                    bound=B, norm="l1", noise_sd=_noise_sd(c))
     else:
-        sens = 2 * R / per
-        sigma = gaussian_sigma(eps, dlt, sens)
-        sd = sigma / math.sqrt(n) if model == "local" else sigma   # the average of n independent reports
-        m = s / n + rng.normal(0.0, sd, p)
-        info = dict(mechanism=("Gaussian reports x_i + N(0, sigma^2 I), averaged by the server" if model == "local"
-                               else "Gaussian mechanism on the mean of clipped rows"),
-                    sensitivity=sens, sigma=sigma, norm="l2", noise_sd=sd)
+        m = s / n + rng.normal(0.0, _noise_sd(c), s.size)
+        info = dict(mechanism=c.mechanism, sensitivity=c.sensitivity, sigma=c.noise_scale, norm="l2", noise_sd=_noise_sd(c))
     info.update(epsilon=eps, delta=dlt, neighbouring="replace-one", radius=R)
     return m, add_diagnostics(info, n_clipped=n_clipped)         # the count is exact: for the curator only
 
@@ -124,136 +148,146 @@ def _local_dask_mean(X, eps, dlt, R, random_state):
     if reports is None:
         raise TypeError("X: centering='private' in the local model has no Dask path in this installation (the "
                         "reports must be randomized in their partitions); pass a numpy array or centering='none'")
-    sigma = gaussian_sigma(eps, dlt, 2 * R)              # one user's report x_i, clipped to radius R: sensitivity 2R
-    total, n = reports(X, sigma, radius=R, random_state=as_generator(random_state))
+    c = mean_contract(int(X.shape[0]), int(X.shape[1]), eps, dlt, radius=R, model="local")
+    total, n = reports(X, c.noise_scale, radius=R, random_state=as_generator(random_state))
     n = check_int(n, "n")
-    sd = sigma / math.sqrt(n)
-    info = dict(mechanism="Gaussian reports x_i + N(0, sigma^2 I), each randomized in its partition, averaged by the server",
-                sensitivity=2 * R, sigma=sigma, norm="l2", noise_sd=sd, epsilon=eps, delta=dlt,
+    info = dict(mechanism=c.mechanism.replace("averaged", "each randomized in its partition, averaged"),
+                sensitivity=c.sensitivity, sigma=c.noise_scale, norm="l2", noise_sd=_noise_sd(c), epsilon=eps, delta=dlt,
                 neighbouring="replace-one", radius=R)
     return np.asarray(total, dtype=np.float64) / n, info
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #645150dc
+def _exact_gaussian(c: Contract) -> bool:
+    "True if `c` is one analytically calibrated Gaussian mechanism with public sigma and sensitivity (exact composition applies)."
+    return (c.noise == "gaussian" and c.calibration == "analytic" and c.measure == "approximate" and not c.parts
+            and c.noise_scale is not None and c.sensitivity is not None)
+
+def _spend(acc, c: Contract, label: str):
+    "Record the release planned by `c` on the accountant (with its sigma where exact Gaussian accounting applies)."
+    if _exact_gaussian(c): acc.spend(c.epsilon, c.delta, sigma=c.noise_scale, sensitivity=c.sensitivity, label=label)
+    else: acc.spend(c.epsilon, c.delta, label=label)
+
 class _PrivateFit:
-    "Shared fitting logic: validation, centering, budget split through the accountant, `privacy_`."
-    _model = "central"           # or "local"
-    _pure = False                # True: delta is 0 (pure epsilon-DP), no `delta` parameter
-    _centerings = ("none", "public", "private")
-    _radius_param = "radius"     # the attribute holding the clipping radius of the rows (None: 1)
+    "Shared fitting logic: validation, centering, the plan (a Contract), the spends, the call, `contract_` and `privacy_`."
+    _key: str = ""               # the algorithm's entry in dppca_nb.algorithms.registry.REGISTRY
+    _options: tuple = ()         # the estimator's parameters passed on to the algorithm
+    _renamed: dict = {}          # estimator parameter -> the algorithm's option name, where they differ
 
-    _no_dask = None              # why there is no Dask path (a string), or None: the algorithm has one
+    @classmethod
+    def _algorithm_entry(cls):
+        "The registry entry (`Algorithm`) this estimator wraps."
+        return REGISTRY[cls._key]
 
-    def _algorithm(self):                     # -> callable(X, k, eps, delta, *, random_state, return_info, **kw)
-        raise NotImplementedError
-    def _algorithm_kwargs(self) -> dict: return {}
-    def _dask_kwargs(self) -> dict: return self._algorithm_kwargs()    # the keywords the Dask path takes
-    def _dask_algorithm(self):
-        "The Dask counterpart (`distributed.dask_counterpart`) of `_algorithm()`, adapted the same way."
-        from dppca_nb.distributed import dask_counterpart
-        f = self._algorithm()
-        base = getattr(f, "wrapped", None)        # a thin adapter of a package function (see `_without_k`)
-        return _without_k(dask_counterpart(base)) if base is not None else dask_counterpart(f)
-    def _main_gaussian(self, n, p, eps, delta):  # -> (sigma, sensitivity) of an analytic Gaussian main mechanism, or None
-        return None
-    _noise_from_data = False     # True: the main noise scale is a function of the data (never published)
+    @classmethod
+    def _centering_choices(cls) -> tuple:
+        return ("none", "public") if cls._algorithm_entry().location_invariant else ("none", "public", "private")
+
+    def _options_dict(self) -> dict:
+        "The algorithm's keyword options, from the estimator's parameters."
+        return {self._renamed.get(a, a): getattr(self, a) for a in self._options}
 
     def _budget(self):
+        measure = self._algorithm_entry().measure
         eps = check_epsilon(self.epsilon)
-        dlt = 0.0 if self._pure else check_delta(self.delta, allow_zero=getattr(self, "_delta_may_be_zero", False))
-        return eps, dlt
+        if measure == "pure": return eps, 0.0
+        return eps, check_delta(self.delta, allow_zero=measure == "pure when delta = 0")
 
     def _mean_radius(self):
-        r = getattr(self, self._radius_param, 1.0) if self._radius_param else 1.0
+        "The clipping bound of the rows: the algorithm's `radius` option where it has one, else the unit ball."
+        opts = self._options_dict()
+        r = opts.get("radius", 1.0) if "radius" in self._algorithm_entry().options else 1.0
         return 1.0 if r is None else check_positive(r, "radius")
 
+    def _plan(self, alg, n, p, k, eps, dlt, opts) -> Contract:
+        "The main release's contract (a hook: the tests plant a bug here)."
+        return alg.plan(n, p, k, eps, dlt, **opts)
+
+    def _run(self, alg, X, k, eps, dlt, rng, opts):
+        "Run the algorithm: `(output, info)`."
+        if _is_dask(X) and not _takes_dask(alg): return _dask_twin(alg, X, k, eps, dlt, rng, opts)
+        return alg.run(X, k, eps, dlt, random_state=rng, **opts)
+
     def _fit_private(self, X, k_or_none):
-        "Validate, center, split and spend; return (algorithm output, info). Sets mean_, privacy_, accountant_."
+        "Validate, plan, spend, then center and run; return (algorithm output, info, k). Sets mean_, contract_, privacy_, accountant_."
+        alg = self._algorithm_entry()
         lazy = _is_dask(X)
-        if lazy and self._no_dask is not None:
-            raise TypeError(f"X: {type(self).__name__} has no Dask path ({self._no_dask}); pass a numpy array "
-                            f"(X.compute() if it fits in memory) or use AnalyzeGaussPCA, LocalGaussianPCA, "
-                            f"SmoothSensitivityPCA, RobustKendallPCA or DPThresholdCovariance")
+        if lazy and not alg.dask:
+            with_dask = ", ".join(n for n, (_, c) in ESTIMATORS.items() if c._algorithm_entry().dask)
+            raise TypeError(f"X: {type(self).__name__} has no Dask path ({alg.key} does not take a dask array); pass a "
+                            f"numpy array (X.compute() if it fits in memory) or use {with_dask}")
         X = _validate_dask(self, X, reset=True) if lazy else _validate_X(self, X, reset=True)
         n, p = (int(d) for d in X.shape)
-        algorithm, kwargs = (self._dask_algorithm(), self._dask_kwargs()) if lazy else (self._algorithm(),
-                                                                                       self._algorithm_kwargs())
         eps, dlt = self._budget()
-        centering = check_choice(self.centering, "centering", self._centerings)
-        rng = as_generator(self.random_state)
-        acc = PrivacyAccountant(eps, dlt if dlt > 0 else 0.0)
-        shares, composition = {"main": (eps, dlt)}, "none (a single release)"
-        mean_info = None
+        centering = check_choice(self.centering, "centering", self._centering_choices())
+        opts = self._options_dict()
+        k = k_or_none(p, n)
+        # 1. the plan, from public quantities only: n, p, k, the budget, the options
+        main = self._plan(alg, n, p, k, eps, dlt, opts)
+        shares, composition, mean_c = {"main": (eps, dlt)}, "none (a single release)", None
         if centering == "private":
             w = _check_share(self.mean_share, "mean_share")
-            probe = self._main_gaussian(n, p, eps, dlt)
-            method = "gaussian" if (probe is not None and dlt > 0) else "basic"
-            parts = split_budget(eps, dlt, {"mean": w, "main": 1 - w}, method=method)
-            shares = dict(parts)
+            method = "gaussian" if (_exact_gaussian(main) and dlt > 0) else "basic"
+            shares = dict(split_budget(eps, dlt, {"mean": w, "main": 1 - w}, method=method))
             composition = ("exact Gaussian composition (split_budget method='gaussian')" if method == "gaussian"
                            else "basic composition")
-        eps_main, dlt_main = shares["main"]
-        k = k_or_none(p, n)
-        # spend everything BEFORE the data are used: the noise scales depend on (epsilon, delta, n, p) only
-        if centering == "private":
-            e_m, d_m = shares["mean"]
-            R = self._mean_radius()
-            if d_m > 0:
-                sens_m = 2 * R / (1 if self._model == "local" else n)
-                acc.spend(e_m, d_m, sigma=gaussian_sigma(e_m, d_m, sens_m), sensitivity=sens_m, label="mean")
-            else: acc.spend(e_m, 0.0, label="mean")
-        g = self._main_gaussian(n, p, eps_main, dlt_main) if dlt_main > 0 else None
-        if g is not None: acc.spend(eps_main, dlt_main, sigma=g[0], sensitivity=g[1], label="components")
-        else: acc.spend(eps_main, dlt_main, label="components")
-        # now the data
+            mean_c = mean_contract(n, p, *shares["mean"], radius=self._mean_radius(), model=alg.model)
+            main = self._plan(alg, n, p, k, *shares["main"], opts)
+        # 2. spend everything BEFORE the data are used
+        acc = PrivacyAccountant(eps, dlt)
+        if mean_c is not None: _spend(acc, mean_c, "mean")
+        _spend(acc, main, "components")
+        # 3. now the data
+        rng = as_generator(self.random_state)
+        mean_info = None
         if centering == "none": mean = np.zeros(p)
         elif centering == "public": mean = _check_public_mean(self.mean, p)
-        else:
-            mean, mean_info = private_mean(X, *shares["mean"], radius=self._mean_radius(), model=self._model,
-                                           random_state=rng)
-        out, info = algorithm(X - mean, k, eps_main, dlt_main, random_state=rng, return_info=True, **kwargs)
-        if g is not None and "sigma" in info and not info["sigma"] >= g[0] * (1 - 1e-9):
-            raise RuntimeError(f"internal: the mechanism used sigma={info['sigma']} below the accounted {g[0]}")
+        else: mean, mean_info = private_mean(X, mean_c.epsilon, mean_c.delta, radius=self._mean_radius(),
+                                              model=alg.model, random_state=rng)
+        out, info = self._run(alg, X - mean, k, main.epsilon, main.delta, rng, opts)
+        bad = plan_mismatches(main, info)
+        if bad: raise RuntimeError(f"internal: {alg.key} did not release what its contract states: {'; '.join(bad)}")
         self.mean_ = mean
         self.accountant_ = acc
-        if "radius_epsilon" in info:       # g-DPPCA's private radius: its own basic split of the main share
-            shares["radius"] = (float(info["radius_epsilon"]), 0.0)
-            shares["main"] = (float(info["epsilon_tau"]), dlt_main)
-            composition = "basic composition (private radius, then Kendall's tau)"
-        self.privacy_ = self._statement(public_info(info), None if mean_info is None else public_info(mean_info),
-                                        g, n=n, p=p, k=k, eps=eps, dlt=dlt, eps_main=eps_main, dlt_main=dlt_main,
-                                        centering=centering, shares=shares, composition=composition)
+        self.contract_ = self._contract(main, mean_c, eps, dlt, n, p, k, composition)
+        self.privacy_ = self._statement(self.contract_, centering)
         self.diagnostics_not_private_ = self._diagnostics(info, mean_info)
         return out, info, k
 
-    def _statement(self, pub, mean_pub, g, *, n, p, k, eps, dlt, eps_main, dlt_main, centering, shares, composition):
-        "`privacy_`: built from public quantities only (the budget, n, p, k, the options, the public part of `info`)."
-        sens, scale = pub.get("sensitivity"), pub.get("sigma", pub.get("scale"))
-        if scale is None and g is not None: scale, sens = g          # planned from (n, p, epsilon, delta): public
-        if self._noise_from_data: sens = scale = None               # e.g. smooth sensitivity: a function of the data
+    def _contract(self, main, mean_c, eps, dlt, n, p, k, composition) -> Contract:
+        "The whole fit's contract: the main release and, with private centering, the mean; epsilon_certified composed."
         acc = self.accountant_
         eps_cert = None
-        if pub.get("epsilon_certified") is not None:
-            c = float(pub["epsilon_certified"])
-            if c <= eps_main * (1 + 1e-9): eps_cert = float(acc.spent())
+        if main.epsilon_certified is not None:
+            c = main.epsilon_certified
+            if c <= main.epsilon * (1 + 1e-9): eps_cert = float(acc.spent())
             else:                          # the main release certifies less than asked: recompose the ledger at c
                 a2 = PrivacyAccountant()
                 for s in acc.ledger:
                     if s.label == "components": a2.spend(c, s.delta, label="components")
                     else: a2.ledger.append(s)
                 eps_cert = float(a2.spent(delta=dlt))
-        st = dict(mechanism=pub["mechanism"], epsilon=float(eps), delta=float(dlt),
-                  neighbouring=pub.get("neighbouring", "replace-one"), model=self._model,
-                  guarantee=self._guarantee(dlt, eps_cert if eps_cert is not None and eps_cert > eps * (1 + 1e-9)
-                                            else None),
-                  centering=centering,
-                  shares={"mean": shares.get("mean"), **{k_: v for k_, v in shares.items() if k_ != "mean"}},
-                  composition=composition, epsilon_spent=float(acc.spent()),
-                  sensitivity=None if sens is None else float(sens), noise_scale=None if scale is None else float(scale),
-                  n=int(n), p=int(p), k=None if k is None else int(k))
-        if eps_cert is not None: st["epsilon_certified"] = eps_cert
-        if mean_pub is not None:
-            st.update(mean_mechanism=mean_pub["mechanism"], mean_sensitivity=float(mean_pub["sensitivity"]),
-                      mean_noise_sd=float(mean_pub["noise_sd"]))
+        if mean_c is None: return replace(main, epsilon_certified=eps_cert)
+        return replace(main, epsilon=eps, delta=dlt, measure="pure" if dlt == 0 else "approximate", rho=None,
+                       epsilon_certified=eps_cert, parts={"mean": mean_c, "main": main}, composition=composition)
+
+    def _statement(self, c: Contract, centering: str) -> dict:
+        "`privacy_`: read from the contract alone (and the accountant's total, itself spent from the contract)."
+        main = c.part("main") if c.parts and c.parts[-1][0] == "main" else c
+        mean_c = c.part("mean") if any(a == "mean" for a, _ in c.parts) else None
+        shares = {"mean": None if mean_c is None else (mean_c.epsilon, mean_c.delta)}
+        if any(a == "radius" for a, _ in main.parts):      # g-DPPCA's private radius: its own basic split of the main share
+            shares.update(radius=(main.part("radius").epsilon, 0.0), main=(main.part("tau").epsilon, main.delta))
+            composition = "basic composition (private radius, then Kendall's tau)"
+        else:
+            shares["main"] = (main.epsilon, main.delta)
+            composition = c.composition if mean_c is not None else "none (a single release)"
+        st = dict(mechanism=main.mechanism, epsilon=c.epsilon, delta=c.delta, neighbouring=c.neighbouring, model=c.model,
+                  guarantee=c.guarantee, centering=centering, shares=shares, composition=composition,
+                  epsilon_spent=float(self.accountant_.spent()), sensitivity=main.sensitivity,
+                  noise_scale=main.noise_scale, n=c.n, p=c.p, k=c.k)
+        if c.epsilon_certified is not None: st["epsilon_certified"] = c.epsilon_certified
+        if mean_c is not None:
+            st.update(mean_mechanism=mean_c.mechanism, mean_sensitivity=mean_c.sensitivity, mean_noise_sd=_noise_sd(mean_c))
         return st
 
     @staticmethod
@@ -264,37 +298,45 @@ class _PrivateFit:
         if mean_info is not None: d["mean"] = Diagnostics(mean_info.get(DIAGNOSTICS_KEY) or {})
         return d
 
-    def _guarantee(self, dlt, eps_certified=None):
-        if self._model == "local": g = "(epsilon, delta)-LDP" if dlt > 0 else "epsilon-LDP"
-        else: g = "(epsilon, delta)-DP" if dlt > 0 else "epsilon-DP (pure)"
-        if eps_certified is None: return g
-        # e.g. sensitivity='paper': the noise certifies a larger epsilon than the one asked for; say that one
-        return (g.replace("epsilon", f"epsilon_certified={eps_certified:.4g}", 1)
-                + " only: the requested epsilon is not certified for these neighbours")
-
     def _tags_nondeterministic(self, tags):
         tags.non_deterministic = True        # the output is random; repeatable only with an int random_state
         return tags
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #0da631fd
-def _without_k(f):
-    "Adapt `f(X, epsilon, delta, ...)` (a covariance, no k) to the estimators' call `(X, k, epsilon, delta, ...)`."
-    def run(X, k, eps, delta, *, random_state, return_info, **kw):
-        return f(X, eps, delta, random_state=random_state, return_info=return_info, **kw)
-    run.wrapped = f
-    return run
+def _takes_dask(alg) -> bool:
+    "Whether the registered function reads a dask array itself (its module runs on `dppca_nb.backends.statistics`)."
+    import sys
+    mod = sys.modules.get(alg.function.rpartition(".")[0]) or __import__(alg.function.rpartition(".")[0], fromlist=["_"])
+    st = sys.modules.get("dppca_nb.backends.statistics")
+    return st is not None and getattr(mod, "check_rows", None) is getattr(st, "check_rows", False)
+
+def _dask_twin(alg, X, k, eps, dlt, rng, opts):
+    "Transitional: the `dppca_nb.distributed` twin of a function that does not read dask arrays yet (same keywords where it has them)."
+    from dppca_nb.distributed import dask_counterpart
+    f = dask_counterpart(alg.func)
+    params, fparams = inspect.signature(f).parameters, inspect.signature(alg.func).parameters
+    kw = {}
+    for o, v in opts.items():
+        name = o if (o in params or o not in alg.aliases) else alg.aliases[o]
+        if name in params: kw[name] = v; continue
+        fname = o if o in fparams else alg.aliases.get(o, o)
+        default = fparams[fname].default if fname in fparams else None
+        if o != "simulate" and v != default:          # the twins randomize records in their partitions: no `simulate`
+            raise TypeError(f"X: {alg.key} has no Dask path with {o}={v!r}; pass a numpy array")
+    if alg.output == "covariance": return f(X, eps, dlt, random_state=rng, return_info=True, **kw)
+    return f(X, k, eps, dlt, random_state=rng, return_info=True, **kw)
 
 class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     "Base of the private PCA estimators: fit -> components_ (k x p), transform, fit_transform, inverse_transform."
-    _k_max = "p"                   # "p" or "p-1" (a method that needs an eigengap below k)
 
     def _resolve_k(self, p, n):
+        k_max = self._algorithm_entry().k_max
         if self.n_components is None:
-            if self._k_max == "p-1":
+            if k_max == "p-1":
                 if p < 2: raise ValueError(f"X: {type(self).__name__} needs at least 2 features, got 1 feature(s)")
                 return p - 1
             return p
-        hi = p if self._k_max == "p" else p - 1
+        hi = p if k_max == "p" else p - 1
         if hi < 1: raise ValueError(f"X: {type(self).__name__} needs at least 2 features, got {p} feature(s)")
         return check_k(self.n_components, hi, name="n_components")
 
@@ -340,55 +382,31 @@ class AnalyzeGaussPCA(_DPPCA):
     Releases only the subspace: no `explained_variance_`. `noise="discrete"`: the second moment is released with
     the discrete Gaussian on a grid (`dppca_nb.privacy.discrete`, no floating-point leak; the budget then composes by the
     basic rule). See `dppca_nb.algorithms.baselines.analyze_gauss`."""
+    _key = "analyze_gauss"
+    _options = ("sensitivity", "calibration", "radius", "noise")
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, sensitivity="tight", calibration="analytic",
                  radius=1.0, noise="continuous", centering="private", mean=None, mean_share=0.1, random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
         self.sensitivity, self.calibration, self.radius, self.noise = sensitivity, calibration, radius, noise
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
 
-    def _algorithm(self):
-        from dppca_nb.algorithms.baselines import analyze_gauss
-        return analyze_gauss
-    def _algorithm_kwargs(self):
-        return dict(sensitivity=self.sensitivity, calibration=self.calibration, radius=self.radius, noise=self.noise)
-    def _main_gaussian(self, n, p, eps, delta):
-        # the exact Gaussian composition is for continuous analytic Gaussian noise only
-        if self.calibration != "analytic" or self.noise != "continuous": return None
-        sens = second_moment_sensitivity(self.sensitivity, n=n, radius=self.radius)
-        return gaussian_sigma(eps, delta, sens), sens
-
 class LocalGaussianPCA(_DPPCA):
     """Local Gaussian Mechanism (Wang & Xu 2019, Algorithm 1): (epsilon, delta)-LDP, each record clipped to the unit ball.
 
     `explained_variance_`: the top-k eigenvalues of the noisy second moment (private, may be negative).
-    `centering="private"` runs a first local round of Gaussian mean reports. `noise="discrete"` (with
-    `simulate="per_record"`): each report on a power-of-two grid with discrete Gaussian noise (`dppca_nb.privacy.discrete`;
-    numpy input only). See `dppca_nb.algorithms.local`."""
-    _model = "local"
-    _radius_param = None
+    `centering="private"` runs a first local round of Gaussian mean reports. `simulate=None` (default): the exact
+    aggregate shortcut for a numpy array, record-by-record reports in the partitions of a dask array. `noise="discrete"`
+    (with `simulate="per_record"`): each report on a power-of-two grid with discrete Gaussian noise
+    (`dppca_nb.privacy.discrete`). See `dppca_nb.algorithms.local`."""
+    _key = "local_gaussian_pca"
+    _options = ("sensitivity", "calibration", "simulate", "noise")
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, sensitivity="tight", calibration="analytic",
-                 simulate="aggregate", noise="continuous", centering="none", mean=None, mean_share=0.1,
+                 simulate=None, noise="continuous", centering="none", mean=None, mean_share=0.1,
                  random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
         self.sensitivity, self.calibration, self.simulate, self.noise = sensitivity, calibration, simulate, noise
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
 
-    def _algorithm(self):
-        from dppca_nb.algorithms.local import local_gaussian_pca
-        return local_gaussian_pca
-    def _algorithm_kwargs(self):
-        return dict(sensitivity=self.sensitivity, calibration=self.calibration, simulate=self.simulate, noise=self.noise)
-    def _dask_kwargs(self):                   # records are randomized in their partitions: no `simulate`
-        check_choice(self.simulate, "simulate", ("aggregate", "per_record"))
-        check_choice(self.noise, "noise", ("continuous", "discrete"))
-        if self.noise == "discrete":
-            raise TypeError("X: LocalGaussianPCA with noise='discrete' has no Dask path yet (the partitions add "
-                            "continuous noise); pass a numpy array")
-        return dict(sensitivity=self.sensitivity, calibration=self.calibration)
-    def _main_gaussian(self, n, p, eps, delta):
-        if self.calibration != "analytic" or self.noise != "continuous": return None
-        sens = second_moment_sensitivity(self.sensitivity, n=1)
-        return gaussian_sigma(eps, delta, sens), sens
     def _explained_variance(self, info, k): return np.asarray(info["eigenvalues"][:k], dtype=np.float64)
 
 class LocalSparsePCA(_DPPCA):
@@ -397,9 +415,8 @@ class LocalSparsePCA(_DPPCA):
 
     `lam=None` uses the noise-dominating rule of `dppca_nb.algorithms.local_sparse`. No `explained_variance_`
     (the Fantope solution's eigenvalues are not variances). See `dppca_nb.algorithms.local_sparse.local_sparse_pca`."""
-    _model = "local"
-    _radius_param = None
-    _no_dask = "the Fantope ADMM of Algorithm 2 is not wired to dppca_nb.distributed"
+    _key = "local_sparse_pca"
+    _options = ("lam", "sensitivity", "calibration", "simulate", "tol", "max_iter", "rho", "output")
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, lam=None, sensitivity="tight",
                  calibration="analytic", simulate="aggregate", tol=1e-4, max_iter=2000, rho=None, output="X",
                  centering="none", mean=None, mean_share=0.1, random_state=None):
@@ -408,37 +425,21 @@ class LocalSparsePCA(_DPPCA):
         self.tol, self.max_iter, self.rho, self.output = tol, max_iter, rho, output
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
 
-    def _algorithm(self):
-        from dppca_nb.algorithms.local_sparse import local_sparse_pca
-        return local_sparse_pca
-    def _algorithm_kwargs(self):
-        return dict(lam=self.lam, sensitivity=self.sensitivity, calibration=self.calibration, simulate=self.simulate,
-                    tol=self.tol, max_iter=self.max_iter, rho=self.rho, output=self.output)
     def _set_extra(self, info):
         self.n_iter_ = int(info["admm_iterations"])          # ADMM iterations (scikit-learn's n_iter_ convention)
         self.lam_ = float(info["lam"])
-    def _main_gaussian(self, n, p, eps, delta):
-        if self.calibration != "analytic": return None
-        sens = second_moment_sensitivity(self.sensitivity, n=1)
-        return gaussian_sigma(eps, delta, sens), sens
 
 class SmoothSensitivityPCA(_DPPCA):
     """Smooth-sensitivity PCA (Gonem & Gilad-Bachrach 2018): (epsilon, delta)-DP with Gaussian noise, or pure
     epsilon-DP with Cauchy noise when delta = 0; replace-one, rows clipped to the unit ball; k < p.
 
-    Releases only the subspace: no `explained_variance_`. See `dppca_nb.algorithms.smooth`."""
-    _k_max = "p-1"
-    _radius_param = None
-    _delta_may_be_zero = True
-    _noise_from_data = True      # the noise scale S_beta / alpha is a function of the eigengap: never in privacy_
+    Releases only the subspace: no `explained_variance_`. Its noise scale is a function of the data (never in
+    `privacy_` or `contract_`). See `dppca_nb.algorithms.smooth`."""
+    _key = "smooth_sensitivity_pca"
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, centering="private", mean=None, mean_share=0.1,
                  random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
-
-    def _algorithm(self):
-        from dppca_nb.algorithms.smooth import smooth_sensitivity_pca
-        return smooth_sensitivity_pca
 
 class RobustKendallPCA(_DPPCA):
     """g-DPPCA (Kim & Jung 2025): Gaussian (vecd) noise on the generalised Kendall's tau; (epsilon, delta)-DP, replace-one.
@@ -446,47 +447,47 @@ class RobustKendallPCA(_DPPCA):
     Kendall's tau is location invariant, so there is no private centering (`centering` is 'none' or 'public',
     which only affects `transform`). Defaults are the tight sensitivity and analytic calibration (the paper's
     are `sensitivity="paper"`, `calibration="classic"`). `spatial_sign` is g_dppca's `transform` ('spherical' or
-    'winsorized'; renamed because `transform` is the estimator's method). `radius="private"` spends `radius_share` of epsilon
-    on a private winsorization radius (basic composition). `noise="discrete"`: the tau matrix released on a grid with
-    discrete Gaussian noise (`dppca_nb.privacy.discrete`; needs the analytic calibration). No `explained_variance_`.
-    See `dppca_nb.algorithms.robust`."""
-    _centerings = ("none", "public")
-    _radius_param = None
-    def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, spatial_sign="spherical", radius=None,
+    'winsorized'; renamed because `transform` is the estimator's method). `winsorization_radius` is the radius at
+    which pair differences are winsorized (`None`: sqrt(p); a number; or `"private"`, which spends `radius_share` of
+    epsilon on a private radius, basic composition); `radius` is its deprecated old name. `noise="discrete"`: the tau
+    matrix released on a grid with discrete Gaussian noise (`dppca_nb.privacy.discrete`; needs the analytic
+    calibration). No `explained_variance_`. See `dppca_nb.algorithms.robust`."""
+    _key = "g_dppca"
+    _options = ("spatial_sign", "winsorization_radius", "sensitivity", "calibration", "radius_quantile", "radius_share",
+                "radius_bounds", "noise")
+    _renamed = {"spatial_sign": "transform"}
+    def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, spatial_sign="spherical", winsorization_radius=None,
                  sensitivity="tight", calibration="analytic", radius_quantile=0.5, radius_share=0.1,
-                 radius_bounds=None, noise="continuous", centering="none", mean=None, random_state=None):
+                 radius_bounds=None, noise="continuous", centering="none", mean=None, random_state=None, radius=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
-        self.spatial_sign, self.radius, self.sensitivity, self.calibration = spatial_sign, radius, sensitivity, calibration
+        self.spatial_sign, self.winsorization_radius = spatial_sign, winsorization_radius
+        self.sensitivity, self.calibration = sensitivity, calibration
         self.radius_quantile, self.radius_share, self.radius_bounds = radius_quantile, radius_share, radius_bounds
         self.noise, self.centering, self.mean, self.random_state = noise, centering, mean, random_state
+        self.radius = radius
 
-    def _algorithm(self):
-        from dppca_nb.algorithms.robust import g_dppca
-        return g_dppca
-    def _algorithm_kwargs(self):
-        return dict(transform=self.spatial_sign, radius=self.radius, sensitivity=self.sensitivity,
-                    calibration=self.calibration, radius_quantile=self.radius_quantile,
-                    radius_share=self.radius_share, radius_bounds=self.radius_bounds, noise=self.noise)
+    def _options_dict(self):
+        opts = super()._options_dict()
+        if self.radius is not None:                       # the deprecated name of winsorization_radius
+            if self.winsorization_radius is not None:
+                raise ValueError("radius: give winsorization_radius only (radius is its deprecated name)")
+            warnings.warn("RobustKendallPCA(radius=...) is deprecated: use winsorization_radius=... (radius is the "
+                          "clipping bound elsewhere in the package)", FutureWarning, stacklevel=4)
+            opts["winsorization_radius"] = self.radius
+        return opts
 
 class PureDPPCA(_DPPCA):
     """Pure epsilon-DP PCA (Amin et al. 2019): Laplace eigenvalues and exact Bingham eigenvector draws; replace-one,
     rows clipped to `radius`. No delta. `explained_variance_`: the Laplace eigenvalues / n when
     `eigenvalue_share` > 0. The private mean is a Laplace mechanism (l1 sensitivity 2R sqrt(p)/n), snapped. See `dppca_nb.algorithms.pure`."""
-    _pure = True
-    _no_dask = "the Laplace eigenvalues and Bingham sampler are not wired to dppca_nb.distributed"
+    _key = "pure_dp_pca"
+    _options = ("eigenvalue_share", "sensitivity", "radius")
     def __init__(self, n_components=None, *, epsilon=1.0, eigenvalue_share=0.1, sensitivity="tight", radius=1.0,
                  centering="private", mean=None, mean_share=0.1, random_state=None):
         self.n_components, self.epsilon, self.eigenvalue_share = n_components, epsilon, eigenvalue_share
         self.sensitivity, self.radius = sensitivity, radius
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
 
-    def _algorithm(self):
-        from dppca_nb.algorithms.pure import pure_dp_pca
-        def run(X, k, eps, delta, *, random_state, return_info, **kw):
-            return pure_dp_pca(X, k, eps, random_state=random_state, return_info=return_info, **kw)
-        return run
-    def _algorithm_kwargs(self):
-        return dict(eigenvalue_share=self.eigenvalue_share, sensitivity=self.sensitivity, radius=self.radius)
     def _explained_variance(self, info, k):
         ev = info.get("eigenvalues")
         return None if ev is None else np.asarray(ev[:k], dtype=np.float64) / self.privacy_["n"]
@@ -496,6 +497,8 @@ class DPThresholdCovariance(_PrivateFit, EmpiricalCovariance):
     """(epsilon, delta)-DP sparse covariance by DP-Thresholding (Wang & Xu 2019): Gaussian second moment of rows
     clipped to `radius`, hard threshold, PSD projection; replace-one. `noise="discrete"`: the second moment on a grid
     with discrete Gaussian noise (`dppca_nb.privacy.discrete`). See `dppca_nb.algorithms.sparse_cov.dp_threshold_covariance`."""
+    _key = "dp_threshold_covariance"
+    _options = ("gamma", "sensitivity", "calibration", "radius", "threshold_diagonal", "noise_constant", "noise")
     def __init__(self, *, epsilon=1.0, delta=1e-5, gamma=2.0, sensitivity="tight", calibration="analytic", radius=1.0,
                  threshold_diagonal=True, noise_constant=4.0, noise="continuous", centering="private", mean=None,
                  mean_share=0.1, store_precision=True, random_state=None):
@@ -503,17 +506,6 @@ class DPThresholdCovariance(_PrivateFit, EmpiricalCovariance):
         self.calibration, self.radius, self.threshold_diagonal = calibration, radius, threshold_diagonal
         self.noise_constant, self.centering, self.mean, self.mean_share = noise_constant, centering, mean, mean_share
         self.noise, self.store_precision, self.random_state = noise, store_precision, random_state
-
-    def _algorithm(self):
-        from dppca_nb.algorithms.sparse_cov import dp_threshold_covariance
-        return _without_k(dp_threshold_covariance)
-    def _algorithm_kwargs(self):
-        return dict(gamma=self.gamma, sensitivity=self.sensitivity, calibration=self.calibration, radius=self.radius,
-                    threshold_diagonal=self.threshold_diagonal, noise_constant=self.noise_constant, noise=self.noise)
-    def _main_gaussian(self, n, p, eps, delta):
-        if self.calibration != "analytic" or self.noise != "continuous": return None
-        sens = second_moment_sensitivity(self.sensitivity, n=n, radius=self.radius)
-        return gaussian_sigma(eps, delta, sens), sens
 
     def fit(self, X, y=None):
         "Fit the private covariance; returns self."
@@ -527,13 +519,12 @@ class DPThresholdCovariance(_PrivateFit, EmpiricalCovariance):
         return self._tags_nondeterministic(super().__sklearn_tags__())
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #3583eddd
-ESTIMATORS = {"LocalGaussianPCA": ("dppca_nb.algorithms.local", LocalGaussianPCA),
-              "LocalSparsePCA": ("dppca_nb.algorithms.local_sparse", LocalSparsePCA),
-              "AnalyzeGaussPCA": ("dppca_nb.algorithms.baselines", AnalyzeGaussPCA),
-              "SmoothSensitivityPCA": ("dppca_nb.algorithms.smooth", SmoothSensitivityPCA),
-              "RobustKendallPCA": ("dppca_nb.algorithms.robust", RobustKendallPCA),
-              "PureDPPCA": ("dppca_nb.algorithms.pure", PureDPPCA),
-              "DPThresholdCovariance": ("dppca_nb.algorithms.sparse_cov", DPThresholdCovariance)}
+def _module_of(cls) -> str:
+    return cls._algorithm_entry().function.rpartition(".")[0]
+
+ESTIMATORS = {cls.__name__: (_module_of(cls), cls)
+              for cls in (LocalGaussianPCA, LocalSparsePCA, AnalyzeGaussPCA, SmoothSensitivityPCA, RobustKendallPCA,
+                          PureDPPCA, DPThresholdCovariance)}
 
 def available_estimators() -> dict:
     "The estimator classes whose algorithm module can be imported: {name: class}."
@@ -546,23 +537,24 @@ def available_estimators() -> dict:
     return out
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #e79be6b7
-def privacy_table(estimators: dict | None = None, *, X=None, random_state=0) -> str:
-    "Markdown table of the privacy guarantees, generated from each estimator's `privacy_` after a fit with its defaults."
+def privacy_table(estimators: dict | None = None, *, n: int = 200, p: int = 6, random_state=0) -> str:
+    "Markdown table of the privacy guarantees, read from each estimator's `contract_` after a fit with its defaults (n x p public data)."
     ests = available_estimators() if estimators is None else estimators
-    if X is None: X = np.random.default_rng(random_state).normal(size=(200, 6)) * 0.3
-    rows = ["| estimator | model | guarantee (defaults) | neighbouring | mechanism | centering (default) | explained_variance_ |",
-            "|---|---|---|---|---|---|---|"]
+    X = np.random.default_rng(random_state).normal(size=(n, p)) * 0.3
+    rows = ["| estimator | model | guarantee (defaults) | neighbouring | domain | mechanism | centering (default) | explained_variance_ |",
+            "|---|---|---|---|---|---|---|---|"]
     for name, cls in ests.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est = cls(random_state=random_state).fit(X)
-        pv = est.privacy_
-        budget = f"epsilon={pv['epsilon']:g}" + ("" if pv["delta"] == 0 else f", delta={pv['delta']:g}")
-        cent = pv["centering"]
-        if pv["shares"].get("mean") is not None:
-            cent += f" (mean: {pv['shares']['mean'][0]:.3g} of epsilon; {pv['composition'].split(' (')[0]})"
+        c = est.contract_
+        main = c.part("main") if any(a == "mean" for a, _ in c.parts) else c
+        cent = est.centering
+        if main is not c:
+            m = c.part("mean")
+            cent += f" (mean: {m.guarantee}, {c.composition.split(' (')[0]})"
         ev = "released" if hasattr(est, "explained_variance_") else ("covariance_" if not hasattr(est, "components_")
                                                                       else "not released")
-        rows.append(f"| `{name}` | {pv['model']} | {pv['guarantee']}, {budget} | {pv['neighbouring']} | "
-                    f"{pv['mechanism']} | {cent} | {ev} |")
+        cells = [f"`{name}`", c.model, c.guarantee, c.neighbouring, c.domain, main.mechanism, cent, ev]
+        rows.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")   # a | inside a cell would split it
     return "\n".join(rows)
