@@ -7,6 +7,7 @@ any other failure of pip fails the test.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -40,7 +41,12 @@ def _run(cmd, **kw):
 def core_env(tmp_path_factory):
     "A fresh venv with the built wheel and its core dependencies; returns (python, folder)."
     tmp = tmp_path_factory.mktemp("install")
-    r = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp / "wheel", "."], cwd=ROOT)
+    # build from a copy of what the wheel is made of: an in-tree build would reuse ROOT/build/, where a module
+    # deleted from the package since the last build still lies (and would be shipped)
+    src = tmp / "src"
+    shutil.copytree(ROOT / "dppca_nb", src / "dppca_nb", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for f in ("setup.py", "settings.ini", "README.md", "LICENSE"): shutil.copy(ROOT / f, src / f)
+    r = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp / "wheel", "."], cwd=src)
     assert r.returncode == 0, "building the wheel failed:\n" + r.stdout + r.stderr
     (wheel,) = (tmp / "wheel").glob("dppca_nb-*.whl")
     venv.create(tmp / "venv", with_pip=True, clear=True)
