@@ -23,7 +23,7 @@ _API = {                               # public name -> the module (under dppca_
     # the budget
     "PrivacyAccountant": "privacy.accounting",
 }
-__all__ = ["__version__", *_API]
+__all__ = list(_API)                   # what `from dppca_nb import *` brings: the whole table
 
 # %% ../nbs/11_api/00_api.ipynb #756cd00b
 def __getattr__(name: str):
