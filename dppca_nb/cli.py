@@ -12,58 +12,81 @@ import math
 import sys
 from pathlib import Path
 import numpy as np
+from dataclasses import replace
+from typing import NamedTuple
 from .core.validation import public_info
+from .algorithms.registry import REGISTRY, plan_mismatches
 
 # %% auto #0
-__all__ = ['METHODS', 'NOT_SHOWN', 'CLIError', 'method_settings', 'run_method', 'read_numeric_csv', 'privacy_statement',
-           'render_docs', 'build_parser', 'main']
+__all__ = ['METHODS', 'NOT_SHOWN', 'Method', 'CLIError', 'method_settings', 'plan_method', 'run_method', 'read_numeric_csv',
+           'privacy_statement', 'render_docs', 'build_parser', 'main']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
-METHODS = {
-    "analyze-gauss": ("dppca_nb.algorithms.baselines", "analyze_gauss", "delta", "central (epsilon, delta)-DP, Analyze Gauss (Dwork et al. 2014)"),
-    "local": ("dppca_nb.algorithms.local", "local_gaussian_pca", "delta", "local (epsilon, delta)-DP, Local Gaussian Mechanism (Wang & Xu)"),
-    "local-sparse": ("dppca_nb.algorithms.local_sparse", "local_sparse_pca", "delta", "local (epsilon, delta)-DP, sparse PCA on the Fantope (Wang & Xu)"),
-    "sparse-threshold": ("dppca_nb.algorithms.sparse_cov", "dp_threshold_covariance", "delta", "central (epsilon, delta)-DP, top-k of the DP-thresholded covariance (Wang & Xu)"),
-    "smooth": ("dppca_nb.algorithms.smooth", "smooth_sensitivity_pca", "optional", "central DP by smooth sensitivity (Gonem & Gilad-Bachrach); pure epsilon-DP when --delta 0"),
-    "g-dppca": ("dppca_nb.algorithms.robust", "g_dppca", "delta", "central (epsilon, delta)-DP, robust Kendall's tau PCA (Kim & Jung)"),
-    "pure": ("dppca_nb.algorithms.pure", "pure_dp_pca", "none", "central pure epsilon-DP (Amin et al. 2019)"),
-}
+class Method(NamedTuple):
+    "A `dppca fit --method`: read from the algorithm registry."
+    module: str
+    function: str
+    delta: str          # "delta" (needs --delta), "optional" (pure when --delta is 0 or omitted), "none" (pure DP)
+    summary: str
+    key: str            # the registry key
+
+_DELTA_KIND = {"approximate": "delta", "pure when delta = 0": "optional", "pure": "none"}
+
+def _methods() -> dict:
+    "{cli name: Method} for every registered algorithm with a command-line name."
+    return {a.cli: Method(*a.function.rsplit(".", 1), _DELTA_KIND[a.measure], a.summary, a.key)
+            for a in REGISTRY.values() if a.cli is not None}
+
+METHODS = _methods()
 
 class CLIError(Exception):
     "A user error: printed as one line, exit status 2."
 
-def _resolve(method):
+def _algorithm(method):
     if method not in METHODS:
         raise CLIError(f"--method: unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    mod, fn, _, _ = METHODS[method]
-    try: return getattr(importlib.import_module(mod), fn)
+    return REGISTRY[METHODS[method].key]
+
+def _resolve(method):
+    alg = _algorithm(method)
+    try: return alg.func
     except (ImportError, AttributeError):
-        raise CLIError(f"--method: {method!r} needs {mod}.{fn}, which this installation does not provide") from None
+        raise CLIError(f"--method: {method!r} needs {alg.function}, which this installation does not provide") from None
 
 def method_settings(f) -> dict:
     "The settings `fit` passes to every method that has them: the tight sensitivity and the analytic calibration."
     params = inspect.signature(f).parameters
     return {k: v for k, v in (("sensitivity", "tight"), ("calibration", "analytic")) if k in params}
 
-def run_method(method: str, X, k: int, epsilon: float, delta: float | None = None, *, random_state=None):
-    "Run a `fit` method on `X` (tight sensitivity, analytic calibration); return `(components k x p, info dict)`."
-    f = _resolve(method)
-    kw = method_settings(f)
-    kind = METHODS[method][2]
+def _delta(method, delta):
+    "The delta a method is run with (None for pure DP), or a CLIError naming --delta."
+    kind = METHODS[method].delta
     if kind == "delta":
         if delta is None: raise CLIError(f"--delta: method {method!r} is (epsilon, delta)-DP and needs --delta in (0, 1)")
-        args = (X, k, epsilon, delta)
-    elif kind == "optional": args = (X, k, epsilon, 0.0 if delta is None else delta)
-    else:
-        if delta not in (None, 0, 0.0): raise CLIError(f"--delta: method {method!r} is pure epsilon-DP; omit --delta")
-        args = (X, k, epsilon)
-    if method == "sparse-threshold":
+        return delta
+    if kind == "optional": return 0.0 if delta is None else delta
+    if delta not in (None, 0, 0.0): raise CLIError(f"--delta: method {method!r} is pure epsilon-DP; omit --delta")
+    return None
+
+def plan_method(method: str, n: int, p: int, k: int, epsilon: float, delta: float | None = None):
+    "The Contract of `fit --method method` on n x p data (from public quantities only: printed by `fit`)."
+    alg = _algorithm(method)
+    kw = {o: v for o, v in method_settings(_resolve(method)).items() if o in alg.options}
+    c = alg.plan(n, p, k, epsilon, _delta(method, delta), **kw)
+    if alg.output == "covariance": c = replace(c, mechanism=c.mechanism + "; its top-k eigenvectors (post-processing)")
+    return c
+
+def run_method(method: str, X, k: int, epsilon: float, delta: float | None = None, *, random_state=None):
+    "Run a `fit` method on `X` (tight sensitivity, analytic calibration); return `(components k x p, info dict)`."
+    alg, f = _algorithm(method), _resolve(method)
+    kw, dlt = method_settings(f), _delta(method, delta)
+    if alg.output == "covariance":
         from dppca_nb.core.linalg import top_k_eigvecs
         from dppca_nb.core.validation import check_k, check_data
         k = check_k(k, check_data(X).shape[1])
-        S, info = f(*args[:1], *args[2:], random_state=random_state, return_info=True, **kw)
+        S, info = alg.run(X, k, epsilon, dlt, random_state=random_state, **kw)
         return top_k_eigvecs(S, k).T, info
-    V, info = f(*args, random_state=random_state, return_info=True, **kw)
+    V, info = alg.run(X, k, epsilon, dlt, random_state=random_state, **kw)
     return np.asarray(V).T, info
 
 # %% ../nbs/09_cli/00_cli.ipynb #e4b306d8
@@ -201,12 +224,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _cmd_fit(a):
     X, header = read_numeric_csv(a.data, a.delimiter)
+    contract = plan_method(a.method, X.shape[0], X.shape[1], a.k, a.epsilon, a.delta)   # public: n, p, k, the budget
     comps, info = run_method(a.method, X, a.k, a.epsilon, a.delta, random_state=a.seed)
+    bad = plan_mismatches(contract, info)
+    if bad: raise RuntimeError(f"internal: --method {a.method} did not release what its contract states: {'; '.join(bad)}")
     names = header or [f"x{j}" for j in range(X.shape[1])]
     with open(a.out, "w", newline="") as fh:
         w = csv.writer(fh); w.writerow(["component"] + names)
         for i, row in enumerate(comps): w.writerow([i + 1] + [repr(float(v)) for v in row])
-    print(privacy_statement(info, X.shape[0], p=X.shape[1], k=comps.shape[0]))
+    print(contract.statement())
     print(NOT_SHOWN)
     print(f"Wrote {comps.shape[0]} components of {comps.shape[1]} features to {a.out}.")
 
