@@ -5,7 +5,6 @@
 # %% ../../nbs/00_core/00_validation.ipynb #10062142
 from __future__ import annotations
 import numbers
-import warnings
 import numpy as np
 
 # %% auto #0

@@ -283,7 +283,7 @@ def load_covtype(*, source: str = "full", standardize: bool = True, normalize: b
     try: X, y = fetch_covtype(data_home=data_home, return_X_y=True)
     except Exception as e:
         if source == "auto":
-            warnings.warn(f"Covertype could not be fetched ({e}); using the bundled 10,000-row sample")
+            warnings.warn(f"Covertype could not be fetched ({e}); using the bundled 10,000-row sample", stacklevel=2)
             return load_covtype(source="sample", standardize=standardize, normalize=normalize, return_labels=return_labels)
         raise DatasetUnavailableError(
             f"Covertype could not be downloaded by sklearn.datasets.fetch_covtype ({type(e).__name__}: {e}). "

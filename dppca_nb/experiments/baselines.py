@@ -10,7 +10,7 @@ from ..privacy.mechanisms import gaussian_sigma, gaussian_delta
 from ..data.datasets import spiked_covariance, sample_gaussian
 from ..core.linalg import subspace_distance, random_subspace_level, top_k_eigvecs
 from ..algorithms.baselines import analyze_gauss
-from .registry import Study, register_study, run_study, plot_lines
+from .registry import Study, register_study, plot_lines
 
 # %% auto #0
 __all__ = []

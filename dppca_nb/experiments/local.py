@@ -5,13 +5,11 @@
 # %% ../../nbs/07_experiments/01_local_study.ipynb #48a4d369
 from __future__ import annotations
 import functools
-import math
-import numpy as np
 from ..data.datasets import spiked_covariance, load_bundled
 from ..core.linalg import subspace_distance, random_subspace_level, top_k_eigvecs
 from ..algorithms.local import local_gaussian_pca, local_gaussian_pca_wishart, local_critical_n
 from ..algorithms.local_sparse import local_sparse_pca_wishart
-from .registry import Study, register_study, run_study, plot_lines
+from .registry import Study, register_study, plot_lines
 
 # %% auto #0
 __all__ = ['N_SETTING', 'N_SPARSE']

@@ -5,12 +5,11 @@
 # %% ../../nbs/07_experiments/04_pure_study.ipynb #e9ea130b
 from __future__ import annotations
 import time
-import numpy as np
 from ..core.linalg import subspace_distance, random_subspace_level
 from ..data.datasets import sample_gaussian
 from ..algorithms.baselines import analyze_gauss
 from ..algorithms.pure import pure_dp_pca, anchors_covariance
-from .registry import Study, register_study, run_study, summarize, plot_lines
+from .registry import Study, register_study, plot_lines
 
 # %% auto #0
 __all__ = ['PURE_METHODS']

@@ -9,7 +9,6 @@ import hashlib
 import importlib
 import itertools
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path

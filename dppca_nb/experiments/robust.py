@@ -7,13 +7,13 @@ from __future__ import annotations
 import functools, math
 from pathlib import Path
 import numpy as np
-from ..core.validation import as_generator, check_data
+from ..core.validation import as_generator
 from ..core.linalg import subspace_distance, top_k_eigvecs, random_subspace_level
 from ..data.datasets import sample_gaussian, sample_multivariate_t, contaminate
 from ..algorithms.kendall import kendall_tau
 from ..algorithms.robust import g_dppca
 from ..algorithms.baselines import analyze_gauss, sgpca, nsggd
-from .registry import Study, register_study, run_study, plot_lines
+from .registry import Study, register_study, plot_lines
 
 # %% auto #0
 __all__ = ['SCENARIOS', 'robust_methods', 'robust_sample', 'simulation_rep', 'simulation_plot', 'simulate_grid_genotypes',

@@ -11,7 +11,7 @@ from ..privacy.mechanisms import gaussian_sigma
 from ..algorithms.baselines import analyze_gauss
 from ..algorithms.smooth import (smooth_sensitivity_pca, smooth_sensitivity_parameters, smooth_bound_from_gap,
                              eigengap_sensitivity_bound, spherical_spike, second_moment_pca)
-from .registry import Study, register_study, run_study, summarize
+from .registry import Study, register_study, summarize
 
 # %% auto #0
 __all__ = ['METHODS', 'regime_threshold', 'predicted_errors', 'plot_error_vs_n', 'plot_error_vs_gap']

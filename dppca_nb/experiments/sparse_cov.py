@@ -12,7 +12,7 @@ from ..data.datasets import wishart_second_moment
 from ..core.linalg import top_k_eigvecs, subspace_distance, random_subspace_level
 from ..algorithms.sparse_cov import (block_covariance, gaussian_gamma, threshold_level, hard_threshold, psd_projection,
                                  threshold_error_bound, naive_error_bound)
-from .registry import Study, register_study, run_study, summarize, get_study, plot_lines
+from .registry import Study, register_study, summarize, plot_lines
 
 # %% auto #0
 __all__ = ['clip_probability_bound', 'estimates_from_moment', 'pca_block_covariance']

@@ -5,7 +5,6 @@
 # %% ../../nbs/02_privacy/01_accounting.ipynb #bab0c83c
 from __future__ import annotations
 import math
-import numbers
 from dataclasses import dataclass
 import numpy as np
 from scipy import optimize

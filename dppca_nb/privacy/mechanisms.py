@@ -5,11 +5,9 @@
 # %% ../../nbs/02_privacy/00_mechanisms.ipynb #2e0e6b22
 from __future__ import annotations
 import math
-import warnings
 import numpy as np
 from scipy import optimize, special
-from ..core.validation import (PrivacyWarning, as_generator, check_epsilon, check_delta, check_positive,
-                           check_choice, check_data, check_int, clip_rows, add_diagnostics)
+from ..core.validation import as_generator, check_epsilon, check_delta, check_positive, check_choice, check_int
 
 # %% auto #0
 __all__ = ['SECOND_MOMENT_SENSITIVITY', 'SNAPPING_ERROR', 'SNAPPING_MAX_RATIO', 'second_moment_sensitivity', 'upper_triangle',

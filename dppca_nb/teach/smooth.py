@@ -9,7 +9,6 @@ import numpy as np
 from ..core.validation import check_positive, check_epsilon, check_delta, check_k, as_generator, clip_rows
 from ..core.linalg import subspace_distance, random_subspace_level, orthonormalize, top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, second_moment_sensitivity, symmetric_gaussian
-from ..algorithms.baselines import analyze_gauss
 from ..algorithms.smooth import (smooth_sensitivity_pca, smooth_sensitivity_parameters, smooth_bound_from_gap,
                              eigengap_sensitivity_bound, global_sensitivity, spherical_spike, second_moment_pca,
                              candidate_neighbours, realised_sensitivity, perturb_frame)
