@@ -18,6 +18,7 @@ from .privacy.mechanisms import (gaussian_sigma, second_moment_sensitivity,
                                  snapping_grid, snapping_laplace, snapping_scale)
 from .privacy.accounting import PrivacyAccountant, split_budget
 from .privacy.contract import Contract
+from .backends.statistics import is_dask, check_rows, second_moment_sums, randomized_mean_reports
 from .algorithms.registry import REGISTRY, plan_mismatches
 
 # %% auto #0
@@ -36,8 +37,7 @@ def _validate_X(est, X, *, reset: bool):
 
 def _validate_dask(est, X, *, reset: bool):
     "Validate a dask array from its metadata only (dtype, 2-D, known shape, rows; no values are read)."
-    from dppca_nb.distributed import check_dask
-    X = check_dask(X, name="X", min_rows=2 if reset else 1)
+    X = check_rows(X, name="X", min_rows=2 if reset else 1)
     p = int(X.shape[1])
     if reset:
         est.n_features_in_ = p
@@ -47,7 +47,7 @@ def _validate_dask(est, X, *, reset: bool):
     return X if X.dtype == np.float64 else X.astype(np.float64)
 
 def _is_dask(X) -> bool:
-    from dppca_nb.distributed import is_dask
+    "True for a dask array (checked without importing dask)."
     return is_dask(X)
 
 def _check_share(v, name):
@@ -102,11 +102,10 @@ def private_mean(X, epsilon: float, delta: float, *, radius: float = 1.0, model:
     check_choice(model, "model", ("central", "local"))
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=True)
-    from dppca_nb import distributed
-    if distributed.is_dask(X) and model == "local":       # the local model: no exact sum ever leaves a partition
+    if is_dask(X) and model == "local":                  # the local model: no exact sum ever leaves a partition
         return _local_dask_mean(X, eps, dlt, check_positive(radius, "radius"), random_state)
-    if distributed.is_dask(X):                           # one pass over the row blocks, rows clipped where they are
-        st = distributed.moment_statistics(X, radius=check_positive(radius, "radius"))
+    if is_dask(X):                                       # one pass over the row blocks, rows clipped where they are
+        st = second_moment_sums(X, radius=check_positive(radius, "radius"), row_sums=True)
         row_sum, n, n_clipped = st["row_sum"], st["n"], st["n_clipped"]
     else:
         Xc, n_clipped = clip_rows(X, radius)
@@ -143,13 +142,8 @@ def private_mean_release(row_sum, n: int, epsilon: float, delta: float, *, radiu
 def _local_dask_mean(X, eps, dlt, R, random_state):
     "Local mean reports of a dask X: each clipped row plus its own N(0, sigma^2 I), drawn in its partition, then averaged."
     if dlt == 0: raise ValueError("delta: the local mean needs delta > 0 (Gaussian reports)")
-    from dppca_nb import distributed
-    reports = getattr(distributed, "randomized_mean_reports", None)
-    if reports is None:
-        raise TypeError("X: centering='private' in the local model has no Dask path in this installation (the "
-                        "reports must be randomized in their partitions); pass a numpy array or centering='none'")
     c = mean_contract(int(X.shape[0]), int(X.shape[1]), eps, dlt, radius=R, model="local")
-    total, n = reports(X, c.noise_scale, radius=R, random_state=as_generator(random_state))
+    total, n = randomized_mean_reports(X, c.noise_scale, radius=R, random_state=as_generator(random_state))
     n = check_int(n, "n")
     info = dict(mechanism=c.mechanism.replace("averaged", "each randomized in its partition, averaged"),
                 sensitivity=c.sensitivity, sigma=c.noise_scale, norm="l2", noise_sd=_noise_sd(c), epsilon=eps, delta=dlt,
@@ -203,8 +197,7 @@ class _PrivateFit:
         return alg.plan(n, p, k, eps, dlt, **opts)
 
     def _run(self, alg, X, k, eps, dlt, rng, opts):
-        "Run the algorithm: `(output, info)`."
-        if _is_dask(X) and not _takes_dask(alg): return _dask_twin(alg, X, k, eps, dlt, rng, opts)
+        "Run the algorithm on X (numpy or dask: the same function): `(output, info)`."
         return alg.run(X, k, eps, dlt, random_state=rng, **opts)
 
     def _fit_private(self, X, k_or_none):
@@ -303,29 +296,6 @@ class _PrivateFit:
         return tags
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #0da631fd
-def _takes_dask(alg) -> bool:
-    "Whether the registered function reads a dask array itself (its module runs on `dppca_nb.backends.statistics`)."
-    import sys
-    mod = sys.modules.get(alg.function.rpartition(".")[0]) or __import__(alg.function.rpartition(".")[0], fromlist=["_"])
-    st = sys.modules.get("dppca_nb.backends.statistics")
-    return st is not None and getattr(mod, "check_rows", None) is getattr(st, "check_rows", False)
-
-def _dask_twin(alg, X, k, eps, dlt, rng, opts):
-    "Transitional: the `dppca_nb.distributed` twin of a function that does not read dask arrays yet (same keywords where it has them)."
-    from dppca_nb.distributed import dask_counterpart
-    f = dask_counterpart(alg.func)
-    params, fparams = inspect.signature(f).parameters, inspect.signature(alg.func).parameters
-    kw = {}
-    for o, v in opts.items():
-        name = o if (o in params or o not in alg.aliases) else alg.aliases[o]
-        if name in params: kw[name] = v; continue
-        fname = o if o in fparams else alg.aliases.get(o, o)
-        default = fparams[fname].default if fname in fparams else None
-        if o != "simulate" and v != default:          # the twins randomize records in their partitions: no `simulate`
-            raise TypeError(f"X: {alg.key} has no Dask path with {o}={v!r}; pass a numpy array")
-    if alg.output == "covariance": return f(X, eps, dlt, random_state=rng, return_info=True, **kw)
-    return f(X, k, eps, dlt, random_state=rng, return_info=True, **kw)
-
 class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     "Base of the private PCA estimators: fit -> components_ (k x p), transform, fit_transform, inverse_transform."
 
