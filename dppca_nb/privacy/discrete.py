@@ -11,7 +11,7 @@ from ..core.validation import as_generator, check_int, check_positive, check_eps
 from .accounting import zcdp_delta, zcdp_to_dp
 
 # %% auto #0
-__all__ = ['sample_discrete_gaussian', 'discrete_grid', 'discrete_gaussian_rho', 'discrete_gaussian_sigma',
+__all__ = ['NOISE_SHAPES', 'sample_discrete_gaussian', 'discrete_grid', 'discrete_gaussian_rho', 'discrete_gaussian_sigma',
            'discrete_gaussian_epsilon', 'discrete_gaussian_release', 'check_discrete_calibration',
            'discrete_calibration', 'discrete_symmetric_release', 'discrete_second_moment_release']
 
@@ -277,11 +277,15 @@ def discrete_symmetric_release(A, sigma: float, grid: float, random_state=None, 
     return R
 
 # %% ../../nbs/02_privacy/02_discrete.ipynb #c8501c55
-def discrete_second_moment_release(M: np.ndarray, n: int, epsilon: float, delta: float, sensitivity: float,
-                                   random_state=None, *, radius: float = 1.0):
-    """(S, extra info) for M / n of rows clipped to `radius` released on a grid with discrete Gaussian noise on its upper triangle.
+NOISE_SHAPES = ("vecd", "upper")      # the two noise shapes of a symmetric release (notebook 02_privacy/03_releases)
 
-    (epsilon, delta)-DP for replace-one neighbours with n public, given the l2 `sensitivity` of the upper triangle of M / n.
+def discrete_second_moment_release(M: np.ndarray, n: int, epsilon: float, delta: float, sensitivity: float,
+                                   random_state=None, *, radius: float = 1.0, noise_shape: str = "vecd"):
+    """(S, extra info) for M / n of rows clipped to `radius` released on a grid with discrete Gaussian noise.
+
+    (epsilon, delta)-DP for replace-one neighbours with n public, given the l2 `sensitivity` of the released vector
+    of M / n: (m_ii, sqrt 2 m_ij)_(i<j) for `noise_shape="vecd"` (its norm is the Frobenius norm), the upper triangle
+    for `"upper"`; both have the same sensitivity sqrt(2) R^2 / n (notebook `02_privacy/03_releases`).
 
     Parameters
     ----------
@@ -294,21 +298,28 @@ def discrete_second_moment_release(M: np.ndarray, n: int, epsilon: float, delta:
     delta : float in (0, 1)
         Failure probability.
     sensitivity : float > 0
-        l2 sensitivity of the upper triangle of M / n.
+        l2 sensitivity of the released vector of M / n.
     random_state : None, int or numpy.random.Generator
         Source of randomness (None: fresh OS entropy).
     radius : float > 0
         Clipping bound of the rows; the entries of M / n lie in [-radius^2, radius^2].
+    noise_shape : {"vecd", "upper"}
+        "vecd" (default): off-diagonal weight sqrt 2, noise sd sigma on the diagonal and sigma / sqrt 2 off it;
+        "upper": weight 1, sd sigma on every upper-triangle entry.
 
     Returns
     -------
     S : ndarray, shape (p, p)
         The release.
     info : dict
-        noise, sigma, grid, rho and calibration (all public).
+        noise, noise_shape, sigma, sigma_offdiagonal, grid, rho and calibration (all public).
     """
+    if noise_shape not in NOISE_SHAPES:
+        raise ValueError(f"noise_shape: expected one of {', '.join(map(repr, NOISE_SHAPES))}, got {noise_shape!r}")
+    w = math.sqrt(2.0) if noise_shape == "vecd" else 1.0
     d = M.shape[0] * (M.shape[0] + 1) // 2
     sigma, grid = discrete_calibration(epsilon, delta, sensitivity, d)
-    S = discrete_symmetric_release(M / n, sigma, grid, random_state, bound=check_positive(radius, "radius") ** 2)
-    return S, dict(noise="discrete", sigma=sigma, grid=grid, rho=discrete_gaussian_rho(sigma, sensitivity, grid, d),
+    S = discrete_symmetric_release(M / n, sigma, grid, random_state, offdiag_weight=w,
+                                   bound=check_positive(radius, "radius") ** 2)
+    return S, dict(noise="discrete", noise_shape=noise_shape, sigma=sigma, sigma_offdiagonal=sigma / w, grid=grid, rho=discrete_gaussian_rho(sigma, sensitivity, grid, d),
                    calibration="zcdp (CKS conversion), discrete Gaussian on a grid")

@@ -13,7 +13,7 @@ from ..backends.statistics import check_rows, second_moment_sums
 from .mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon, symmetric_gaussian,
                                          check_square)
 from .discrete import (discrete_gaussian_epsilon, check_discrete_calibration,
-                                       discrete_second_moment_release)
+                                       discrete_second_moment_release, NOISE_SHAPES)
 
 # %% auto #0
 __all__ = ['certified_epsilon', 'gaussian_second_moment', 'gaussian_second_moment_release']
@@ -21,9 +21,10 @@ __all__ = ['certified_epsilon', 'gaussian_second_moment', 'gaussian_second_momen
 # %% ../../nbs/02_privacy/03_releases.ipynb #6a58e421
 def certified_epsilon(sigma: float, delta: float, *, sensitivity="tight", n: int = 1, radius: float = 1.0,
                       grid: float | None = None, dimension: int | None = None) -> float:
-    """Epsilon that noise sd `sigma` certifies at `delta` on the upper triangle of (1/n) sum x x^T, replace-one, n public.
+    """Epsilon that noise sd `sigma` certifies at `delta` on (1/n) sum x x^T (either noise shape), replace-one, n public.
 
     A named `sensitivity` is judged against the true sqrt(2) radius^2 / n, a number against itself (as declared).
+    `sigma` is the sd on the released vector: of every upper-triangle entry ("upper"), of the diagonal ("vecd").
     `grid` (and `dimension`, the number of released coordinates): a discrete Gaussian release (zCDP, CKS conversion)."""
     true = second_moment_sensitivity("tight" if isinstance(sensitivity, str) else sensitivity, n=n, radius=radius)
     if grid is None: return gaussian_epsilon(sigma, delta, true)
@@ -32,17 +33,22 @@ def certified_epsilon(sigma: float, delta: float, *, sensitivity="tight", n: int
 
 # %% ../../nbs/02_privacy/03_releases.ipynb #d706b36b
 def gaussian_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                           radius: float = 1.0, noise: str = "continuous", random_state=None):
+                           radius: float = 1.0, noise: str = "continuous", noise_shape: str = "vecd",
+                           random_state=None):
     "(epsilon, delta)-DP release of the second moment (1/n) sum x x^T of rows clipped to `radius`, X numpy or dask; returns `(S, info)`."
     X = check_rows(X)
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     radius = check_positive(radius, "radius")
     second_moment_sensitivity(sensitivity)                       # checked before the (maybe long) pass over the rows
     check_choice(noise, "noise", ("continuous", "discrete"))
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
     st = second_moment_sums(X, radius=radius)                    # one blocked pass: clip, sum x x^T (exact)
     return gaussian_second_moment_release(st["M"], st["n"], eps, dlt, sensitivity=sensitivity, calibration=calibration,
                                           radius=radius, n_clipped=st["n_clipped"], noise=noise,
-                                          random_state=random_state)
+                                          noise_shape=noise_shape, random_state=random_state)
+
+_SHAPE_WORDS = {"vecd": "Frobenius: diagonal sd sigma, off-diagonal sigma / sqrt 2", "upper": "upper triangle"}
+_OFFDIAG = {"vecd": math.sqrt(0.5), "upper": 1.0}
 
 def _neighbouring(sensitivity) -> str:
     "The neighbouring relation of a second-moment release: replace-one with n public, unless a number is declared."
@@ -58,27 +64,33 @@ def _warn_paper(sensitivity, sens, eps_true, delta, stacklevel=3):
 
 def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, *, sensitivity="tight",
                                    calibration: str = "analytic", radius: float = 1.0, n_clipped: int = 0,
-                                   noise: str = "continuous", random_state=None):
+                                   noise: str = "continuous", noise_shape: str = "vecd", random_state=None):
     """The release of `gaussian_second_moment` from M_sum = sum x x^T (p x p) of n rows already clipped to `radius`; `(S, info)`.
 
-    `noise="discrete"`: the discrete Gaussian on a power-of-two grid (`dppca_nb.privacy.discrete`), no floating-point leak."""
+    `noise="discrete"`: the discrete Gaussian on a power-of-two grid (`dppca_nb.privacy.discrete`), no floating-point leak.
+    `noise_shape="vecd"` (default): sd sigma on the diagonal, sigma / sqrt 2 off it (Frobenius sensitivity);
+    `"upper"`: sd sigma on every upper-triangle entry (the papers' construction). Same (epsilon, delta)."""
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     M = check_square(M_sum, "M_sum")
     n_clipped = check_int(n_clipped, "n_clipped", minimum=0)
     check_choice(noise, "noise", ("continuous", "discrete"))
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    shape = _SHAPE_WORDS[noise_shape]
     sens = second_moment_sensitivity(sensitivity, n=n, radius=radius)
     if noise == "discrete":
         check_discrete_calibration(calibration)
-        S, extra = discrete_second_moment_release(M, n, eps, dlt, sens, random_state, radius=radius)
+        S, extra = discrete_second_moment_release(M, n, eps, dlt, sens, random_state, radius=radius,
+                                                  noise_shape=noise_shape)
         eps_true = certified_epsilon(extra["sigma"], dlt, sensitivity=sensitivity, n=n, radius=radius,
                                      grid=extra["grid"], dimension=M.shape[0] * (M.shape[0] + 1) // 2)
-        what = "Discrete Gaussian mechanism on the second moment (upper triangle, on a power-of-two grid)"
+        what = f"Discrete Gaussian mechanism on the second moment ({shape}, on a power-of-two grid)"
     else:
         sigma = gaussian_sigma(eps, dlt, sens, calibration)
-        S = M / n + symmetric_gaussian(M.shape[0], sigma, random_state, kind="upper")
-        extra = dict(sigma=sigma, calibration=calibration, noise="continuous")
+        S = M / n + symmetric_gaussian(M.shape[0], sigma, random_state, kind=noise_shape)
+        extra = dict(sigma=sigma, sigma_offdiagonal=sigma * _OFFDIAG[noise_shape], calibration=calibration,
+                     noise="continuous", noise_shape=noise_shape)
         eps_true = certified_epsilon(sigma, dlt, sensitivity=sensitivity, n=n, radius=radius)
-        what = "Gaussian mechanism on the second moment (upper triangle)"
+        what = f"Gaussian mechanism on the second moment ({shape})"
     _warn_paper(sensitivity, sens, eps_true, dlt)
     info = dict(mechanism=what, epsilon=eps, delta=dlt, neighbouring=_neighbouring(sensitivity), sensitivity=sens,
                 epsilon_certified=eps_true, **extra, radius=float(radius))
