@@ -6,9 +6,7 @@
 from __future__ import annotations
 import argparse
 import csv
-import importlib
 import inspect
-import math
 import sys
 from pathlib import Path
 import numpy as np
@@ -120,7 +118,7 @@ def read_numeric_csv(path, delimiter: str = ","):
             out[i, j] = v
     with open(path, encoding="utf-8-sig") as fh: head = fh.read(4096)
     if width == 1 and header is None and any(d in head for d in (";", "\t")):
-        raise CLIError(f"DATA: every row has a single column; wrong --delimiter?")
+        raise CLIError("DATA: every row has a single column; wrong --delimiter?")
     return out, header
 
 # %% ../nbs/09_cli/00_cli.ipynb #b8311bbe

@@ -4,7 +4,6 @@
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #af503215
 from __future__ import annotations
-import inspect
 import math
 import warnings
 import numpy as np
@@ -13,8 +12,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, ClassNamePrefixFeature
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.utils.validation import check_is_fitted, validate_data
 from .core.validation import (as_generator, check_epsilon, check_delta, check_positive, check_choice, check_k,
-                           check_int, clip_rows, DIAGNOSTICS_KEY, Diagnostics, add_diagnostics, public_info)
-from .privacy.mechanisms import (gaussian_sigma, second_moment_sensitivity,
+                           check_int, clip_rows, DIAGNOSTICS_KEY, Diagnostics, add_diagnostics)
+from .privacy.mechanisms import (gaussian_sigma,
                                  snapping_grid, snapping_laplace, snapping_scale)
 from .privacy.accounting import PrivacyAccountant, split_budget
 from .privacy.contract import Contract

@@ -5,9 +5,8 @@
 # %% ../../nbs/03_algorithms/09_registry.ipynb #68083d72
 from __future__ import annotations
 import importlib
-import inspect
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable
 from ..core.validation import (check_epsilon, check_delta, check_positive, check_choice, check_int, check_k,
                                       public_info)

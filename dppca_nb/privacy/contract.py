@@ -4,9 +4,8 @@
 
 # %% ../../nbs/02_privacy/04_contract.ipynb #e14605ae
 from __future__ import annotations
-import math
 import numbers
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from ..core.validation import Diagnostics, check_epsilon, check_delta, check_choice, check_positive
 
 # %% auto #0
