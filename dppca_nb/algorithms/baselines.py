@@ -19,12 +19,14 @@ __all__ = ['analyze_gauss', 'sgpca', 'nsggd']
 
 # %% ../../nbs/03_algorithms/00_baselines.ipynb #f68e1db5
 def analyze_gauss(X, k: int, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                  radius: float = 1.0, noise: str = "continuous", random_state=None, return_info: bool = False):
+                  radius: float = 1.0, noise: str = "continuous", noise_shape: str = "vecd", random_state=None,
+                  return_info: bool = False):
     "(epsilon, delta)-DP top-k principal subspace (p x k) by Analyze Gauss: clip, noisy second moment, eigenvectors; X numpy or dask."
     X = check_rows(X)
     k = check_k(k, X.shape[1])
     S, info = gaussian_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                     radius=radius, noise=noise, random_state=random_state)
+                                     radius=radius, noise=noise, noise_shape=noise_shape,
+                                     random_state=random_state)
     V = top_k_eigvecs(S, k)
     info["mechanism"] = "Analyze Gauss: " + info["mechanism"]
     return (V, info) if return_info else V
@@ -74,8 +76,13 @@ def _lad_gradient(B, V):
     return (Rs * w[:, None]).T @ C / len(B)
 
 def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_size: int | None = None,
-          step_size: float = 1.0, neighbouring: str = "replace", random_state=None, return_info: bool = False):
-    "NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent on the LAD subspace energy, zCDP-accounted."
+          step_size: float = 1.0, neighbouring: str = "replace", accounting: str = "gaussian", random_state=None,
+          return_info: bool = False):
+    """NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent on the LAD subspace energy.
+
+    `accounting="gaussian"` (default): the T Gaussian steps are one Gaussian mechanism of sensitivity sqrt(T) 2/b
+    (exact composition, analytic calibration); `"zcdp"`: zCDP per step and the classic conversion (1.31x the noise
+    at epsilon 1, delta 1e-5; the releases of before, seed for seed)."""
     X = check_data(X)
     n, p = X.shape
     k = check_k(k, p)
@@ -85,6 +92,7 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_s
                          "n, which adding or removing a row changes (one added row can move the average by 2/(n+1)); "
                          "the package's releases are replace-one with n public: use neighbouring='replace'")
     check_choice(neighbouring, "neighbouring", ("replace",))
+    check_choice(accounting, "accounting", ("gaussian", "zcdp"))
     n_iter = check_int(n_iter, "n_iter")
     b = n if batch_size is None else check_int(batch_size, "batch_size")
     if b > n: raise ValueError(f"batch_size: expected an integer between 1 and n = {n}, got {batch_size!r}")
@@ -92,9 +100,13 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_s
     rng = as_generator(random_state)
     Xn = normalize_rows(X)
     sens = 2.0 / b                                            # replace-one, full batch or fixed-size minibatch
-    L = math.log(1 / dlt)
-    rho = (math.sqrt(L + eps) - math.sqrt(L)) ** 2            # rho + 2 sqrt(rho L) = eps
-    s = sens * math.sqrt(n_iter / (2 * rho))
+    if accounting == "gaussian":                              # T steps = one Gaussian mechanism, sensitivity sqrt(T) sens
+        s = gaussian_sigma(eps, dlt, math.sqrt(n_iter) * sens, "analytic")
+    else:
+        L = math.log(1 / dlt)
+        s = sens * math.sqrt(n_iter / (2 * (math.sqrt(L + eps) - math.sqrt(L)) ** 2))   # rho + 2 sqrt(rho L) = eps
+    mu = math.sqrt(n_iter) * sens / s                         # the run is mu-GDP, and rho = mu^2 / 2 zCDP (both exact)
+    rho = mu * mu / 2
     V = random_orthonormal(p, k, rng)
     for t in range(1, n_iter + 1):
         B = Xn if b == n else Xn[rng.choice(n, b, replace=False)]
@@ -104,7 +116,9 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_s
         eta = eta0 / math.sqrt(t)
         V = orthonormalize((V @ Wt.T * np.cos(eta * sv)) @ Wt + (Ug * np.sin(eta * sv)) @ Wt)
     if not return_info: return V
-    return V, add_diagnostics(dict(mechanism="NSGGD (reconstructed): Gaussian noise on each geodesic gradient, zCDP composition",
-                   epsilon=eps, delta=dlt, neighbouring="replace-one",
-                   sensitivity=sens, sigma=s, rho=rho, rho_step=rho / n_iter, n_iter=int(n_iter), batch_size=int(b)),
+    how = ("exact composition: one Gaussian mechanism of sensitivity sqrt(T) 2/b" if accounting == "gaussian"
+           else "zCDP composition, classic conversion")
+    return V, add_diagnostics(dict(mechanism=f"NSGGD (reconstructed): Gaussian noise on each geodesic gradient, {how}",
+                   epsilon=eps, delta=dlt, neighbouring="replace-one", accounting=accounting,
+                   sensitivity=sens, sigma=s, mu=mu, rho=rho, rho_step=rho / n_iter, n_iter=int(n_iter), batch_size=int(b)),
                            n_clipped=0)          # rows are normalised, none clipped (kept where readers look for it)
