@@ -63,8 +63,8 @@ def check_data(X, *, name: str = "X", min_rows: int = 2, min_cols: int = 1) -> n
     """
     if X is None: raise TypeError(f"{name}: expected a 2-D numeric array (n rows x p columns), got None")
     if hasattr(X, "dask") and hasattr(X, "compute"):
-        raise TypeError(f"{name}: got a dask array; use dppca_nb.distributed for out-of-core data "
-                        f"or call .compute() first")
+        raise TypeError(f"{name}: got a dask array; pass it to the algorithm or estimator itself (they accept dask arrays "
+                        f"through dppca_nb.backends) or call .compute() first")
     try: A = np.asarray(X)
     except Exception as e:  # ragged lists and the like
         raise TypeError(f"{name}: could not be read as a numeric array ({e})") from None
