@@ -7,63 +7,111 @@ from __future__ import annotations
 import functools, math
 from pathlib import Path
 import numpy as np
-from ..core.validation import as_generator
+from ..core.validation import as_generator, check_choice
 from ..core.linalg import subspace_distance, top_k_eigvecs, random_subspace_level
 from ..data.datasets import sample_gaussian, sample_multivariate_t, contaminate
 from ..algorithms.kendall import kendall_tau
 from ..algorithms.robust import g_dppca
+from ..privacy.accounting import split_budget
 from ..algorithms.baselines import analyze_gauss, sgpca, nsggd
+from ..estimators import private_mean
 from .registry import Study, register_study, plot_lines
 
 # %% auto #0
-__all__ = ['SCENARIOS', 'robust_methods', 'robust_sample', 'simulation_rep', 'simulation_plot', 'simulate_grid_genotypes',
-           'save_grid_genotypes', 'load_grid_genotypes', 'procrustes_r', 'genetics_data', 'genetics_rep',
-           'genetics_plot', 'genetics_figure']
+__all__ = ['LOCATION', 'NSGGD_SETTINGS', 'SCENARIOS', 'private_centring', 'robust_methods', 'robust_sample', 'simulation_rep',
+           'simulation_plot', 'win_loss_table', 'win_loss_sentences', 'simulate_grid_genotypes', 'save_grid_genotypes',
+           'load_grid_genotypes', 'procrustes_r', 'genetics_data', 'genetics_rep', 'genetics_plot', 'genetics_figure']
 
 # %% ../../nbs/07_experiments/05_robust_study.ipynb #8a890d9e
-def robust_methods(k: int, epsilon: float, delta: float, p: int, *, which=None) -> dict:
-    "The compared methods as `name -> f(X, rng) -> V`, each at its package defaults (tight sensitivity, analytic calibration)."
+LOCATION = 2.0          # the data centre mu = LOCATION * (1, ..., 1): ||mu|| = 2 sqrt(p), unknown to every method
+NSGGD_SETTINGS = {"simulation": dict(n_iter=100, step_size=1.0),    # p = 10: the defaults already converge
+                  "genetics": dict(n_iter=100, step_size=10.0)}      # p = 500: the default step does not (see below)
+
+def private_centring(X, epsilon: float, delta: float, *, radius: float, share: float = 0.1, split: str = "basic",
+                     random_state=None):
+    """Centre `X` by a private mean that spends `share` of (epsilon, delta); returns `(X - mean, epsilon_rest, delta_rest)`.
+
+    The mean is `estimators.private_mean` (rows clipped to `radius`, Gaussian noise, replace-one sensitivity 2 radius / n);
+    the budget is split by `privacy.accounting.split_budget` (`split="gaussian"` only when the second release is an
+    analytic Gaussian mechanism too, as in the estimators), so the two releases together are (epsilon, delta)-DP.
+    """
+    (e_m, d_m), (e_r, d_r) = split_budget(epsilon, delta, [share, 1 - share], method=split)
+    mean, _ = private_mean(X, e_m, d_m, radius=radius, random_state=random_state)
+    return X - mean, e_r, d_r
+
+def robust_methods(k: int, epsilon: float, delta: float, p: int, *, which=None, centring: str = "private",
+                   nsggd_options=None) -> dict:
+    """The compared methods as `name -> f(X, rng) -> V`, each at its package defaults (tight sensitivity, analytic calibration).
+
+    `centring="private"`: every method that needs the data centre (AG, SGPCA, NSGGD) first spends a tenth of the budget
+    on a private mean (rows clipped to the public bound 5 sqrt p); g-DPPCA's Kendall's tau of pairwise differences
+    needs none. `centring="none"`: the data are already centred by a public centre. NSGGD runs with `nsggd_options`
+    (iterations, step size), chosen so that it converges on non-private data.
+    """
+    check_choice(centring, "centring", ("private", "none"))
     R1, R5 = math.sqrt(p), 5 * math.sqrt(p)
-    methods = {                                        # equal guarantee: every method at the same (epsilon, delta)
+    opts = dict(NSGGD_SETTINGS["simulation"] if nsggd_options is None else nsggd_options)
+    def centred(run, split):
+        if centring == "none": return lambda X, rng: run(X, epsilon, delta, rng)
+        return lambda X, rng: run(*private_centring(X, epsilon, delta, radius=R5, split=split, random_state=rng), rng)
+    methods = {                                        # equal guarantee: every method at the same (epsilon, delta) in all
         "g-DPPCA (spherical)": lambda X, rng: g_dppca(X, k, epsilon, delta, random_state=rng),
         "g-DPPCA (winsorized)": lambda X, rng: g_dppca(X, k, epsilon, delta, transform="winsorized", random_state=rng),
-        "AG (R=sqrt p)": lambda X, rng: analyze_gauss(X, k, epsilon, delta, radius=R1, random_state=rng),
-        "AG (R=5 sqrt p)": lambda X, rng: analyze_gauss(X, k, epsilon, delta, radius=R5, random_state=rng),
-        "SGPCA (R=sqrt p)": lambda X, rng: sgpca(X, k, epsilon, delta, radius=R1, random_state=rng),
-        "NSGGD": lambda X, rng: nsggd(X, k, epsilon, delta, random_state=rng),
+        "AG (R=sqrt p)": centred(lambda X, e, d, rng: analyze_gauss(X, k, e, d, radius=R1, random_state=rng), "gaussian"),
+        "AG (R=5 sqrt p)": centred(lambda X, e, d, rng: analyze_gauss(X, k, e, d, radius=R5, random_state=rng), "gaussian"),
+        "SGPCA (R=sqrt p)": centred(lambda X, e, d, rng: sgpca(X, k, e, d, radius=R1, random_state=rng), "basic"),
+        "NSGGD": centred(lambda X, e, d, rng: nsggd(X, k, e, d, random_state=rng, **opts), "basic"),
     }
     return methods if which is None else {m: methods[m] for m in which}
 
-SCENARIOS = ("t", "contaminated", "gaussian")
+SCENARIOS = ("t", "contaminated", "near_signal", "gaussian")
 
 def robust_sample(scenario: str, n: int, *, p: int = 10, k: int = 2, spike: float = 10.0, df: float = 2.0,
-                  fraction: float = 0.05, random_state=None):
-    "A sample of one scenario ('t', 'contaminated', 'gaussian') with scatter diag(spike,..,1,..); returns `(X, V)`."
+                  fraction: float | None = None, location: float = LOCATION, random_state=None):
+    """A sample of one scenario with scatter diag(spike,..,1,..) around the centre `location * (1,..,1)`; returns `(X, V)`.
+
+    'gaussian', 't' (multivariate t, `df` degrees of freedom), 'contaminated' (a `fraction`, default 5%, of the rows
+    replaced by N(m, I) outliers at distance 10 sqrt p from the centre, orthogonal to V) or 'near_signal' (default 10%
+    replaced by N(m, I/4) outliers at distance 1.5 sqrt(tr Sigma), the typical distance of a clean row, in a direction
+    60 degrees from the first signal direction towards the first noise direction).
+    """
+    check_choice(scenario, "scenario", SCENARIOS)
     rng = as_generator(random_state)
     Sigma = np.diag([spike] * k + [1.0] * (p - k)); V = np.eye(p)[:, :k]
-    if scenario == "t": return sample_multivariate_t(Sigma, n, df, rng), V
+    mu = location * np.ones(p)
+    if scenario == "t": return sample_multivariate_t(Sigma, n, df, rng) + mu, V
     X = sample_gaussian(Sigma, n, rng)
-    if scenario == "contaminated": X = contaminate(X, fraction, avoid=V, random_state=rng)[0]
-    elif scenario != "gaussian": raise ValueError(f"scenario: expected one of {SCENARIOS}, got {scenario!r}")
-    return X, V
+    if scenario == "contaminated":
+        z = rng.standard_normal(p); z -= V @ (V.T @ z)
+        X = contaminate(X, 0.05 if fraction is None else fraction, mean=10 * math.sqrt(p) * z / np.linalg.norm(z),
+                        random_state=rng)[0]
+    elif scenario == "near_signal":
+        u = np.zeros(p); u[0], u[k] = math.cos(math.pi / 3), math.sin(math.pi / 3)
+        X = contaminate(X, 0.10 if fraction is None else fraction, mean=1.5 * math.sqrt(np.trace(Sigma)) * u, scale=0.5,
+                        random_state=rng)[0]
+    return X + mu, V
 
 def simulation_rep(point: dict, rng) -> list[dict]:
     "One repetition at one grid point: the error of every method (and of the non-private tau) on one sample."
     p, k = int(point.get("p", 10)), int(point.get("k", 2))
-    X, V = robust_sample(point["scenario"], int(point["n"]), p=p, k=k, df=point.get("df", 2.0), random_state=rng)
+    X, V = robust_sample(point["scenario"], int(point["n"]), p=p, k=k, df=point.get("df", 2.0),
+                         location=point.get("location", LOCATION), random_state=rng)
     rows = [dict(method=name, error=subspace_distance(f(X, rng), V))
             for name, f in robust_methods(k, point["epsilon"], point.get("delta", 1e-5), p).items()]
     rows.append(dict(method="Kendall's tau (non-private)", error=subspace_distance(top_k_eigvecs(kendall_tau(X), k), V)))
     return rows
 
+_TITLES = {"t": "multivariate t", "contaminated": "5% far outliers", "near_signal": "10% outliers near the signal",
+           "gaussian": "Gaussian"}
+
 def simulation_plot(df):
     "Error against n, one line per method, one-standard-error bars, log-log."
-    title = {"t": "multivariate t", "contaminated": "5% contamination", "gaussian": "Gaussian"}
     sc = df["scenario"].iloc[0]
     extra = f" ({int(df['df'].iloc[0])} df)" if sc == "t" and "df" in df else ""
     return plot_lines(df, "n", "error", hue="method", logx=True, logy=True, xlabel="n (rows)",
-                      ylabel=r"$\|\hat V\hat V^\top - VV^\top\|_F$", title=f"{title[sc]}{extra}, p=10, k=2, eps=1",
+                      ylabel=r"$\|\hat V\hat V^\top - VV^\top\|_F$", title=f"{_TITLES[sc]}{extra}, p=10, k=2, eps=1",
                       hlines={"random guess": random_subspace_level(10, 2)})
+
 
 # %% ../../nbs/07_experiments/05_robust_study.ipynb #8950f725
 _N_QUICK, _N_FULL = [500, 2000, 5000], [500, 1000, 2000, 5000, 10000, 20000]
@@ -74,6 +122,10 @@ _CLAIMS = {
     "contaminated": ("Under 5% contamination g-DPPCA's error keeps decreasing with n; AG's and SGPCA's do not; NSGGD is robust but worse.",
                      {"quick": dict(scenario="contaminated", n=_N_QUICK, epsilon=1.0),
                       "full": dict(scenario="contaminated", n=_N_FULL, epsilon=1.0)}),
+    "near_signal": ("Not a claim of the paper: a contamination that clipping cannot remove (outliers as far as clean rows, "
+                    "near the signal directions) biases every method, g-DPPCA included.",
+                    {"quick": dict(scenario="near_signal", n=_N_QUICK, epsilon=1.0),
+                     "full": dict(scenario="near_signal", n=_N_FULL, epsilon=1.0)}),
     "gaussian": ("Under Gaussian data g-DPPCA is on par with SGPCA and better than AG and NSGGD.",
                  {"quick": dict(scenario="gaussian", n=_N_QUICK, epsilon=1.0),
                   "full": dict(scenario="gaussian", n=_N_FULL, epsilon=1.0)}),
@@ -94,9 +146,41 @@ def _plot_any(df):
 for _sc, (_claim, _grid) in _CLAIMS.items():
     register_study(Study(
         name=f"robust_{_sc}_error_vs_n", family="robust", run=simulation_rep, grid=_grid,
-        reps={"quick": 3, "full": 20}, plot=_plot_any,
-        caption=f"Subspace error against n ({_sc} data, p=10, k=2, eps=1, delta=1e-5) for g-DPPCA, AG at two clipping radii, SGPCA and NSGGD.",
+        reps={"quick": 5, "full": 20}, plot=_plot_any, version=2,
+        caption=f"Subspace error against n ({_TITLES[_sc]}, p=10, k=2, eps=1, delta=1e-5, data centred at an unknown "
+                f"point) for g-DPPCA, AG at two clipping radii, SGPCA and NSGGD (the last three centred privately).",
         claim=_claim))
+
+def win_loss_table(dfs, n=None):
+    """Mean error (over repetitions) of each private method in each scenario at sample size `n` (None: the largest).
+
+    Parameters
+    ----------
+    dfs : dict of str to pandas.DataFrame
+        Scenario -> results of its study.
+    n : int or None
+        The sample size compared.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per scenario, one column per private method, and the columns `best` and `worst` (method names).
+    """
+    import pandas as pd
+    rows = {}
+    for sc, d in dfs.items():
+        d = d[~d["method"].str.contains("non-private")]
+        at = d["n"].max() if n is None else n
+        rows[sc] = d[d["n"] == at].groupby("method")["error"].mean()
+    t = pd.DataFrame(rows).T
+    return t.assign(best=t.idxmin(axis=1), worst=t.idxmax(axis=1))
+
+def win_loss_sentences(table) -> list[str]:
+    "One sentence per scenario of `win_loss_table`: who is best and worst, with their mean errors."
+    errs = table.drop(columns=["best", "worst"])
+    return [f"{_TITLES.get(sc, sc)}: best {r['best']} ({errs.loc[sc, r['best']]:.3f}), worst {r['worst']} "
+            f"({errs.loc[sc, r['worst']]:.3f})" for sc, r in table.iterrows()]
+
 
 # %% ../../nbs/07_experiments/05_robust_study.ipynb #3ade900d
 _GENO_FILE = "grid_genotypes.npz"
@@ -174,7 +258,8 @@ def genetics_rep(point: dict, rng) -> list[dict]:
     X, coords, _, S0 = _genetics_reference(int(point.get("p", 500)), 0)   # the data and reference: once, not per repetition
     which = ["g-DPPCA (spherical)", "g-DPPCA (winsorized)", "AG (R=sqrt p)", "SGPCA (R=sqrt p)", "NSGGD"]
     out = [dict(method="PCA (non-private)", r_grid=procrustes_r(coords, S0), r_pca=1.0)]
-    for name, f in robust_methods(2, point["epsilon"], point.get("delta", 1e-5), X.shape[1], which=which).items():
+    for name, f in robust_methods(2, point["epsilon"], point.get("delta", 1e-5), X.shape[1], which=which, centring="none",
+                                  nsggd_options=NSGGD_SETTINGS["genetics"]).items():
         S = X @ f(X, rng)
         out.append(dict(method=name, r_grid=procrustes_r(coords, S), r_pca=procrustes_r(S0, S)))
     return out
@@ -185,7 +270,7 @@ def genetics_plot(df):
                       ylabel="Procrustes r with the deme grid", title="Private PC1/PC2 of simulated genotypes (n=500, p=500)")
 
 register_study(Study(
-    name="robust_genetics_procrustes", family="robust", run=genetics_rep,
+    name="robust_genetics_procrustes", family="robust", run=genetics_rep, version=2,
     grid={"quick": dict(epsilon=[1.0, 10.0, 100.0]), "full": dict(epsilon=[0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0])},
     reps={"quick": 2, "full": 20}, plot=genetics_plot,
     caption="How well the first two private PCs of 500 simulated genotypes (5 x 5 grid of demes) recover the geography, against epsilon.",
@@ -199,7 +284,8 @@ def genetics_figure(epsilon: float = 10.0, random_state=0, p: int = 500):
     X, coords, _, S0 = _genetics_reference(int(p), 0)
     which = ["g-DPPCA (spherical)", "g-DPPCA (winsorized)", "AG (R=sqrt p)", "NSGGD"]
     panels = [("PCA (non-private)", S0)]
-    panels += [(nm, X @ f(X, rng)) for nm, f in robust_methods(2, epsilon, 1e-5, X.shape[1], which=which).items()]
+    methods = robust_methods(2, epsilon, 1e-5, X.shape[1], which=which, centring="none", nsggd_options=NSGGD_SETTINGS["genetics"])
+    panels += [(nm, X @ f(X, rng)) for nm, f in methods.items()]
     col = np.c_[coords / coords.max(), np.full(len(coords), 0.5)]
     fig, axes = plt.subplots(1, len(panels), figsize=(3.0 * len(panels), 3.2))
     for ax, (nm, S) in zip(axes, panels):
