@@ -12,9 +12,10 @@ import numpy as np
 from ..core.validation import as_generator, check_data, check_int, check_positive, clip_rows
 
 # %% auto #0
-__all__ = ['is_dask', 'check_rows', 'default_block_rows', 'row_blocks', 'tree_reduce', 'add', 'map_blocks', 'second_moment_sums',
-           'map_block_pairs', 'paired_row_norms', 'partition_seeds', 'randomized_report_sums',
-           'randomized_mean_reports', 'process_memory', 'worker_memory']
+__all__ = ['SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'is_dask', 'check_rows', 'default_block_rows', 'row_blocks', 'tree_reduce',
+           'add', 'map_blocks', 'sub_block_rows', 'second_moment_sums', 'clipped_row_sums', 'map_block_pairs',
+           'paired_row_norms', 'partition_seeds', 'randomized_report_sums', 'randomized_mean_reports', 'process_memory',
+           'worker_memory']
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #1d5ad9c6
 def is_dask(X) -> bool:
@@ -39,18 +40,24 @@ def _check_dask_rows(X, name, min_rows, min_cols):
     return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
 
 def _finite(A, block=1 << 20):
+    "All entries finite? A block's plain sum is finite only if every entry is (NaN and inf propagate); an overflowing sum falls back to the exact test. No temporary array."
     m = max(1, block // max(1, A.shape[1]))
-    return all(np.isfinite(A[i:i + m]).all() for i in range(0, A.shape[0], m))
+    for i in range(0, A.shape[0], m):
+        b = A[i:i + m]
+        if not math.isfinite(b.sum()) and not np.isfinite(b).all(): return False
+    return True
 
-def check_rows(X, *, name: str = "X", min_rows: int = 2, min_cols: int = 1):
-    "Validate n x p records without copying them: a float64 numpy array (the caller's own if it is one: never write to it), or a dask array checked from its metadata."
+def check_rows(X, *, name: str = "X", min_rows: int = 2, min_cols: int = 1, finite: bool = True):
+    """Validate n x p records without copying them: a float64 numpy array (the caller's own if it is one: never write to it), or a dask array checked from its metadata.
+
+    `finite=False` skips the pass over the values (for a caller whose next step is a blocked pass that finds non-finite rows itself, as `second_moment_sums` does)."""
     if is_dask(X): return _check_dask_rows(X, name, min_rows, min_cols)
     A = X if isinstance(X, np.ndarray) else None
     ok = (A is not None and A.ndim == 2 and A.dtype.kind in "biuf" and A.shape[0] >= max(1, min_rows)
           and A.shape[1] >= max(1, min_cols))
     if ok:
         A = np.asarray(A, dtype=np.float64)              # no copy for float64 input
-        if _finite(A): return A
+        if not finite or _finite(A): return A
     return check_data(X, name=name, min_rows=min_rows, min_cols=min_cols)   # raises its message (or copies a list)
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #9a4b8b21
@@ -86,9 +93,9 @@ def add(*parts):
 
 def _n_bad(x): return int((~np.isfinite(x)).any(axis=1).sum()) if x.size else 0
 
-def _block_task(func, x, args, seed):
+def _block_task(func, x, args, seed, finite=True):
     x = np.asarray(x, dtype=np.float64)
-    bad = _n_bad(x)
+    bad = _n_bad(x) if finite else 0
     if bad or x.shape[0] == 0: return None, x.shape[0], bad
     return (func(x, *args) if seed is None else func(x, *args, np.random.default_rng(seed))), x.shape[0], 0
 
@@ -100,8 +107,10 @@ def _raise_nonfinite(bad, name="X"):
     if bad: raise ValueError(f"{name}: expected finite values, found {bad} row(s) with NaN or inf")
 
 def map_blocks(X, func, *args, combine=add, seeds=None, block_rows: int | None = None, split_every: int = 8,
-               name: str = "X"):
-    "`func(X_b, *args)` (`func(X_b, *args, rng_b)` with `seeds`) on every row block of a checked numpy or dask `X`, combined in a tree: `(result, n_blocks)`."
+               name: str = "X", finite: bool = True):
+    """`func(X_b, *args)` (`func(X_b, *args, rng_b)` with `seeds`) on every row block of a checked numpy or dask `X`, combined in a tree: `(result, n_blocks)`.
+
+    `finite=False`: no isfinite pass over each block before `func` (a `func` that finds non-finite rows itself, in the pass it makes anyway)."""
     from functools import partial
     blocks, (n, p), lazy = row_blocks(X, block_rows=block_rows)
     if seeds is not None and len(seeds) != len(blocks):
@@ -110,29 +119,118 @@ def map_blocks(X, func, *args, combine=add, seeds=None, block_rows: int | None =
     if lazy:
         import dask
         task = dask.delayed(_block_task)
-    parts = [task(func, b, args, None if seeds is None else seeds[i]) for i, b in enumerate(blocks)]
+    parts = [task(func, b, args, None if seeds is None else seeds[i], bool(finite)) for i, b in enumerate(blocks)]
     out, n_rows, bad = tree_reduce(parts, partial(_combine_tasks, combine), lazy=lazy, split_every=split_every)
     _raise_nonfinite(bad, name)
     return out, len(blocks)
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #276fde76
-def _moment_block(x, radius, row_sums):
-    n_clipped = 0
-    if radius is not None: x, n_clipped = clip_rows(x, radius)
-    return (x.T @ x, n_clipped, x.sum(axis=0)) if row_sums else (x.T @ x, n_clipped)
+SUB_BLOCK_ENTRIES = 1 << 17      # 1 MB of float64: a sub-block stays in a core's L2 cache between its reads
+CORRECT_UP_TO = 1024            # clipped rows up to this many radii are corrected by subtraction (rounding <= about p u (1024 R)^2 each)
 
-def second_moment_sums(X, *, radius: float | None = None, row_sums: bool = False, block_rows: int | None = None,
-                       split_every: int = 8, name: str = "X") -> dict:
-    "One pass over the row blocks of a numpy or dask `X`: `dict(M=sum x x^T, n, p, n_clipped[, row_sum])`, rows clipped to `radius` if given. Exact (not private)."
+def sub_block_rows(p: int) -> int:
+    "Rows of the fused kernel's sub-block: about `SUB_BLOCK_ENTRIES` entries, and at least p rows (so the p x p update is amortized)."
+    p = max(1, int(p))
+    return max(1, SUB_BLOCK_ENTRIES // p, p)
+
+def _exact_norms(y, rows):
+    "Norms of `rows` of `y` whose squared norm overflowed: rescaled by the largest entry first (as `core.validation.clip_rows`)."
+    m = np.abs(y[rows]).max(axis=1)
+    return m * np.linalg.norm(y[rows] / m[:, None], axis=1)
+
+def _moment_kernel(x, radius, row_sums, center, moment=True):
+    """The fused pass over one block: for each cache-sized sub-block y (x - `center`, in a scratch buffer), the squared
+    row norms, then `y^T y` and `1^T y` with the clipped rows' correction; rows with a NaN or inf are counted, not
+    summed. The caller's rows are never written. Returns `(M, n_clipped, n_bad, row_sum)` (None where not asked)."""
+    n, p = x.shape
+    s = min(n, sub_block_rows(p))
+    M = np.zeros((p, p)) if moment else None
+    rs = np.zeros(p) if row_sums else None
+    ones, onesp = np.ones(s), np.ones(p)
+    C = None if center is None else np.tile(center, (s, 1))      # a tiled centre: a plain elementwise subtraction
+    buf = np.empty((s, p)) if (center is not None or radius is not None) else None
+    sqbuf = np.empty((s, p)) if radius is not None else None
+    r = None if radius is None else float(radius)
+    n_clipped = n_bad = 0
+    for i in range(0, n, s):
+        xb = x[i:i + s]
+        k = xb.shape[0]
+        yb = xb if C is None else np.subtract(xb, C[:k], out=buf[:k])
+        idx = scale = None
+        if r is not None:
+            with np.errstate(over="ignore"):          # an overflowing square is caught below (rescaled norms)
+                sq = np.dot(np.multiply(yb, yb, out=sqbuf[:k]), onesp)   # squared row norms (faster than einsum here)
+            if not (math.sqrt(sq.max()) <= r):         # a row over the radius, a NaN/inf or an overflow (sqrt is monotone)
+                big = ~np.isfinite(sq)
+                if big.any():
+                    bad = ~np.isfinite(yb[big]).all(axis=1)
+                    if bad.any():
+                        n_bad += int(bad.sum()); continue
+                norms = np.sqrt(sq)
+                if big.any(): norms[big] = _exact_norms(yb, big)
+                idx = np.flatnonzero(norms > r)
+                n_clipped += idx.size
+                if idx.size:
+                    scale = r / norms[idx]
+                    if big.any() or idx.size > k // 8 or norms[idx].max() > CORRECT_UP_TO * r:
+                        full = np.ones(k); full[idx] = scale          # many or far-out rows: rescale in a buffer
+                        yb = np.multiply(yb, full[:, None], out=buf[:k])
+                        idx = None
+                else: idx = None
+        Mb = yb.T @ yb if moment else None
+        rb = ones[:k] @ yb if row_sums else None
+        if idx is not None:                            # a few clipped rows: remove their excess sum (1 - s^2) y y^T
+            Yo = yb[idx]
+            if moment: Mb -= Yo.T @ (Yo * (1 - scale * scale)[:, None])
+            if row_sums: rb -= (1 - scale) @ Yo
+        if r is None and not math.isfinite(np.trace(Mb) if moment else rb.sum()):   # no radius: finiteness from the sums
+            bad = ~np.isfinite(yb).all(axis=1)
+            if bad.any():
+                n_bad += int(bad.sum()); continue
+        if moment: M += Mb
+        if row_sums: rs += rb
+    return M, n_clipped, n_bad, rs
+
+def _add_sums(*parts):
+    "Add the kernels' tuples entry by entry (None where a sum was not asked for)."
+    return tuple(None if q[0] is None else reduce(operator.add, q) for q in zip(*parts))
+
+def _check_center(center, p):
+    c = np.asarray(center, dtype=np.float64) if center is not None else None
+    if c is None: return None
+    if c.shape != (p,): raise ValueError(f"center: expected a vector of length p = {p}, got shape {c.shape}")
+    if not np.isfinite(c).all(): raise ValueError("center: expected finite values")
+    return c
+
+def _fused_sums(X, radius, row_sums, center, moment, block_rows, split_every, name):
     if radius is not None: radius = check_positive(radius, "radius")
-    X = check_rows(X, name=name)
+    X = check_rows(X, name=name, finite=False)         # the values are checked in the pass itself
     n, p = (int(s) for s in X.shape)
-    out, _ = map_blocks(X, _moment_block, radius, bool(row_sums), block_rows=block_rows, split_every=split_every,
-                        name=name)
-    M = out[0]
-    res = dict(M=M if (M == M.T).all() else (M + M.T) / 2, n=n, p=p, n_clipped=int(out[1]))
-    if row_sums: res["row_sum"] = out[2]
-    return res
+    c = _check_center(center, p)
+    out, _ = map_blocks(X, _moment_kernel, radius, bool(row_sums), c, moment, block_rows=block_rows,
+                        split_every=split_every, name=name, finite=False, combine=_add_sums)
+    M, n_clipped, n_bad, rs = out
+    if n_bad:
+        if not is_dask(X): check_data(X, name=name)     # the numpy message: the first bad entry's row and column
+        _raise_nonfinite(n_bad, name)
+    return dict(M=M, n=n, p=p, n_clipped=int(n_clipped), row_sum=rs)
+
+def second_moment_sums(X, *, radius: float | None = None, row_sums: bool = False, center=None,
+                       block_rows: int | None = None, split_every: int = 8, name: str = "X") -> dict:
+    """One fused pass over the row blocks of a numpy or dask `X`: `dict(M=sum y y^T, n, p, n_clipped[, row_sum])`, with
+    y = x - `center` (if given) clipped to `radius` (if given). Exact (not private); the caller's array is not copied."""
+    st = _fused_sums(X, radius, row_sums, center, True, block_rows, split_every, name)
+    M = st["M"]
+    if not (M == M.T).all(): st["M"] = (M + M.T) / 2
+    if not row_sums: del st["row_sum"]
+    return st
+
+def clipped_row_sums(X, *, radius: float | None = None, center=None, block_rows: int | None = None,
+                     split_every: int = 8, name: str = "X") -> dict:
+    "The row sum of y = x - `center` clipped to `radius` in one pass (a private mean's statistic, no second moment): `dict(row_sum, n, p, n_clipped)`. Exact (not private)."
+    st = _fused_sums(X, radius, True, center, False, block_rows, split_every, name)
+    del st["M"]
+    return st
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #2b21bb99
 def _pair_task(func, xa, xb, args):
