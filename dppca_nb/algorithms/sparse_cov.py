@@ -63,10 +63,12 @@ def column_sparsity(Sigma, tol: float = 0.0) -> int:
 
 # %% ../../nbs/03_algorithms/04_sparse_cov.ipynb #e45e0068
 def gaussian_covariance(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                        radius: float = 1.0, noise: str = "continuous", random_state=None, return_info: bool = False):
+                        radius: float = 1.0, noise: str = "continuous", noise_shape: str = "vecd", random_state=None,
+                        return_info: bool = False):
     "(epsilon, delta)-DP naive covariance (p x p, symmetric, maybe indefinite): clipped second moment plus symmetric Gaussian noise; X numpy or dask."
     S, info = gaussian_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                     radius=radius, noise=noise, random_state=random_state)
+                                     radius=radius, noise=noise, noise_shape=noise_shape,
+                                     random_state=random_state)
     info["mechanism"] = "naive Gaussian covariance (Wang & Xu eq. (7)): " + info["mechanism"]
     return (S, info) if return_info else S
 
@@ -81,12 +83,14 @@ def threshold_level(n: int, p: int, sigma: float, *, gamma: float = 2.0, noise_c
     return gamma * math.sqrt(L / n) + c * sigma * math.sqrt(L)
 
 # %% ../../nbs/03_algorithms/04_sparse_cov.ipynb #e9005e12
-def hard_threshold(A, tau: float, *, threshold_diagonal: bool = True) -> np.ndarray:
-    "Copy of `A` with every entry |a_ij| <= tau set to 0 (the diagonal kept as is if `threshold_diagonal` is False)."
+def hard_threshold(A, tau: float, *, threshold_diagonal: bool = True, tau_diagonal: float | None = None) -> np.ndarray:
+    "Copy of `A` with every off-diagonal |a_ij| <= tau and every diagonal |a_ii| <= tau_diagonal (None: tau) set to 0 (the diagonal kept if `threshold_diagonal` is False)."
     A = np.array(A, dtype=np.float64, copy=True)
     if A.ndim != 2 or A.shape[0] != A.shape[1]: raise ValueError(f"A: expected a square matrix, got shape {A.shape}")
     tau = check_positive(tau, "tau", allow_zero=True)
+    td = tau if tau_diagonal is None else check_positive(tau_diagonal, "tau_diagonal", allow_zero=True)
     keep = np.abs(A) > tau
+    np.fill_diagonal(keep, np.abs(np.diag(A)) > td)
     if not threshold_diagonal: np.fill_diagonal(keep, True)
     A[~keep] = 0.0
     return A
@@ -100,34 +104,41 @@ def psd_projection(A) -> np.ndarray:
 # %% ../../nbs/03_algorithms/04_sparse_cov.ipynb #35788481
 def dp_threshold_covariance(X, epsilon: float, delta: float, *, gamma: float = 2.0, sensitivity="tight",
                             calibration: str = "analytic", radius: float = 1.0, threshold_diagonal: bool = True,
-                            noise_constant: float = 4.0, noise: str = "continuous", random_state=None,
-                            return_info: bool = False):
+                            noise_constant: float = 4.0, noise: str = "continuous", noise_shape: str = "vecd",
+                            random_state=None, return_info: bool = False):
     "(epsilon, delta)-DP sparse covariance estimate (p x p, symmetric PSD) by Wang & Xu's DP-Thresholding; X numpy or dask."
     gamma = check_positive(gamma, "gamma", allow_zero=True)
     S, info = gaussian_covariance(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                  radius=radius, noise=noise, random_state=random_state, return_info=True)
+                                  radius=radius, noise=noise, noise_shape=noise_shape, random_state=random_state,
+                                  return_info=True)
     n = int(np.shape(X)[0])                      # X was validated by gaussian_covariance
     return dp_threshold_postprocess(S, info, n=n, gamma=gamma, threshold_diagonal=threshold_diagonal,
                                     noise_constant=noise_constant, return_info=return_info)
 
 def dp_threshold_postprocess(S_noisy, info: dict, *, n: int, gamma: float = 2.0, threshold_diagonal: bool = True,
                              noise_constant: float = 4.0, return_info: bool = False):
-    "Steps 2-4 of DP-Thresholding on the naive release `(S_noisy, info)` of n rows (info gives `sigma`, `mechanism`): Sigma^+, or `(Sigma^+, info)`."
+    """Steps 2-4 of DP-Thresholding on the naive release `(S_noisy, info)` of n rows: Sigma^+, or `(Sigma^+, info)`.
+
+    `info` gives `mechanism`, `sigma` (the diagonal noise sd) and `sigma_offdiagonal` (absent: `sigma`, an upper-triangle
+    release); each entry is thresholded at the level of the noise it carries."""
     gamma = check_positive(gamma, "gamma", allow_zero=True)
     S = check_square(S_noisy, "S_noisy")
     if not isinstance(info, dict) or "sigma" not in info or "mechanism" not in info:
         raise ValueError("info: expected the info dict of the Gaussian release (with 'sigma' and 'mechanism')")
     n = check_int(n, "n")
     p = S.shape[0]
-    tau = threshold_level(n, p, info["sigma"], gamma=gamma, noise_constant=noise_constant)
-    S_hat = hard_threshold(S, tau, threshold_diagonal=threshold_diagonal)
+    sig_off = info.get("sigma_offdiagonal", info["sigma"])
+    tau = threshold_level(n, p, sig_off, gamma=gamma, noise_constant=noise_constant)
+    tau_diag = threshold_level(n, p, info["sigma"], gamma=gamma, noise_constant=noise_constant)
+    S_hat = hard_threshold(S, tau, threshold_diagonal=threshold_diagonal, tau_diagonal=tau_diag)
     w, V = np.linalg.eigh(S_hat)
     S_plus = symmetrize((V * np.clip(w, 0, None)) @ V.T)
     if not return_info: return S_plus
     L = math.log(p)
     info = dict(info)
     info.update(mechanism="DP-Thresholding (Wang & Xu, Algorithm 1): " + info["mechanism"], gamma=gamma,
-                tau=tau, tau_sampling=gamma * math.sqrt(L / n), tau_noise=noise_constant * info["sigma"] * math.sqrt(L),
+                tau=tau, tau_diagonal=tau_diag, tau_sampling=gamma * math.sqrt(L / n),
+                tau_noise=noise_constant * sig_off * math.sqrt(L), tau_noise_diagonal=noise_constant * info["sigma"] * math.sqrt(L),
                 threshold_diagonal=bool(threshold_diagonal), noisy=S_noisy, thresholded=S_hat, support=S_hat != 0,
                 n_negative_eigenvalues=int((w < 0).sum()))
     return S_plus, info
@@ -155,19 +166,24 @@ def _bound_sigma(n, epsilon, delta, sensitivity, calibration, radius, sigma):
     if sigma is not None: return check_positive(sigma, "sigma", allow_zero=True)
     return gaussian_sigma(epsilon, delta, second_moment_sensitivity(sensitivity, n=n, radius=radius), calibration)
 
+_OFF = {"vecd": math.sqrt(0.5), "upper": 1.0}     # off-diagonal noise sd / sigma, for each noise shape
+
 def threshold_error_bound(n: int, p: int, s: int, epsilon: float = None, delta: float = None, *, gamma: float = 2.0,
                           sensitivity="tight", calibration: str = "analytic", radius: float = 1.0, sigma: float = None,
-                          noise_constant: float = 4.0, constant: float = 4.0) -> float:
-    "Spectral-norm bound constant*(s+1)*tau of DP-Thresholding [D]; holds w.p. >= 1 - C p^-6 if gamma is large enough."
+                          noise_constant: float = 4.0, constant: float = 4.0, noise_shape: str = "vecd") -> float:
+    "Spectral-norm bound constant*(s*tau + tau_diag) of DP-Thresholding [D] (`sigma`: the diagonal sd); w.p. >= 1 - C p^-6 if gamma is large enough."
     n, p, s = _check_int(n, "n", 1), _check_int(p, "p", 1), _check_int(s, "s", 0)
+    check_choice(noise_shape, "noise_shape", tuple(_OFF))
     sig = _bound_sigma(n, epsilon, delta, sensitivity, calibration, radius, sigma)
-    return check_positive(constant, "constant") * (s + 1) * threshold_level(n, p, sig, gamma=gamma, noise_constant=noise_constant)
+    lev = lambda sd: threshold_level(n, p, sd, gamma=gamma, noise_constant=noise_constant)
+    return check_positive(constant, "constant") * (s * lev(sig * _OFF[noise_shape]) + lev(sig))
 
 def naive_error_bound(n: int, p: int, epsilon: float = None, delta: float = None, *, sensitivity="tight",
                       calibration: str = "analytic", radius: float = 1.0, sigma: float = None,
-                      noise_constant: float = 2.0, sample_constant: float = 1.0) -> float:
-    "Reference bound noise_constant*sqrt(p)*sigma + sample_constant*sqrt(p/n) for the naive mechanism (paper's (8); constants [R])."
+                      noise_constant: float = 2.0, sample_constant: float = 1.0, noise_shape: str = "vecd") -> float:
+    "Reference bound noise_constant*sqrt(p)*sigma_off + sample_constant*sqrt(p/n) for the naive mechanism (paper's (8); constants [R])."
     n, p = _check_int(n, "n", 1), _check_int(p, "p", 1)
-    sig = _bound_sigma(n, epsilon, delta, sensitivity, calibration, radius, sigma)
+    check_choice(noise_shape, "noise_shape", tuple(_OFF))
+    sig = _bound_sigma(n, epsilon, delta, sensitivity, calibration, radius, sigma) * _OFF[noise_shape]
     return (check_positive(noise_constant, "noise_constant", allow_zero=True) * math.sqrt(p) * sig
             + check_positive(sample_constant, "sample_constant", allow_zero=True) * math.sqrt(p / n))
