@@ -18,7 +18,7 @@ from ..core.validation import check_int
 
 # %% auto #0
 __all__ = ['STUDIES', 'STUDY_MODULES', 'Study', 'expand_grid', 'register_study', 'load_all_studies', 'get_study', 'rep_seed',
-           'default_cache_dir', 'run_study', 'summarize', 'plot_lines', 'reproduce', 'markdown_to_html']
+           'default_cache_dir', 'study_client', 'run_study', 'summarize', 'plot_lines', 'reproduce', 'markdown_to_html']
 
 # %% ../../nbs/07_experiments/00_registry.ipynb #25a5c5d8
 @dataclass
@@ -193,8 +193,67 @@ def default_cache_dir() -> Path:
     """
     return Path(os.environ.get("DPPCA_CACHE", Path.home() / ".cache" / "dppca_nb"))
 
+def _progress_bar(total: int, done: int, desc: str, enabled: bool):
+    "A tqdm bar (tqdm is an optional dependency: without it, or with `enabled` False, None and the run is silent)."
+    if not enabled: return None
+    try: from tqdm.auto import tqdm
+    except ImportError: return None
+    return tqdm(total=total, initial=done, desc=desc, leave=False)
+
+def _is_client(obj) -> bool:
+    return type(obj).__name__ == "Client" and hasattr(obj, "submit")
+
+def _check_scheduler(scheduler):
+    if scheduler is None or scheduler == "local" or _is_client(scheduler): return scheduler
+    if isinstance(scheduler, str) and "://" in scheduler: return scheduler
+    if hasattr(scheduler, "scheduler_address"): return scheduler          # a running cluster object (LocalCluster, ...)
+    raise ValueError(f"scheduler: expected None (this process), 'local' (a Dask LocalCluster started here), a scheduler "
+                     f"address such as 'tcp://host:8786', a dask.distributed Client or a cluster, got {scheduler!r}")
+
+@contextlib.contextmanager
+def study_client(scheduler, n_workers: int = 1):
+    """A `dask.distributed.Client` for `scheduler` (None: yields None, the studies run in this process).
+
+    Parameters
+    ----------
+    scheduler : None, "local", str, Client or cluster
+        "local": a LocalCluster of `n_workers` single-threaded worker processes without a memory limit, started
+        here and closed on exit; an address ("tcp://host:8786") or a cluster object: a client connected to it
+        (closed on exit, the cluster is left running); a Client: used as is (left open).
+    n_workers : int >= 1
+        Workers of the "local" cluster.
+
+    Yields
+    ------
+    Client or None
+    """
+    scheduler = _check_scheduler(scheduler)
+    n_workers = check_int(n_workers, "n_workers")
+    if scheduler is None or _is_client(scheduler):
+        yield scheduler
+        return
+    import logging
+    from dask.distributed import Client, LocalCluster
+    cluster = None
+    if scheduler == "local":
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=0,
+                               dashboard_address=":0", silence_logs=logging.ERROR)
+        address = cluster.scheduler_address
+    else: address = scheduler if isinstance(scheduler, str) else scheduler.scheduler_address
+    client = Client(address)
+    try: yield client
+    finally:
+        client.close()
+        if cluster is not None: cluster.close()
+
+def _where(scheduler, jobs) -> str:
+    if scheduler is None: return "this process" if jobs == 1 else f"{jobs} worker processes"
+    if scheduler == "local": return f"a Dask LocalCluster of {jobs} worker process{'es' if jobs > 1 else ''}"
+    if _is_client(scheduler): return f"the Dask scheduler at {scheduler.scheduler.address}"
+    return f"the Dask scheduler at {scheduler if isinstance(scheduler, str) else scheduler.scheduler_address}"
+
 def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_cache: bool = True,
-              progress: bool = True, jobs: int = 1):
+              progress: bool = True, jobs: int = 1, scheduler=None):
     """Run every repetition at every grid point of `study` (a Study or a registered name); return a pandas DataFrame.
 
     Parameters
@@ -204,24 +263,31 @@ def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_
     mode : {"quick", "full"}
         Which grid and repetition count.
     seed : int >= 0
-        Base seed (each repetition's seed is `rep_seed(name, point, rep, seed)`).
+        Base seed (each repetition's seed is `rep_seed(name, point, rep, seed)`, wherever it runs).
     cache_dir : None or path
-        Result cache (None: `default_cache_dir()`).
+        Result cache (None: `default_cache_dir()`); each finished repetition is written at once, so a rerun skips it.
     use_cache : bool
         Reuse cached results of unchanged points.
     progress : bool
-        Show a progress bar.
+        Show a progress bar (if tqdm is installed).
     jobs : int >= 1
-        Worker processes.
+        Worker processes in this machine (scheduler None), or workers of the "local" cluster.
+    scheduler : None, "local", str, Client or cluster
+        None: run here (`jobs` processes); "local": a Dask LocalCluster of `jobs` workers, started and closed here;
+        an address or a client: that Dask cluster (see `study_client`).
 
     Returns
     -------
     pandas.DataFrame
-        One row per metric record, with the point's parameters and `rep`.
+        One row per metric record, with the point's parameters and `rep`; `df.attrs` holds `wall_s` (seconds),
+        `computed` and `cached` (repetitions run now and read from the cache) and `where` (what ran them).
     """
+    import time
     import pandas as pd
+    t0 = time.perf_counter()
     study = get_study(study) if isinstance(study, str) else study
     jobs = check_int(jobs, "jobs")
+    scheduler = _check_scheduler(scheduler)
     cache = Path(cache_dir or default_cache_dir()) / study.name
     tasks = [(pt, r) for pt in study.points(mode) for r in range(study.n_reps(mode))]
     results, todo = {}, []
@@ -229,26 +295,34 @@ def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_
         f = cache / (_digest(dict(point=pt, rep=r, seed=seed, version=study.version)) + ".json")
         if use_cache and f.exists(): results[i] = json.loads(f.read_text())
         else: todo.append((i, f))
-    bar = None
-    if progress and todo:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=study.name, leave=False)
+    bar = _progress_bar(len(tasks), len(tasks) - len(todo), study.name, progress and bool(todo))
     def _store(i, f, rows):
         results[i] = rows
         if use_cache:
             f.parent.mkdir(parents=True, exist_ok=True)
             tmp = f.with_suffix(".tmp"); tmp.write_text(json.dumps(rows)); os.replace(tmp, f)
         if bar is not None: bar.update(1)
-    if jobs == 1 or len(todo) <= 1:
-        for i, f in todo: _store(i, f, _run_one(study.name, study.run, *tasks[i], seed))
-    else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as ex:
-            futs = {ex.submit(_run_one, study.name, study.run, *tasks[i], seed): (i, f) for i, f in todo}
-            for fu in as_completed(futs): _store(*futs[fu], fu.result())
-    if bar is not None: bar.close()
-    return pd.DataFrame([row for i in range(len(tasks)) for row in results[i]])
+    try:
+        if todo and scheduler is not None:
+            from dask.distributed import as_completed as dask_completed
+            with study_client(scheduler, jobs) as client:
+                futs = {client.submit(_run_one, study.name, study.run, *tasks[i], seed, pure=False): (i, f) for i, f in todo}
+                for fu in dask_completed(list(futs)): _store(*futs[fu], fu.result())
+        elif jobs == 1 or len(todo) <= 1:
+            for i, f in todo: _store(i, f, _run_one(study.name, study.run, *tasks[i], seed))
+        else:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+            with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as ex:
+                futs = {ex.submit(_run_one, study.name, study.run, *tasks[i], seed): (i, f) for i, f in todo}
+                for fu in as_completed(futs): _store(*futs[fu], fu.result())
+    finally:
+        if bar is not None: bar.close()
+    df = pd.DataFrame([row for i in range(len(tasks)) for row in results[i]])
+    df.attrs.update(wall_s=time.perf_counter() - t0, computed=len(todo), cached=len(tasks) - len(todo),
+                    where=_where(scheduler, jobs))
+    return df
+
 
 # %% ../../nbs/07_experiments/00_registry.ipynb #466af795
 def summarize(df, by, value: str):
@@ -328,8 +402,11 @@ def plot_lines(df, x: str, y: str, hue: str | None = None, *, ax=None, logx: boo
     return fig
 
 # %% ../../nbs/07_experiments/00_registry.ipynb #baf8aaf5
+def _seconds(s: float) -> str:
+    return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.2f} h"
+
 def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: int = 1, cache_dir=None,
-              progress: bool = True, studies=None) -> Path:
+              progress: bool = True, studies=None, scheduler=None) -> Path:
     """Run the registered studies (all, or those named in `only`) and write CSVs, PNGs and report.md/.html to `out_dir`.
 
     Parameters
@@ -343,43 +420,54 @@ def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: i
     seed : int >= 0
         Base seed.
     jobs : int >= 1
-        Worker processes.
+        Worker processes (here, or of the "local" cluster).
     cache_dir : None or path
-        Result cache.
+        Result cache: finished repetitions are skipped on a rerun, so an interrupted run resumes.
     progress : bool
-        Show progress bars.
+        Show progress bars (if tqdm is installed).
     studies : None or dict of str to Study
         Run these instead of the registry.
+    scheduler : None, "local", str, Client or cluster
+        Where the repetitions run (see `run_study`); one client serves every study.
 
     Returns
     -------
     pathlib.Path
-        The output folder.
+        The report (report.md; report.html beside it), which states the measured wall time of the run.
     """
+    import time
     import matplotlib
     import matplotlib.pyplot as plt
+    t0 = time.perf_counter()
+    jobs = check_int(jobs, "jobs")
+    scheduler = _check_scheduler(scheduler)
     reg = dict(studies) if studies is not None else {k: v for k, v in load_all_studies().items() if v.family != "demo"}
     names = sorted(reg) if not only else list(only)
     unknown = [n for n in names if n not in reg]
     if unknown: raise KeyError(f"only: unknown studies {unknown}; known: {', '.join(sorted(reg))}")
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    sections = []
-    for name in names:
-        st = reg[name]
-        df = run_study(st, mode=mode, seed=seed, cache_dir=cache_dir, progress=progress, jobs=jobs)
-        df.to_csv(out / f"{name}.csv", index=False)
-        fig_line = ""
-        if st.plot is not None:
-            with matplotlib.rc_context({"figure.max_open_warning": 0}):
-                fig = st.plot(df)
-                fig.savefig(out / f"{name}.png", dpi=110, bbox_inches="tight"); plt.close(fig)
-            fig_line = f"![{name}]({name}.png)\n\n"
-        sections.append(f"## {name} ({st.family})\n\n{fig_line}**What it shows.** {st.caption}\n\n"
-                        f"**Claim checked.** {st.claim}\n\n"
-                        f"Mode `{mode}`, {st.n_reps(mode)} repetitions per point, seed {seed}; "
-                        f"raw results: [{name}.csv]({name}.csv).\n")
-    md = (f"# dppca_nb: reproduced studies\n\nMode `{mode}`, master seed {seed}, {len(names)} studies.\n\n"
-          + "\n".join(sections))
+    sections, computed, cached = [], 0, 0
+    with study_client(scheduler, jobs) as client:
+        for name in names:
+            st = reg[name]
+            df = run_study(st, mode=mode, seed=seed, cache_dir=cache_dir, progress=progress, jobs=jobs, scheduler=client)
+            computed, cached = computed + df.attrs["computed"], cached + df.attrs["cached"]
+            df.to_csv(out / f"{name}.csv", index=False)
+            fig_line = ""
+            if st.plot is not None:
+                with matplotlib.rc_context({"figure.max_open_warning": 0}):
+                    fig = st.plot(df)
+                    fig.savefig(out / f"{name}.png", dpi=110, bbox_inches="tight"); plt.close(fig)
+                fig_line = f"![{name}]({name}.png)\n\n"
+            sections.append(f"## {name} ({st.family})\n\n{fig_line}**What it shows.** {st.caption}\n\n"
+                            f"**Claim checked.** {st.claim}\n\n"
+                            f"Mode `{mode}`, {st.n_reps(mode)} repetitions per point, seed {seed}; "
+                            f"{df.attrs['computed']} repetitions computed in {_seconds(df.attrs['wall_s'])}, "
+                            f"{df.attrs['cached']} read from the cache; raw results: [{name}.csv]({name}.csv).\n")
+    wall = time.perf_counter() - t0
+    md = (f"# dppca_nb: reproduced studies\n\nMode `{mode}`, master seed {seed}, {len(names)} studies. "
+          f"Wall time of this run: {_seconds(wall)} on {_where(scheduler, jobs)} ({computed} repetitions computed, "
+          f"{cached} read from the cache).\n\n" + "\n".join(sections))
     (out / "report.md").write_text(md, encoding="utf-8")
     (out / "report.html").write_text(markdown_to_html(md, title="dppca_nb report"), encoding="utf-8")
     return out / "report.md"
