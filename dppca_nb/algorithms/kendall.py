@@ -6,11 +6,13 @@
 from __future__ import annotations
 import math
 import numpy as np
-from ..core.validation import check_data, check_positive, check_choice, check_int, add_diagnostics
-from ..backends.statistics import check_rows, is_dask, map_block_pairs
+from numpy.lib.stride_tricks import as_strided
+from ..core.validation import as_generator, check_data, check_positive, check_choice, check_int, add_diagnostics
+from ..backends.statistics import add, check_rows, is_dask, map_block_pairs, row_blocks, tree_reduce
 
 # %% auto #0
-__all__ = ['kendall_tau', 'kendall_cross_sum', 'kendall_within_sum']
+__all__ = ['FULL_MAX_N', 'DEFAULT_DEGREE', 'kendall_design', 'design_seed', 'design_pairs', 'kendall_tau', 'kendall_cross_sum',
+           'kendall_within_sum']
 
 # %% ../../nbs/03_algorithms/07_kendall.ipynb #b8a45d72
 _TRANSFORMS = ("spherical", "winsorized")
@@ -64,10 +66,17 @@ def _exact_terms(Dd, transform, r2):
     w = _exact_weights(np.einsum("ij,ij->i", Dd, Dd), transform, r2)
     return (Dd * w[:, None]).T @ Dd
 
+def _progress(steps, show):
+    "`steps`, wrapped in a tqdm progress bar when `show` and tqdm is installed (imported only then)."
+    if not show: return steps
+    try: from tqdm.auto import tqdm
+    except ImportError: return steps
+    return tqdm(steps, desc="Kendall's tau", unit="block", leave=False)
+
 _TINY = 1e-200     # squared distances this small (data scaled to max |x| = 1) go to the exact path: 2 / D would overflow
 _TILE = 2048       # columns per tile: a (block_rows x tile) slab of distances stays in cache for the elementwise passes
 
-def _laplacian_sums(A, B, transform, r2, block_rows, tol=1e-4):
+def _laplacian_sums(A, B, transform, r2, block_rows, tol=1e-4, progress=False):
     """Half the weighted-Laplacian sum, sum over pairs of w (a - b)(a - b)^T / 2, and the number of exact pairs.
 
     Pairs: i < j within `A` when `B` is None, else every (a, b) in A x B. Data centred and scaled by the caller."""
@@ -86,7 +95,7 @@ def _laplacian_sums(A, B, transform, r2, block_rows, tol=1e-4):
     degA, degC = np.zeros(nA), (None if within else np.zeros(nC))
     XWX = np.zeros((p, p))
     exact_i, exact_j, tril = [], [], None
-    for a in range(0, nA - 1 if within else nA, b):
+    for a in _progress(range(0, nA - 1 if within else nA, b), progress):
         e = min(nA, a + b)
         Y = np.zeros((e - a, p + 1))                   # W [C, 1], accumulated over the tiles
         for c0 in range(a if within else 0, nC, tile):
@@ -121,10 +130,130 @@ def _laplacian_sums(A, B, transform, r2, block_rows, tol=1e-4):
     S = XLX / 2
     return (S + S.T) / 2, n_exact
 
-def _kendall_fast(X, transform, r, block_rows, tol=1e-4):
+def _kendall_fast(X, transform, r, block_rows, tol=1e-4, progress=False):
     n = X.shape[0]
-    S, n_exact = _laplacian_sums(X, None, transform, None if r is None else r * r, block_rows, tol)
+    S, n_exact = _laplacian_sums(X, None, transform, None if r is None else r * r, block_rows, tol, progress)
     return S * (2.0 / (n * (n - 1))), n_exact
+
+# %% ../../nbs/03_algorithms/07_kendall.ipynb #dd4507e9
+FULL_MAX_N = 5000      # the default design: the full U-statistic up to this n, the regular design above it
+DEFAULT_DEGREE = 20    # the default degree of the regular design (capped at n - 1)
+_DESIGN_BLOCK = 2048   # positions of the permutation per block of the regular design
+_CENTRE_ROWS = 10_000  # rows of the permutation whose median centres the data (numerics only: the sums are translation invariant)
+
+def kendall_design(n: int, design: str | None = None, degree: int | None = None) -> dict:
+    "The pair design of Kendall's tau from the public n alone: `dict(design, degree, n_pairs)`; `design=None` is 'full' for n <= FULL_MAX_N, else 'regular' (degree 20)."
+    n = check_int(n, "n", minimum=2)
+    if design is None: design = "full" if n <= FULL_MAX_N else "regular"
+    check_choice(design, "design", ("full", "regular"))
+    if design == "full":
+        if degree is not None and degree != n - 1:
+            raise ValueError(f"degree: the full design pairs every row with all n - 1 = {n - 1} others, got degree={degree!r}; "
+                             "pass design='regular' for a sparser design")
+        return dict(design="full", degree=n - 1, n_pairs=n * (n - 1) // 2)
+    d = min(DEFAULT_DEGREE, n - 1) if degree is None else check_int(degree, "degree")
+    if d > n - 1: raise ValueError(f"degree: expected at most n - 1 = {n - 1} partners per row, got {d}")
+    if (n * d) % 2: raise ValueError(f"degree: n = {n} is odd, so a d-regular design needs an even degree, got {d}")
+    return dict(design="regular", degree=d, n_pairs=n * d // 2)
+
+def design_seed(random_state=None) -> int:
+    "The seed of a regular pair design: one integer drawn from `random_state` (an int, a Generator or None)."
+    return int(as_generator(random_state).integers(0, 2**63))
+
+def design_pairs(n: int, degree: int, seed: int) -> tuple:
+    "The n d / 2 pairs `(i, j)` of the regular design: a circulant graph (shifts 1..d/2, and n/2 for odd d) on the random permutation drawn from `seed`."
+    d = kendall_design(n, "regular", degree)["degree"]
+    return _pairs_of(np.random.default_rng(seed).permutation(n), d)
+
+def _pairs_of(perm, d):
+    n = perm.size
+    pos = np.arange(n)
+    i = [perm] * (d // 2) + ([perm[:n // 2]] if d % 2 else [])
+    j = [perm[(pos + s) % n] for s in range(1, d // 2 + 1)] + ([perm[n // 2:]] if d % 2 else [])
+    return np.concatenate(i) if i else np.zeros(0, int), np.concatenate(j) if j else np.zeros(0, int)
+
+def _banded_sums(Z, b, s0, h, transform, r2, tol=1e-4, Z0=None, scale=1.0):
+    """Half the weighted-Laplacian sum over the pairs (q, q + s), q < b, s0 <= s < s0 + h, of the rows of Z, and the number of exact pairs.
+
+    The squared distances come from the Gram formula, as in `_laplacian_sums`; near-ties take the exact path, with
+    their differences taken from the rows before centring, `Z0` (then divided by `scale`): the difference of two
+    nearly equal numbers is exact, the difference of two centred ones is not."""
+    p = Z.shape[1]
+    sq = np.einsum("ij,ij->i", Z, Z)
+    R = as_strided(Z[s0:], shape=(b, h, p), strides=(Z.strides[0], Z.strides[0], Z.strides[1]), writeable=False)
+    sqR = as_strided(sq[s0:], shape=(b, h), strides=(sq.strides[0], sq.strides[0]), writeable=False)
+    Zl = Z[:b]                                          # R[q, t] = z_{q + s0 + t}: the partners of row q, no copy
+    D2 = sq[:b, None] + sqR - 2.0 * np.matmul(R, Zl[:, :, None])[:, :, 0]
+    near = D2 <= np.maximum(tol * (sq[:b, None] + sqR), _TINY)
+    E, n_exact = None, 0
+    if near.any():                                      # near-duplicates (and exact ones): explicit differences
+        q, t = np.nonzero(near)
+        n_exact = int(q.size)
+        Dq = Z[q + s0 + t] - Z[q] if Z0 is None else (Z0[q + s0 + t] - Z0[q]) / scale
+        E = _exact_terms(Dq, transform, r2)
+        D2[near] = np.inf
+    W = _pair_weights(D2, transform, r2)
+    Y = np.matmul(W[:, None, :], R)[:, 0, :]            # row q: sum_t w_qt z_{q + s0 + t}
+    deg = np.zeros(Z.shape[0])
+    deg[:b] = W.sum(axis=1)
+    for t in range(h): deg[s0 + t:s0 + t + b] += W[:, t]
+    M = Zl.T @ Y
+    XLX = (Z * deg[:, None]).T @ Z - M - M.T
+    if E is not None: XLX += E
+    return XLX / 2, n_exact
+
+def _scaled(Z, transform, r):
+    "Divide centred rows Z in place by their largest entry c (as `_centre_scale` does): `(scale, r / scale)`; scale 0 when Z is 0."
+    c = float(np.abs(Z).max()) if Z.size else 0.0
+    if c == 0.0: return 0.0, r
+    scale = c if transform == "spherical" or 1e-150 < (r / c) < 1e150 else 1.0
+    Z /= scale
+    return scale, None if r is None else r / scale
+
+def _design_centre(X, perm):
+    rows = np.sort(perm[:min(perm.size, _CENTRE_ROWS)])
+    Xr = X[rows]
+    return np.median(np.asarray(Xr.compute() if is_dask(Xr) else Xr, dtype=np.float64), axis=0)
+
+def _kendall_regular(X, transform, r, perm, d, block=_DESIGN_BLOCK, tol=1e-4, progress=None):
+    "Kendall's tau over the regular design (numpy): blocks of `block` positions of `perm` against their d/2 successors; `(K, n_exact)`."
+    n, p = X.shape
+    h, half = d // 2, n // 2
+    centre = _design_centre(X, perm)
+    parts = [(a, min(n, a + block), 1, h) for a in range(0, n, block)] if h else []
+    if d % 2: parts += [(a, min(half, a + block), None, 1) for a in range(0, half, block)]   # the matching i -> i + n/2
+    S, n_exact = np.zeros((p, p)), 0
+    for a, e, s0, hh in _progress(parts, progress):
+        if s0 is None: rows, s0 = np.concatenate([perm[a:e], perm[a + half:e + half]]), e - a
+        else: rows = perm[np.arange(a, e + hh) % n]
+        Z0 = X[rows]                                    # a copy: the caller's X is not written
+        Z = Z0 - centre
+        scale, rs = _scaled(Z, transform, r)
+        if scale == 0.0: n_exact += (e - a) * hh; continue          # all tied: g(0) = 0
+        Sb, ne = _banded_sums(Z, e - a, s0, hh, transform, None if rs is None else rs * rs, tol, Z0, scale)
+        S += Sb * (scale * scale if transform == "winsorized" else 1.0)
+        n_exact += ne
+    K = S / (n * d / 2)
+    return (K + K.T) / 2, n_exact
+
+def _pair_list_sum(A, B, ia, ib, transform, r, centre, tol=1e-4, chunk=65536):
+    "Sum over the listed pairs (A[ia], B[ib]) of g(d) g(d)^T from explicit differences, and how many of them are near-ties (the criterion of `_banded_sums`)."
+    p = A.shape[1]
+    S, n_exact = np.zeros((p, p)), 0
+    for c in range(0, ia.size, chunk):
+        Xa, Xb = A[ia[c:c + chunk]], B[ib[c:c + chunk]]
+        Z = np.vstack([Xa, Xb]) - centre
+        scale, rs = _scaled(Z, transform, r)
+        m = Xa.shape[0]
+        if scale == 0.0: n_exact += m; continue
+        Za, Zb = Z[:m], Z[m:]
+        D = (Xb - Xa) / scale                          # from the rows before centring: exact for near pairs
+        dd = np.einsum("ij,ij->i", D, D)
+        n_exact += int((dd <= np.maximum(tol * (np.einsum("ij,ij->i", Za, Za) + np.einsum("ij,ij->i", Zb, Zb)), _TINY)).sum())
+        T = _exact_terms(D, transform, None if rs is None else rs * rs) / 2
+        S += T * (scale * scale if transform == "winsorized" else 1.0)
+    return S, n_exact
+
 
 # %% ../../nbs/03_algorithms/07_kendall.ipynb #c9f1f63b
 def _centre_scale(X, transform, r):
@@ -139,29 +268,58 @@ def _centre_scale(X, transform, r):
     Xc /= scale
     return Xc, None if r is None else r / scale, scale
 
+_LONG = 1e11      # n^2 p at which a full statistic runs long enough (about 10 s) for a progress bar
+
 def kendall_tau(X, transform: str = "spherical", radius: float | None = None, *, method: str = "fast",
-                block_rows: int = 256, return_info: bool = False):
-    "Generalised multivariate Kendall's tau (p x p) of a numpy or dask `X`: spherical or winsorized spatial signs of all pair differences."
+                design: str | None = None, degree: int | None = None, random_state=None, block_rows: int = 256,
+                progress: bool | None = None, return_info: bool = False):
+    """Generalised multivariate Kendall's tau (p x p) of a numpy or dask `X`: spherical or winsorized spatial signs of pair differences.
+
+    `design`: 'full' (all n(n-1)/2 pairs), 'regular' (each row in exactly `degree` pairs of a public random design drawn
+    from `random_state`), or None ('full' for n <= FULL_MAX_N = 5000, else 'regular' with degree 20); see `kendall_design`.
+    `random_state` is used by the regular design only. Exact (not private)."""
     X = check_rows(X)
+    n, p = (int(s) for s in X.shape)
+    plan = kendall_design(n, design, degree)
+    seed = design_seed(random_state) if plan["design"] == "regular" else None
+    return _kendall_tau(X, transform, radius, method=method, plan=plan, seed=seed, block_rows=block_rows,
+                        progress=progress, return_info=return_info)
+
+def _kendall_tau(X, transform, radius, *, method, plan, seed, block_rows, progress, return_info):
+    "`kendall_tau` of a checked X with its design resolved (`plan`) and, for a regular design, its seed fixed."
     n, p = (int(s) for s in X.shape)
     r = _check_transform(transform, radius, p)
     check_choice(method, "method", ("fast", "pairwise"))
     block_rows = check_int(block_rows, "block_rows")
+    show = (plan["design"] == "full" and n * n * p >= _LONG) if progress is None else bool(progress)
+    if plan["design"] == "regular":
+        perm = np.random.default_rng(seed).permutation(n)
+        if is_dask(X):
+            if method != "fast": raise ValueError(f"method: a dask X takes method='fast' (pairs of row blocks), got {method!r}")
+            K, n_exact = _kendall_regular_over_blocks(X, transform, r, perm, plan["degree"])
+        elif method == "pairwise":
+            i, j = _pairs_of(perm, plan["degree"])
+            S, n_exact = _pair_list_sum(X, X, i, j, transform, r, _design_centre(X, perm))
+            K = (S + S.T) / (2 * plan["n_pairs"])
+        else: K, n_exact = _kendall_regular(X, transform, r, perm, plan["degree"], progress=show)
+        return _finish(K, n_exact, transform, r, method, plan, return_info, seed)
     if is_dask(X):
         if method != "fast": raise ValueError(f"method: a dask X takes method='fast' (pairs of row blocks), got {method!r}")
         return _kendall_over_blocks(X, transform, r, block_rows, return_info)
     Xs, rs, scale = _centre_scale(X, transform, r)
-    if scale == 0.0: return _finish(np.zeros((p, p)), 0, transform, r, method, n, return_info)
+    if scale == 0.0: return _finish(np.zeros((p, p)), 0, transform, r, method, plan, return_info)
     if method == "pairwise": K, n_exact = _kendall_pairwise(Xs, transform, rs), n * (n - 1) // 2
-    else: K, n_exact = _kendall_fast(Xs, transform, rs, int(block_rows))
+    else: K, n_exact = _kendall_fast(Xs, transform, rs, int(block_rows), progress=show)
     if transform == "winsorized": K = K * scale * scale
-    return _finish(K, n_exact, transform, r, method, n, return_info)
+    return _finish(K, n_exact, transform, r, method, plan, return_info)
 
-def _finish(K, n_exact, transform, r, method, n, return_info):
+def _finish(K, n_exact, transform, r, method, plan, return_info, seed=None):
     if not return_info: return K
-    info = dict(transform=transform, winsorization_radius=r, bound=1.0 if r is None else r * r, method=method,
-                n_pairs=n * (n - 1) // 2)
-    return K, add_diagnostics(info, n_exact_pairs=n_exact)     # how many pairs are near-ties: a function of the data
+    info = dict(transform=transform, winsorization_radius=r, bound=1.0 if r is None else r * r, method=method, **plan)
+    diag = dict(n_exact_pairs=n_exact)                          # how many pairs are near-ties: a function of the data
+    if seed is not None: diag["design_seed"] = seed             # not data, but kept with the curator (see the text)
+    return K, add_diagnostics(info, **diag)
+
 
 # %% ../../nbs/03_algorithms/07_kendall.ipynb #930d03a5
 def _pair_sum(A, B, transform, radius, block_rows, return_info):
@@ -201,7 +359,51 @@ def _kendall_over_blocks(X, transform, r, block_rows, return_info):
     n, p = (int(s) for s in X.shape)
     (T, n_exact), _, _ = map_block_pairs(X, _block_pair_sum, transform, r, block_rows)
     K = T * (2.0 / (n * (n - 1)))
-    return _finish((K + K.T) / 2, int(n_exact), transform, r, "fast", n, return_info)
+    return _finish((K + K.T) / 2, int(n_exact), transform, r, "fast", kendall_design(n, "full"), return_info)
+
+def _regular_task(xa, xb, ia, ib, transform, r, centre):
+    "One task of the regular design over row blocks: the kernel sum of its pairs (None if none) and the non-finite rows of `xa` (within tasks only)."
+    xa = np.asarray(xa, dtype=np.float64)
+    if xb is None:
+        bad = int((~np.isfinite(xa)).any(axis=1).sum())
+        if bad: return None, bad
+        xb = xa
+    else:
+        xb = np.asarray(xb, dtype=np.float64)
+        if not (np.isfinite(xa).all() and np.isfinite(xb).all()): return None, 0   # counted by the blocks' own tasks
+    return (_pair_list_sum(xa, xb, ia, ib, transform, r, centre) if ia.size else None), 0
+
+def _combine_regular(*parts):
+    vals = [q[0] for q in parts if q[0] is not None]
+    return (add(*vals) if vals else None), sum(q[1] for q in parts)
+
+def _kendall_regular_over_blocks(X, transform, r, perm, d):
+    "The regular design over a dask `X`: the pairs fixed on the client, one task per pair of row blocks holding some of them; `(K, n_exact)`."
+    import dask
+    n, p = (int(s) for s in X.shape)
+    i, j = _pairs_of(perm, d)
+    blocks = row_blocks(X)[0]
+    edges = np.cumsum((0,) + tuple(int(c) for c in X.chunks[0]))
+    bi, bj = np.searchsorted(edges, i, side="right") - 1, np.searchsorted(edges, j, side="right") - 1
+    sw = bi > bj                                                # each pair under its block pair a <= b
+    i, j, bi, bj = np.where(sw, j, i), np.where(sw, i, j), np.where(sw, bj, bi), np.where(sw, bi, bj)
+    B = len(blocks)
+    key = bi * B + bj
+    order = np.argsort(key, kind="stable")
+    cuts = np.searchsorted(key[order], np.arange(B * B + 1))
+    centre = _design_centre(X, perm)
+    task, tasks = dask.delayed(_regular_task), []
+    for a in range(B):
+        for b in range(a, B):
+            sel = order[cuts[a * B + b]:cuts[a * B + b + 1]]
+            if a == b or sel.size:                              # every block's own task checks its rows
+                tasks.append(task(blocks[a], None if a == b else blocks[b], i[sel] - edges[a], j[sel] - edges[b],
+                                  transform, r, centre))
+    out, bad = tree_reduce(tasks, _combine_regular, lazy=True)
+    if bad: raise ValueError(f"X: expected finite values, found {bad} row(s) with NaN or inf")
+    S, n_exact = out
+    K = S / (n * d / 2)
+    return (K + K.T) / 2, int(n_exact)
 
 def kendall_within_sum(A, transform: str = "spherical", radius: float | None = None, *, block_rows: int = 256,
                        return_info: bool = False):
