@@ -6,10 +6,11 @@
 from __future__ import annotations
 import importlib
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Callable
 from ..core.validation import (check_epsilon, check_delta, check_positive, check_choice, check_int, check_k,
-                                      public_info)
+                                      public_info, DIAGNOSTICS_KEY)
 from ..privacy.contract import Contract
 from ..privacy.mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon,
                                          snapping_scale, snapping_epsilon, snapping_grid)
@@ -18,9 +19,23 @@ from ..privacy.discrete import check_discrete_calibration, discrete_calibration,
 from ..privacy.accounting import zcdp_to_dp
 
 # %% auto #0
-__all__ = ['REGISTRY', 'Algorithm', 'register', 'get_algorithm', 'plan_mismatches']
+__all__ = ['R2_KEYS', 'REGISTRY', 'Algorithm', 'register', 'get_algorithm', 'plan_mismatches']
 
 # %% ../../nbs/03_algorithms/09_registry.ipynb #29467478
+# the public info keys that carry the units of x x^T: times R^2 when a unit-ball function runs on X / R
+R2_KEYS = ("sensitivity", "sigma", "sigma_aggregate", "grid", "eigenvalues", "lam")
+
+def _rescaled_info(info: dict, R: float) -> dict:
+    "The info of a unit-ball run on X / R, in the units of X: the keys of R2_KEYS (and the diagnostic eigengap) times R^2."
+    out = dict(info)
+    for key in R2_KEYS:
+        if key in out and out[key] is not None: out[key] = out[key] * R ** 2
+    d = out.get(DIAGNOSTICS_KEY)
+    if d is not None and "gap" in d:
+        d = type(d)(d); d["gap"] = d["gap"] * R ** 2; out[DIAGNOSTICS_KEY] = d
+    out["radius"] = R
+    return out
+
 @dataclass(frozen=True, eq=False)
 class Algorithm:
     "One registered private algorithm: where it lives, its trust model and measure, its options, and its `plan` -> Contract."
@@ -39,6 +54,7 @@ class Algorithm:
     location_invariant: bool = False  # a private mean would buy nothing (no private centering)
     worst_case: bool = True           # False: the guarantee holds only on data of a model (see the plan's notes)
     quick: dict = field(default_factory=dict)
+    radius_by_scaling: bool = False   # the function clips to the unit ball: `radius` R runs it on X / R (see below)
 
     def __post_init__(self):
         check_choice(self.model, "model", ("central", "local"))
@@ -65,6 +81,17 @@ class Algorithm:
 
     def run(self, X, k, epsilon, delta=None, *, random_state=None, **options):
         "Call the function on X with the package's uniform arguments; returns `(output, info)`."
+        if self.radius_by_scaling:
+            R = options.pop("radius", 1.0)
+            R = 1.0 if R is None else check_positive(R, "radius")
+            if R != 1.0:                   # the same mechanism on rows clipped to R: run on X / R, scale back by R^2
+                lam = options.get("lam")
+                if isinstance(lam, numbers.Real) and not isinstance(lam, bool): options["lam"] = lam / R ** 2
+                out, info = self._call(X / R, k, epsilon, delta, random_state, options)
+                return out, _rescaled_info(info, R)
+        return self._call(X, k, epsilon, delta, random_state, options)
+
+    def _call(self, X, k, epsilon, delta, random_state, options):
         f, kw = self.func, options
         if self.output == "covariance": return f(X, epsilon, delta, random_state=random_state, return_info=True, **kw)
         if self.measure == "pure":
@@ -143,15 +170,16 @@ register(Algorithm("dp_threshold_covariance", "dppca_nb.algorithms.sparse_cov.dp
 
 # %% ../../nbs/03_algorithms/09_registry.ipynb #3a0fe78a
 def _plan_local(n, p, k, epsilon, delta, *, sensitivity="tight", calibration="analytic", simulate=None,
-                noise="continuous", mechanism="Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each record's "
+                noise="continuous", radius=1.0, mechanism="Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each record's "
                 "x x^T + symmetric Gaussian noise, averaged by the server"):
     from dppca_nb.algorithms.local import local_noise_sigma, local_discrete_noise
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     if simulate is not None: check_choice(simulate, "simulate", ("aggregate", "per_record"))   # None: by input
     check_choice(noise, "noise", ("continuous", "discrete"))
-    sens = second_moment_sensitivity(sensitivity, n=1)
+    R2 = check_positive(radius, "radius") ** 2     # the unit-ball mechanism on x / R: sensitivity and noise times R^2
+    sens = second_moment_sensitivity(sensitivity, n=1) * R2
     common = dict(model="local", neighbouring="local (any two inputs of one user; replace-one)",
-                  domain="each record clipped to ||x||_2 <= 1 on its owner's device", sensitivity=sens,
+                  domain=f"each record clipped to ||x||_2 <= {radius:g} on its owner's device", sensitivity=sens,
                   sensitivity_norm="l2, upper triangle of one report", n=n, p=p, k=k)
     if noise == "discrete":
         if simulate == "aggregate":
@@ -159,14 +187,15 @@ def _plan_local(n, p, k, epsilon, delta, *, sensitivity="tight", calibration="an
                              "discrete Gaussian, so the aggregate shortcut does not apply)")
         sigma, grid = local_discrete_noise(eps, dlt, p, sensitivity=sensitivity, calibration=calibration)
         d = p * (p + 1) // 2
+        # rho and the certificate are scale free (unit-ball values); the grid and sigma scale with R^2
         return Contract(mechanism.replace("symmetric Gaussian noise", "discrete Gaussian noise on a grid"), eps, dlt,
-                        measure="zCDP", rho=discrete_gaussian_rho(sigma, sens, grid, d), noise="discrete gaussian",
-                        noise_scale=sigma, calibration="zcdp (CKS conversion), discrete Gaussian on a grid",
+                        measure="zCDP", rho=discrete_gaussian_rho(sigma, sens / R2, grid, d),
+                        noise="discrete gaussian", noise_scale=sigma * R2, calibration="zcdp (CKS conversion), discrete Gaussian on a grid",
                         epsilon_certified=zcdp_to_dp(discrete_gaussian_rho(sigma, math.sqrt(2.0), grid, d), dlt),
-                        notes=(f"each report on the grid {grid:g}",), **common)
-    sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
+                        notes=(f"each report on the grid {grid * R2:g}",), **common)
+    sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration) * R2
     return Contract(mechanism, eps, dlt, noise="gaussian", noise_scale=sigma, calibration=calibration,
-                    epsilon_certified=gaussian_epsilon(sigma, dlt, math.sqrt(2.0)),
+                    epsilon_certified=gaussian_epsilon(sigma / R2, dlt, math.sqrt(2.0)),
                     notes=(f"the server's average carries noise sd sigma / sqrt(n) = {sigma / math.sqrt(n):.4g}",), **common)
 
 def _plan_local_sparse(n, p, k, epsilon, delta, **o):
@@ -175,15 +204,16 @@ def _plan_local_sparse(n, p, k, epsilon, delta, **o):
 
 register(Algorithm("local_gaussian_pca", "dppca_nb.algorithms.local.local_gaussian_pca", _plan_local, "local",
                    "approximate", "subspace", "local (epsilon, delta)-DP, Local Gaussian Mechanism (Wang & Xu)",
-                   cli="local", options=("sensitivity", "calibration", "simulate", "noise"), call_options=("chunk_size",),
-                   dask=True))
+                   cli="local", options=("sensitivity", "calibration", "simulate", "noise", "radius"),
+                   call_options=("chunk_size",), dask=True, radius_by_scaling=True))
 register(Algorithm("local_sparse_pca", "dppca_nb.algorithms.local_sparse.local_sparse_pca", _plan_local_sparse, "local",
                    "approximate", "subspace", "local (epsilon, delta)-DP, sparse PCA on the Fantope (Wang & Xu)",
-                   cli="local-sparse", options=("sensitivity", "calibration", "simulate"),
-                   call_options=("lam", "tol", "max_iter", "rho", "output"), quick=dict(max_iter=50)))
+                   cli="local-sparse", options=("sensitivity", "calibration", "simulate", "radius"),
+                   call_options=("lam", "tol", "max_iter", "rho", "output"), quick=dict(max_iter=50),
+                   radius_by_scaling=True))
 
 # %% ../../nbs/03_algorithms/09_registry.ipynb #5a91b3ab
-def _plan_smooth(n, p, k, epsilon, delta):
+def _plan_smooth(n, p, k, epsilon, delta, *, radius=1.0):
     from dppca_nb.algorithms.smooth import smooth_sensitivity_parameters, global_sensitivity
     eps, dlt = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
     par = smooth_sensitivity_parameters(eps, dlt, p, k)
@@ -191,16 +221,19 @@ def _plan_smooth(n, p, k, epsilon, delta):
              "never published",
              f"alpha = {par['alpha']:.4g}, beta = {par['beta']:.4g}; global sensitivity "
              f"{global_sensitivity(p, k, par['norm']):.4g} ({par['norm']})"]
+    R = check_positive(radius, "radius")
+    if R != 1.0: notes.append(f"run on x / {R:g} (rows clipped to the unit ball): the same mechanism on rows clipped to {R:g}; "
+                              "the eigenvectors are unchanged")
     if par["epsilon_calibrated"] < eps: notes.append(f"calibrated at epsilon' = {par['epsilon_calibrated']:.4g} < epsilon")
     return Contract(f"smooth sensitivity (NRS07), {par['noise']} noise, {par['norm']} sensitivity", eps, dlt,
                     measure="pure" if dlt == 0 else "approximate", noise=par["noise"], noise_scale=None,
                     sensitivity=None, sensitivity_norm=par["norm"], calibration="smooth sensitivity (admissible noise)",
-                    n=n, p=p, k=k, notes=tuple(notes))
+                    domain=f"rows clipped to ||x||_2 <= {R:g}", n=n, p=p, k=k, notes=tuple(notes))
 
 register(Algorithm("smooth_sensitivity_pca", "dppca_nb.algorithms.smooth.smooth_sensitivity_pca", _plan_smooth,
                    "central", "pure when delta = 0", "subspace",
                    "central DP by smooth sensitivity (Gonem & Gilad-Bachrach); pure epsilon-DP when --delta 0",
-                   cli="smooth", k_max="p-1", dask=True))
+                   cli="smooth", k_max="p-1", dask=True, options=("radius",), radius_by_scaling=True))
 
 # %% ../../nbs/03_algorithms/09_registry.ipynb #4c2bfbc2
 def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorization_radius=None, sensitivity="tight",
@@ -305,7 +338,7 @@ def _plan_sgpca(n, p, k, epsilon, delta, *, radius=1.0, eigen_share=0.2, calibra
                     domain=domain, parts={"eigenvalues": eig, "projector": proj}, composition="basic", n=n, p=p, k=k,
                     notes=(note,))
 
-def _plan_nsggd(n, p, k, epsilon, delta, *, n_iter=100, batch_size=None, neighbouring="replace"):
+def _plan_nsggd(n, p, k, epsilon, delta, *, n_iter=100, batch_size=None, neighbouring="replace", accounting="gaussian"):
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     if neighbouring == "add_remove":
         raise ValueError("neighbouring: 'add_remove' is not supported (the averaged gradient's noise scale depends on n); "
@@ -314,13 +347,21 @@ def _plan_nsggd(n, p, k, epsilon, delta, *, n_iter=100, batch_size=None, neighbo
     T = check_int(n_iter, "n_iter")
     b = n if batch_size is None else check_int(batch_size, "batch_size")
     if b > n: raise ValueError(f"batch_size: expected an integer between 1 and n = {n}, got {batch_size!r}")
+    check_choice(accounting, "accounting", ("gaussian", "zcdp"))
     sens = 2.0 / b
-    L = math.log(1 / dlt)
-    rho = (math.sqrt(L + eps) - math.sqrt(L)) ** 2                     # rho + 2 sqrt(rho L) = eps
-    return Contract("NSGGD (reconstructed): Gaussian noise on each geodesic gradient, zCDP composition", eps, dlt,
+    if accounting == "gaussian":       # the T steps are one Gaussian mechanism of sensitivity sqrt(T) 2/b (exact)
+        sigma = gaussian_sigma(eps, dlt, math.sqrt(T) * sens, "analytic")
+        rho = (math.sqrt(T) * sens / sigma) ** 2 / 2
+        calibration, composition = "analytic (T steps = one Gaussian mechanism)", f"exact: {T} Gaussian steps as one"
+    else:
+        L = math.log(1 / dlt)
+        rho = (math.sqrt(L + eps) - math.sqrt(L)) ** 2                 # rho + 2 sqrt(rho L) = eps
+        sigma, calibration = sens * math.sqrt(T / (2 * rho)), "zCDP"
+        composition = f"zCDP: {T} steps of rho / {T} each"
+    return Contract("NSGGD (reconstructed): Gaussian noise on each geodesic gradient", eps, dlt,
                     measure="zCDP", rho=rho, sensitivity=sens, sensitivity_norm="Frobenius, one averaged gradient",
-                    noise="gaussian", noise_scale=sens * math.sqrt(T / (2 * rho)), calibration="zCDP",
-                    domain="rows normalised to ||x||_2 = 1", composition=f"zCDP: {T} steps of rho / {T} each",
+                    noise="gaussian", noise_scale=sigma, calibration=calibration,
+                    domain="rows normalised to ||x||_2 = 1", composition=composition,
                     n=n, p=p, k=k, notes=(f"batch size {b}",))
 
 register(Algorithm("sgpca", "dppca_nb.algorithms.baselines.sgpca", _plan_sgpca, "central", "approximate", "subspace",
@@ -328,7 +369,7 @@ register(Algorithm("sgpca", "dppca_nb.algorithms.baselines.sgpca", _plan_sgpca, 
                    options=("radius", "eigen_share", "calibration"), worst_case=False))
 register(Algorithm("nsggd", "dppca_nb.algorithms.baselines.nsggd", _plan_nsggd, "central", "approximate", "subspace",
                    "NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent, zCDP",
-                   options=("n_iter", "batch_size", "neighbouring"), call_options=("step_size",), quick=dict(n_iter=5)))
+                   options=("n_iter", "batch_size", "neighbouring", "accounting"), call_options=("step_size",), quick=dict(n_iter=5)))
 
 # %% ../../nbs/03_algorithms/09_registry.ipynb #e4ef11ba
 def _close(a, b, rel=1e-12):
