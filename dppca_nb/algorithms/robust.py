@@ -11,7 +11,7 @@ from ..core.validation import (as_generator, check_data, check_k, check_epsilon,
                            check_choice, check_int, add_diagnostics)
 from ..core.linalg import top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian, check_square
-from .kendall import kendall_tau
+from .kendall import kendall_tau, kendall_design, design_seed, _kendall_tau
 from ..backends.statistics import check_rows, paired_row_norms
 
 # %% auto #0
@@ -102,9 +102,13 @@ def _renamed_radius(winsorization_radius, radius, where, stacklevel=4):
 
 def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherical", winsorization_radius=None,
                   sensitivity="tight", calibration: str = "analytic", radius_quantile: float = 0.5,
-                  radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None,
-                  radius=None):
-    "(epsilon, delta)-DP (replace-one) release of Kendall's tau plus vecd Gaussian noise, X numpy or dask; returns `(K_bar, info)`. `radius`: deprecated alias of `winsorization_radius`."
+                  radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", design: str | None = None,
+                  degree: int | None = None, progress: bool | None = None, random_state=None, radius=None):
+    """(epsilon, delta)-DP (replace-one) release of Kendall's tau plus vecd Gaussian noise, X numpy or dask; returns `(K_bar, info)`.
+
+    `design`, `degree`: the pair design of the tau (`kendall_design`: None is the full U-statistic for n <= 5000, a
+    20-regular design above); the sensitivity 2 sqrt2 c^2 / n is the same for both. `radius`: deprecated alias of
+    `winsorization_radius`."""
     X = check_rows(X)                                            # numpy, or dask (checked from its metadata)
     n, p = (int(s) for s in X.shape)
     wr = _renamed_radius(winsorization_radius, radius, "noisy_kendall")
@@ -112,7 +116,9 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
     check_choice(transform, "transform", ("spherical", "winsorized"))
     check_choice(noise, "noise", ("continuous", "discrete"))
     kendall_sensitivity(sensitivity, n=n)                        # options checked before the passes over the rows
+    plan = kendall_design(n, design, degree)                     # public: from n and the options
     rng = as_generator(random_state)
+    seed = design_seed(rng) if plan["design"] == "regular" else None   # the design first, before any record is read
     eps_tau, r_info = eps, None
     if transform == "spherical":
         if wr is not None:
@@ -124,12 +130,13 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
         r, r_info = private_radius(X, eps_r, quantile=radius_quantile, bounds=radius_bounds, random_state=rng,
                                    return_info=True)
     else: r = math.sqrt(p) if wr is None else check_positive(wr, "winsorization_radius")
-    K, k_info = kendall_tau(X, transform, r, return_info=True)  # numpy, or tasks over pairs of dask row blocks
+    K, k_info = _kendall_tau(X, transform, r, method="fast", plan=plan, seed=seed, block_rows=256, progress=progress,
+                             return_info=True)                  # numpy, or tasks over pairs of dask row blocks
     K_bar, info = noisy_kendall_release(K, n, eps_tau, dlt, bound=k_info["bound"], transform=transform,
                                         winsorization_radius=r, sensitivity=sensitivity, calibration=calibration,
-                                        noise=noise, random_state=rng)
+                                        noise=noise, design=plan["design"], degree=plan["degree"], random_state=rng)
     _add_radius_info(info, eps, eps_tau, dlt, r_info)
-    add_diagnostics(info, n_exact_pairs=k_info["diagnostics_not_private"]["n_exact_pairs"])   # a count of near-tied pairs
+    add_diagnostics(info, **dict(k_info["diagnostics_not_private"]))   # near-tied pairs (data); the design's seed
     return K_bar, info
 
 def _private_radius_setup(radius, eps, p, radius_share, radius_quantile, radius_bounds):
@@ -152,18 +159,22 @@ def _add_radius_info(info, eps, eps_tau, dlt, r_info):
 
 def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: float, transform: str = "spherical",
                           winsorization_radius=None, sensitivity="tight", calibration: str = "analytic",
-                          noise: str = "continuous", random_state=None, radius=None):
+                          noise: str = "continuous", design: str | None = None, degree: int | None = None,
+                          random_state=None, radius=None):
     """The Gaussian (vecd) release of `noisy_kendall` from Kendall's tau K (p x p) of n rows with kernel bound `bound`; `(K_bar, info)`.
 
     `noise="discrete"`: v = (diagonal, sqrt 2 x upper off-diagonal) of K, whose l2 distance is the Frobenius one, is
-    released on a power-of-two grid with discrete Gaussian noise (`dppca_nb.privacy.discrete`); K_bar is rebuilt from it."""
+    released on a power-of-two grid with discrete Gaussian noise (`dppca_nb.privacy.discrete`); K_bar is rebuilt from it.
+    `design`, `degree`: the pair design K was computed over (`kendall_design`; stated in `info`, the sensitivity is the
+    same for every d-regular design)."""
     winsorization_radius = _renamed_radius(winsorization_radius, radius, "noisy_kendall_release")
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     K = check_square(K, "K")
     n = check_int(n, "n", minimum=2)
     check_choice(transform, "transform", ("spherical", "winsorized"))
     check_choice(noise, "noise", ("continuous", "discrete"))
-    sens = kendall_sensitivity(sensitivity, n=n, bound=bound)
+    sens = kendall_sensitivity(sensitivity, n=n, bound=bound)   # any d-regular design: d sqrt2 c^2 / (n d / 2)
+    plan = kendall_design(n, design, degree)
     extra = {}
     if noise == "discrete":
         from dppca_nb.privacy.discrete import check_discrete_calibration, discrete_calibration, discrete_symmetric_release
@@ -179,21 +190,25 @@ def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: flo
         what = "g-DPPCA: Gaussian mechanism (vecd) on the generalised Kendall's tau"
     info = dict(mechanism=what, epsilon=eps,
                 delta=dlt, neighbouring="replace-one", sensitivity=sens, sigma=sigma, calibration=calibration,
-                transform=transform, winsorization_radius=winsorization_radius, bound=bound, epsilon_tau=eps)
+                transform=transform, winsorization_radius=winsorization_radius, bound=bound, epsilon_tau=eps, **plan)
     info.update(extra)
     return K_bar, add_diagnostics(info, n_clipped=0)           # no row is clipped: the transform bounds the pair terms
 
 def g_dppca(X, k: int, epsilon: float, delta: float, *, transform: str = "spherical", winsorization_radius=None,
             sensitivity="tight", calibration: str = "analytic", radius_quantile: float = 0.5,
-            radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", random_state=None,
-            return_info: bool = False, radius=None):
-    "(epsilon, delta)-DP (replace-one) top-k principal subspace (p x k) by g-DPPCA: noisy Kendall's tau, top-k eigenvectors; X numpy or dask. `radius`: deprecated alias of `winsorization_radius`."
+            radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", design: str | None = None,
+            degree: int | None = None, progress: bool | None = None, random_state=None, return_info: bool = False,
+            radius=None):
+    """(epsilon, delta)-DP (replace-one) top-k principal subspace (p x k) by g-DPPCA: noisy Kendall's tau, top-k eigenvectors; X numpy or dask.
+
+    `design`/`degree`: the pair design of the tau (see `noisy_kendall`; the default is the full U-statistic for
+    n <= 5000 and a 20-regular design above). `radius`: deprecated alias of `winsorization_radius`."""
     X = check_rows(X)
     k = check_k(k, int(X.shape[1]))
     wr = _renamed_radius(winsorization_radius, radius, "g_dppca")
     K_bar, info = noisy_kendall(X, epsilon, delta, transform=transform, winsorization_radius=wr, sensitivity=sensitivity,
                                 calibration=calibration, radius_quantile=radius_quantile,
-                                radius_share=radius_share, radius_bounds=radius_bounds, noise=noise,
-                                random_state=random_state)
+                                radius_share=radius_share, radius_bounds=radius_bounds, noise=noise, design=design,
+                                degree=degree, progress=progress, random_state=random_state)
     V = top_k_eigvecs(K_bar, k)
     return (V, info) if return_info else V
