@@ -4,6 +4,7 @@
 
 # %% ../../nbs/03_algorithms/05_smooth.ipynb #739833a5
 from __future__ import annotations
+import functools
 import math
 import warnings
 import numpy as np
@@ -11,15 +12,15 @@ from scipy import special, stats
 from ..core.validation import (PrivacyWarning, as_generator, check_data, check_k, check_epsilon, check_delta,
                            check_positive, check_choice, check_int, clip_rows, add_diagnostics)
 from ..core.linalg import orthonormalize, haar_orthogonal, random_orthonormal, symmetrize
-from ..privacy.mechanisms import cauchy_noise, gaussian_delta
+from ..privacy.mechanisms import cauchy_noise, gaussian_delta, gaussian_sigma
 from ..backends.statistics import check_rows, second_moment_sums
 
 # %% auto #0
-__all__ = ['flip_example', 'empirical_eigengap', 'second_moment_pca', 'aligned_distance', 'global_sensitivity',
+__all__ = ['SMOOTH_TARGET', 'flip_example', 'empirical_eigengap', 'second_moment_pca', 'aligned_distance', 'global_sensitivity',
            'eigengap_sensitivity_bound', 'local_sensitivity_bound', 'replace_row', 'candidate_neighbours',
            'realised_sensitivity', 'spherical_spike', 'smooth_bound_from_gap', 'smooth_sensitivity_bound',
-           'gaussian_admissibility', 'smooth_sensitivity_parameters', 'perturb_frame', 'smooth_sensitivity_pca',
-           'smooth_sensitivity_release']
+           'gaussian_admissibility', 'smooth_noise_need', 'smooth_sensitivity_parameters', 'perturb_frame',
+           'smooth_sensitivity_pca', 'smooth_sensitivity_release']
 
 # %% ../../nbs/03_algorithms/05_smooth.ipynb #c6a7c9d6
 def flip_example(n: int, p: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -186,16 +187,60 @@ def gaussian_admissibility(epsilon: float, D: int, alpha: float, beta: float) ->
     return dict(delta_sliding=ds, delta_dilation=dd, delta=ds + (dd * math.exp(min(eps / 2, 700.0)) if dd > 0 else 0.0))
 
 def _gaussian_constants(eps, delta, D):
+    "NRS07's recalled Gaussian constants (alpha, beta) (constants='paper')."
     L = math.log(2 / delta)
     return eps / (5 * math.sqrt(2 * L)), eps / (4 * (D + L))
 
-def smooth_sensitivity_parameters(epsilon: float, delta: float, p: int, k: int) -> dict:
-    "Noise, norm and admissibility constants (alpha, beta) of smooth-sensitivity PCA: Gaussian/l2 if delta > 0, Cauchy/l1 if delta = 0."
+SMOOTH_TARGET = 0.5        # the design noise level: scale * sqrt(D), the norm of the noise matrix, at most 1/2
+
+def smooth_noise_need(alpha: float, beta: float, k: int, D: int, *, target: float = SMOOTH_TARGET) -> float:
+    """The smallest n * GAP at which the noise scale S_beta / alpha falls to `target` / sqrt(D) (public: no data).
+
+    S_beta(GAP) = max_j e^(-beta j) B(GAP - 2j/n) with B(g) = min(sqrt(2k), c / (n g)), c = 2 sqrt2 min(sqrt k, sqrt 2),
+    is a function of m = n GAP; with j continuous its three regimes (j = 0, the interior maximum at m - 2j = 2/beta,
+    the cap sqrt(2k)) give the three terms of the max below."""
+    if alpha <= 0: return math.inf
+    c, glob = 2 * math.sqrt(2) * min(math.sqrt(k), math.sqrt(2)), math.sqrt(2 * k)
+    q = alpha * check_positive(target, "target") / math.sqrt(D)          # S_beta must fall to q
+    return max(c / q, c / glob + 2 / beta * math.log(max(glob / q, 1.0)),
+               2 / beta * (1 + math.log(max(c * beta / (2 * q), 1.0))))
+
+def _frontier_alpha(eps, delta, D, beta):
+    "The largest alpha with sliding + e^(eps/2) dilation <= delta at this beta (0 if dilation alone spends delta)."
+    dd = max(_dilation_delta(eps / 2, D, beta), _dilation_delta(eps / 2, D, -beta))
+    rem = delta - math.exp(min(eps / 2, 700.0)) * dd
+    if rem <= delta * 1e-9: return 0.0
+    return 1.0 / gaussian_sigma(eps / 2, rem, 1.0)        # sliding of N(0, I) by alpha is the Gaussian mechanism alpha / 1
+
+@functools.lru_cache(maxsize=512)
+def _optimized_gaussian_constants(eps, delta, D, k):
+    "(alpha, beta) on the admissible frontier minimising smooth_noise_need; a log grid of beta, then a finer one."
+    def best(grid):
+        return min((smooth_noise_need(_frontier_alpha(eps, delta, D, b), b, k, D), b) for b in grid)
+    coarse = np.geomspace(1e-7, 10.0, 57) * min(eps, 1.0)   # ratio 1.33 between points
+    _, b0 = best(coarse)
+    _, beta = best(np.geomspace(b0 / 1.34, b0 * 1.34, 17))
+    alpha = _frontier_alpha(eps, delta, D, beta)
+    while gaussian_admissibility(eps, D, alpha, beta)["delta"] > delta: alpha *= 1 - 1e-9   # the exact check, always
+    return float(alpha), float(beta)
+
+def smooth_sensitivity_parameters(epsilon: float, delta: float, p: int, k: int, *, constants: str = "optimized") -> dict:
+    """Noise, norm and admissibility constants (alpha, beta) of smooth-sensitivity PCA: Gaussian/l2 if delta > 0, Cauchy/l1 if delta = 0.
+
+    `constants="optimized"` (default): Gaussian (alpha, beta) on the exact admissible frontier minimising the n GAP
+    needed (`smooth_noise_need`), Cauchy (epsilon/2, epsilon/(2D)); `"paper"`: NRS07's recalled Gaussian constants
+    (with a fall-back epsilon' where they fail the exact check) and the conservative Cauchy (epsilon/6, epsilon/(6D))."""
     eps = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
+    check_choice(constants, "constants", ("optimized", "paper"))
+    p, k = check_int(p, "p"), check_int(k, "k")
     D = p * k
     if delta == 0:
-        return dict(noise="cauchy", norm="l1", alpha=eps / 6, beta=eps / (6 * D), epsilon_calibrated=eps, D=D)
+        a, b = (eps / 2, eps / (2 * D)) if constants == "optimized" else (eps / 6, eps / (6 * D))
+        return dict(noise="cauchy", norm="l1", alpha=a, beta=b, epsilon_calibrated=eps, D=D, constants=constants)
+    if constants == "optimized":
+        alpha, beta = _optimized_gaussian_constants(eps, delta, D, k)
+        return dict(noise="gaussian", norm="l2", alpha=alpha, beta=beta, epsilon_calibrated=eps, D=D, constants=constants)
     ok = lambda e: gaussian_admissibility(e, D, *_gaussian_constants(e, delta, D))["delta"] <= delta
     e_cal = eps
     if not ok(eps):
@@ -210,7 +255,8 @@ def smooth_sensitivity_parameters(epsilon: float, delta: float, p: int, k: int) 
         warnings.warn(f"epsilon = {eps}: the Gaussian admissibility constants fail the exact check at this epsilon "
                       f"(D = {D}, delta = {delta}); calibrating at epsilon = {e_cal:.4g} instead", PrivacyWarning)
     alpha, beta = _gaussian_constants(e_cal, delta, D)
-    return dict(noise="gaussian", norm="l2", alpha=alpha, beta=beta, epsilon_calibrated=e_cal, D=D)
+    return dict(noise="gaussian", norm="l2", alpha=alpha, beta=beta, epsilon_calibrated=e_cal, D=D, constants=constants)
+
 
 # %% ../../nbs/03_algorithms/05_smooth.ipynb #4b619b59
 def perturb_frame(U, scale: float, noise: str = "gaussian", random_state=None) -> np.ndarray:
@@ -224,25 +270,25 @@ def perturb_frame(U, scale: float, noise: str = "gaussian", random_state=None) -
     return U @ R + scale * Z
 
 # %% ../../nbs/03_algorithms/05_smooth.ipynb #42248a2b
-def smooth_sensitivity_pca(X, k: int, epsilon: float, delta: float = 0.0, *, random_state=None,
-                           return_info: bool = False):
+def smooth_sensitivity_pca(X, k: int, epsilon: float, delta: float = 0.0, *, constants: str = "optimized",
+                           random_state=None, return_info: bool = False):
     "Private top-k subspace (p x k) by smooth-sensitivity output perturbation: (epsilon, delta)-DP (Gaussian) if delta > 0, epsilon-DP (Cauchy) if delta = 0; replace-one, rows clipped to the unit ball."
     X = check_rows(X)                                            # numpy, or dask (checked from its metadata)
     n, p = X.shape
     k = check_k(k, p)
-    smooth_sensitivity_parameters(epsilon, delta, p, k)          # validate the privacy parameters before the data
+    smooth_sensitivity_parameters(epsilon, delta, p, k, constants=constants)   # validate the privacy parameters before the data
     st = second_moment_sums(X, radius=1.0)                       # one blocked pass: clip to the unit ball, sum x x^T
     return smooth_sensitivity_release(st["M"] / n, n, k, epsilon, delta, n_clipped=st["n_clipped"],
-                                      random_state=random_state, return_info=return_info)
+                                      constants=constants, random_state=random_state, return_info=return_info)
 
 def smooth_sensitivity_release(S, n: int, k: int, epsilon: float, delta: float = 0.0, *, n_clipped: int = 0,
-                               random_state=None, return_info: bool = False):
+                               constants: str = "optimized", random_state=None, return_info: bool = False):
     "The release of `smooth_sensitivity_pca` from S = (1/n) sum x x^T of n rows already clipped to the unit ball; `info`'s diagnostics (gap, bounds, noise scale) are not private."
     S = symmetrize(S)
     p = S.shape[0]
     n = check_int(n, "n")
     k = check_k(k, p)
-    par = smooth_sensitivity_parameters(epsilon, delta, p, k)
+    par = smooth_sensitivity_parameters(epsilon, delta, p, k, constants=constants)
     U, gap = _moment_pca_and_gap(S, k)
     norm = par["norm"]
     ls = eigengap_sensitivity_bound(gap, n, p, k, norm)
@@ -253,7 +299,8 @@ def smooth_sensitivity_release(S, n: int, k: int, epsilon: float, delta: float =
     # published: computed from public quantities only (the budget, n, p, k and the mechanism's constants)
     info = dict(mechanism=f"smooth sensitivity (NRS07), {par['noise']} noise, {norm} sensitivity",
                 epsilon=float(epsilon), delta=float(delta), neighbouring="replace-one", noise=par["noise"],
-                norm=norm, alpha=par["alpha"], beta=par["beta"], epsilon_calibrated=par["epsilon_calibrated"],
+                norm=norm, constants=par["constants"], alpha=par["alpha"], beta=par["beta"],
+                epsilon_calibrated=par["epsilon_calibrated"],
                 global_sensitivity=global_sensitivity(p, k, norm), n=n, p=p, k=k)
     # NOT private: the eigengap and everything computed from it without noise (the smooth bound, hence the
     # noise scale), and the clipped-row count
