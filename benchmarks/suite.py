@@ -16,7 +16,7 @@ from dppca_nb.core.validation import as_generator
 from dppca_nb.core.linalg import random_orthonormal, random_subspace_level, subspace_distance
 from dppca_nb.data.datasets import sample_gaussian
 
-__all__ = ['SIZES', 'SECTIONS', 'machine_info', 'best_time', 'run_limited', 'bench_kendall', 'bench_local', 'fantope_instance',
+__all__ = ['SIZES', 'SECTIONS', 'machine_info', 'best_time', 'run_limited', 'bench_kendall', 'bench_kendall_design', 'bench_local', 'fantope_instance',
            'bench_fantope', 'pca_methods', 'bench_libraries', 'bench_dask', 'bingham3_mean', 'bench_bingham',
            'bench_explorers', 'run_all', 'merge_results', 'results_markdown', 'load_results', 'speedup_figure']
 
@@ -131,6 +131,48 @@ def bench_kendall(ns=(2000, 5000), p: int = 100, n_fast: int = 20_000, *, repeat
         tf, _ = best_time(kendall_tau, X, method="fast", repeat=repeat)
         rows.append(_row("Kendall's tau", f"n={n_fast}, p={p}", "", None, "fast kernel alone", tf,
                          f"goal < 3 s on one BLAS thread: {'met' if tf < 3 else 'not met'}"))
+    return rows
+
+def bench_kendall_design(n: int = 1_000_000, p: int = 40, *, degree: int = 20, k: int = 5, epsilon: float = 1.0,
+                         delta: float = 1e-5, n_error: int = 20_000, n_seeds: int = 10, n_full_time: int = 20_000,
+                         repeat: int = 3, seed: int = 0) -> list:
+    """g-DPPCA over the regular pair design (`design="regular"`): the fit time at `n` against the full U-statistic's
+    (measured at `n_full_time`, extrapolated as n^2), and the mean subspace error against the full U-statistic's at
+    `n_error` over `n_seeds` data sets (private, and of the noise-free tau), on the anchors' spiked Gaussian rows."""
+    from dppca_nb.algorithms.robust import g_dppca
+    from dppca_nb.algorithms.kendall import kendall_tau
+    from dppca_nb.core.linalg import top_k_eigvecs
+    rows = []
+    X, V, _ = _spiked(p, k, n_full_time, seed)
+    tf, _ = best_time(g_dppca, X, k, epsilon, delta, design="full", random_state=0, repeat=1)
+    t_full = tf * (n / n_full_time) ** 2
+    X, V, _ = _spiked(p, k, n, seed)
+    c0 = time.process_time()
+    tr, Vr = best_time(g_dppca, X, k, epsilon, delta, design="regular", degree=degree, random_state=0, repeat=repeat)
+    cpu = (time.process_time() - c0) / max(1, repeat)
+    rows.append(_row("Kendall's tau design", f"g_dppca fit, n={n:.0e}, p={p}, k={k}, eps={epsilon}",
+                     f"full U-statistic (extrapolated as n^2 from n={n_full_time})", t_full, f"regular design, d={degree}",
+                     tr, f"goal <= 2 s: {'met' if tr <= 2 else 'not met'}; CPU {cpu:.3g} s per fit; error {subspace_distance(Vr, V):.3g}",
+                     cpu_seconds=cpu, baseline_extrapolated=True))
+    del X
+    err = {key: [] for key in ("full", "regular", "full_tau", "regular_tau")}
+    t_f, t_r = [], []
+    for s in range(n_seeds):
+        X, V, _ = _spiked(p, k, n_error, seed + 1 + s)
+        for design, times in (("full", t_f), ("regular", t_r)):
+            kw = dict(design=design) if design == "full" else dict(design=design, degree=degree)
+            t, Vh = best_time(g_dppca, X, k, epsilon, delta, random_state=s, repeat=1, **kw)
+            times.append(t)
+            err[design].append(subspace_distance(Vh, V))
+            err[design + "_tau"].append(subspace_distance(top_k_eigvecs(kendall_tau(X, random_state=s, **kw), k), V))
+    m = {key: float(np.mean(v)) for key, v in err.items()}
+    ratio, ratio_tau = m["regular"] / m["full"], m["regular_tau"] / m["full_tau"]
+    rows.append(_row("Kendall's tau design", f"error, n={n_error}, p={p}, k={k}, eps={epsilon}, {n_seeds} data sets",
+                     "full U-statistic", float(np.median(t_f)), f"regular design, d={degree}", float(np.median(t_r)),
+                     f"mean error {m['full']:.4f} (full) vs {m['regular']:.4f}: ratio {ratio:.3f}, goal <= 1.05 "
+                     f"{'met' if ratio <= 1.05 else 'not met'}; noise-free tau: {m['full_tau']:.4f} vs {m['regular_tau']:.4f} "
+                     f"(ratio {ratio_tau:.3f})", error_full=m["full"], error_regular=m["regular"], error_ratio=ratio,
+                     error_full_tau=m["full_tau"], error_regular_tau=m["regular_tau"], error_ratio_tau=ratio_tau))
     return rows
 
 def bench_local(n: int = 100_000, p: int = 40, n_wishart: float = 1e9, *, k: int = 5, epsilon: float = 1.0,
@@ -400,6 +442,7 @@ def bench_explorers(repeat: int = 3) -> list:
 
 SIZES = {
     "full": dict(kendall=dict(ns=(2000, 5000), p=100, n_fast=20_000),
+                 kendall_design=dict(n=1_000_000, p=40, n_error=20_000, n_seeds=10),
                  local=dict(n=100_000, p=40, n_wishart=1e9),
                  fantope=dict(ps=(100, 400), limit_s=300.0),
                  libraries=dict(n=100_000, p=40, ks=(5, 20), epsilons=(0.1, 0.5, 1.0), reps=3, limit_s=60.0),
@@ -407,6 +450,7 @@ SIZES = {
                  bingham=dict(n_draws=5000, limit_s=120.0),
                  explorers=dict(repeat=3)),
     "small": dict(kendall=dict(ns=(200, 400), p=20, n_fast=2000),
+                  kendall_design=dict(n=20_000, p=10, n_error=1000, n_seeds=2, n_full_time=1000, repeat=1),
                   local=dict(n=5000, p=10, n_wishart=1e9),
                   fantope=dict(ps=(10, 20), limit_s=60.0),
                   libraries=dict(n=5000, p=10, ks=(2,), epsilons=(0.5,), reps=1, limit_s=30.0),
@@ -415,14 +459,14 @@ SIZES = {
                   explorers=dict(repeat=1)),
 }
 
-SECTIONS = ("kendall", "local", "fantope", "libraries", "dask", "bingham", "explorers")
+SECTIONS = ("kendall", "kendall_design", "local", "fantope", "libraries", "dask", "bingham", "explorers")
 
 def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log=print) -> dict:
     "Run the benchmark sections at `size` ('full' or 'small') under `blas_threads` BLAS threads; a dict for `results_markdown`."
     from threadpoolctl import threadpool_limits
     from dppca_nb.core.validation import check_choice
     check_choice(size, "size", tuple(SIZES))
-    funcs = dict(kendall=bench_kendall, local=bench_local, fantope=bench_fantope, libraries=bench_libraries, dask=bench_dask,
+    funcs = dict(kendall=bench_kendall, kendall_design=bench_kendall_design, local=bench_local, fantope=bench_fantope, libraries=bench_libraries, dask=bench_dask,
                  bingham=bench_bingham, explorers=bench_explorers)
     for s in sections: check_choice(s, "sections", SECTIONS)
     out = dict(size=size, rows=[], pca=[], dask_memory=None, bingham=None, seconds={})
@@ -440,7 +484,7 @@ def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log
             if log: log(f"[benchmarks] {s} done in {out['seconds'][s]} s")
     return out
 
-_ROW_SECTION = {"Kendall's tau": "kendall", "Local model": "local", "Fantope": "fantope", "Dask vs numpy": "dask",
+_ROW_SECTION = {"Kendall's tau": "kendall", "Kendall's tau design": "kendall_design", "Local model": "local", "Fantope": "fantope", "Dask vs numpy": "dask",
                 "Explorers": "explorers"}
 
 def merge_results(old: dict, new: dict) -> dict:
