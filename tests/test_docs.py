@@ -148,7 +148,8 @@ def test_every_link_resolves(site):
             for el in soup.find_all(tag, **{attr: True}):
                 url = el[attr]
                 if re.match(r"^(https?|mailto|data):", url): continue
-                path, _, frag = url.split("?")[0].partition("#")
+                path, _, frag = url.partition("#")
+                path = path.split("?")[0]
                 target = ((site / name).parent / unquote(path)).resolve() if path else (site / name).resolve()
                 assert target.is_file(), f"{name}: {tag} {attr}={url!r} points to no file of the site"
                 assert site.resolve() in target.parents, f"{name}: {url!r} leaves the site"
@@ -178,11 +179,11 @@ def test_api_reference(site):
     assert "AnalyzeGaussPCA" in text and "check_data" in text
 
 
-def test_command_line(tmp_path):
-    r = subprocess.run([sys.executable, str(ROOT / "tools/render_docs.py"), "--out", str(tmp_path), "--no-api",
-                        "--only", "00_core/00_validation"], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert (tmp_path / "00_core/00_validation.html").is_file() and (tmp_path / "index.html").is_file()
+def test_command_line(tmp_path, capsys):
+    assert render_docs.main(["--out", str(tmp_path), "--no-api", "--only", "nbs/00_core/00_validation.ipynb"]) == 0
+    assert capsys.readouterr().out.strip() == f"Docs: {tmp_path / 'index.html'}"
+    assert (tmp_path / "00_core/00_validation.html").is_file() and not (tmp_path / "api.html").exists()
+    # as a script, with a clear error for a notebook that does not exist
     r = subprocess.run([sys.executable, str(ROOT / "tools/render_docs.py"), "--out", str(tmp_path), "--only", "nope"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "--only" in r.stderr and "nope" in r.stderr

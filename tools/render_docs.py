@@ -220,6 +220,7 @@ blockquote { margin: .3rem 0 1rem; padding: .1rem 1rem; color: #57606a; border-l
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .88em;
        background: #f2f4f7; padding: .08em .3em; border-radius: 4px; }
 pre code { background: none; padding: 0; }
+a code { color: #0b5cad; background: #eef4fb; }
 table { border-collapse: collapse; margin: .8rem 0; font-size: .93rem; display: block; overflow-x: auto; }
 th, td { border: 1px solid #d0d7de; padding: .3rem .6rem; vertical-align: top; } th { background: #f6f8fa; }
 .cell { margin: .8rem 0; }
@@ -293,13 +294,14 @@ def page(title: str, body: str, rel: str, crumbs: list[tuple[str, str]] = (), pa
 class Links:
     "Resolves notebook names and API names to site paths (relative to the site root)."
 
-    def __init__(self, pages: dict[str, str], api_names: dict[str, str], api_modules: set[str]):
+    def __init__(self, pages: dict[str, str], api_names: dict[str, str], api_modules: set[str], api_anchors=()):
         self.pages = pages                    # "02_privacy/00_mechanisms" -> "02_privacy/00_mechanisms.html"
         self.stems = {}
         for key in pages:
             self.stems.setdefault(Path(key).name, []).append(key)
         self.api_names = api_names            # "gaussian_sigma" -> "api.html#dppca_nb.privacy.mechanisms.gaussian_sigma"
         self.api_modules = api_modules        # {"dppca_nb.privacy.mechanisms", ...}
+        self.anchors = set(api_anchors or ())  # every "api.html#dppca_nb.mod.name" of the API page
 
     def notebook(self, ref: str, here: str) -> str | None:
         "Site path of the page for a notebook reference seen on the page of notebook `here` (a key), or None."
@@ -318,11 +320,11 @@ class Links:
         return None
 
     def api(self, text: str) -> str | None:
+        "The API anchor of a backticked module (`dppca_nb.privacy.accounting`), dotted name or unique public name."
         name = text.strip()
         if name.endswith("()"): name = name[:-2]
         if name in self.api_modules: return f"api.html#{name}"
-        if name.startswith(PACKAGE + ".") and name.rsplit(".", 1)[0] in self.api_modules:
-            return f"api.html#{name}"
+        if f"api.html#{name}" in self.anchors: return f"api.html#{name}"
         return self.api_names.get(name)
 
 
@@ -469,9 +471,9 @@ def public_modules(package: str = PACKAGE):
     return sorted(out, key=lambda t: (order[t[2]], t[0]))
 
 
-def api_reference(package: str = PACKAGE) -> tuple[str, dict[str, str], set[str], dict[str, str]]:
+def api_reference(package: str = PACKAGE):
     """The API page's body, a map from each public name to its anchor (names defined in more than one module are
-    left out of the map), the set of module names, and a map module -> notebook key."""
+    left out of the map), the set of module names, a map module -> notebook key, and the set of anchors."""
     mods = public_modules(package)
     where = {}                             # id(obj) -> anchor of its home module entry
     for name, mod, _ in mods:
@@ -504,6 +506,7 @@ def api_reference(package: str = PACKAGE) -> tuple[str, dict[str, str], set[str]
             f'<section id="{name}"><h3><code>{name}</code>{src}</h3>{summary}' + "\n".join(items) + "</section>")
         toc.setdefault(layer, []).append(f'<a href="#{name}"><code>{name}</code></a>')
     for n in seen_twice: names.pop(n, None)
+    anchors = {f"api.html#{m[0]}.{n}" for m in mods for n in m[1].__all__}
     body = ['<h1>API reference</h1>',
             f'<blockquote>Every public name (<code>__all__</code>) of every module of <code>{package}</code>, '
             'with its signature and docstring, grouped by layer (lowest first: a layer imports only from the '
@@ -513,7 +516,7 @@ def api_reference(package: str = PACKAGE) -> tuple[str, dict[str, str], set[str]
     for l in ["top level"] + LAYERS + ["other"]:
         if l in sections:
             body.append(f'<h2 id="layer-{l.replace(" ", "-")}">{l}</h2>' + "\n".join(sections[l]))
-    return "\n".join(body), names, {m[0] for m in mods}, nb_of
+    return "\n".join(body), names, {m[0] for m in mods}, nb_of, anchors
 
 
 def _api_item(n: str, obj, anchor: str) -> str:
@@ -615,13 +618,13 @@ def render_site(out, only=None, nbs: Path = NBS, mathjax: str | Path | None = No
     copy_mathjax(static / "mathjax", mathjax_source(mathjax))
     # API first: its names become links on every page
     if api:
-        api_body, api_names, api_modules, _ = api_reference()
+        api_body, api_names, api_modules, _, api_anchors = api_reference()
     else:
-        api_body, api_names, api_modules = "", {}, set()
+        api_body, api_names, api_modules, api_anchors = "", {}, set(), set()
     pages = {_key(p, nbs): _key(p, nbs) + ".html" for p in chosen}
     chapters = sorted({k.split("/")[0] for k in pages if "/" in k})
     for ch in chapters: pages.setdefault(ch, f"{ch}/index.html")
-    links = Links({k: v for k, v in pages.items() if k not in chapters}, api_names if api else {}, api_modules)
+    links = Links({k: v for k, v in pages.items() if k not in chapters}, api_names, api_modules, api_anchors)
     loaded = {p: json.loads(p.read_text(encoding="utf-8")) for p in chosen}
     meta = {p: notebook_title(nb, p.stem) for p, nb in loaded.items()}
     order = [p for p in chosen if p != index_nb]
