@@ -165,6 +165,21 @@ def test_second_moment(fn, sensitivity, R, dist):
     if sensitivity == "tight": assert found == pytest.approx(sens, rel=1e-9)
 
 
+@pytest.mark.parametrize("fn", SM_FUNCS)
+def test_second_moment_noise_shape(fn):
+    """The default noise is the Gaussian mechanism on the Frobenius-weighted vector (a_ii, sqrt 2 a_ij), whose change is
+    bounded above ("frobenius"): sd sigma on the diagonal, sigma / sqrt 2 off it. The paper's "upper" noise matches the
+    "upper" weighting: sd sigma everywhere. Both at the same sigma (the two sups are equal)."""
+    info = _sm_info(fn, "tight", 1.0, _data(0))
+    assert info["noise_shape"] == "vecd"
+    assert info["sigma_offdiagonal"] == pytest.approx(info["sigma"] / math.sqrt(2), rel=1e-15)
+    if fn == "gaussian_second_moment":
+        from dppca_nb.privacy import releases
+        up = releases.gaussian_second_moment(_data(0), EPS, DLT, noise_shape="upper", random_state=0)[1]
+        assert up["noise_shape"] == "upper" and up["sigma_offdiagonal"] == up["sigma"] == info["sigma"]
+    assert _sm_search(1.0, frobenius) == pytest.approx(_sm_search(1.0, upper), rel=1e-9)
+
+
 @pytest.mark.parametrize("R", [1.0, 2.0])
 @pytest.mark.parametrize("fn", SM_FUNCS)
 def test_second_moment_paper_is_below_the_change(fn, R):
