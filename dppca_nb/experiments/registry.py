@@ -233,7 +233,10 @@ def study_client(scheduler, n_workers: int = 1):
         yield scheduler
         return
     import logging
-    from dask.distributed import Client, LocalCluster
+    try: from dask.distributed import Client, LocalCluster
+    except ImportError as e:
+        raise ImportError("scheduler: running the studies on a Dask cluster needs dask.distributed "
+                          "(pip install 'dppca_nb[dask]')") from e
     cluster = None
     if scheduler == "local":
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=0,
@@ -304,8 +307,8 @@ def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_
         if bar is not None: bar.update(1)
     try:
         if todo and scheduler is not None:
-            from dask.distributed import as_completed as dask_completed
             with study_client(scheduler, jobs) as client:
+                from dask.distributed import as_completed as dask_completed
                 futs = {client.submit(_run_one, study.name, study.run, *tasks[i], seed, pure=False): (i, f) for i, f in todo}
                 for fu in dask_completed(list(futs)): _store(*futs[fu], fu.result())
         elif jobs == 1 or len(todo) <= 1:
