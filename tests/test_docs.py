@@ -186,7 +186,9 @@ def test_command_line(tmp_path, capsys):
     # as a script, with a clear error for a notebook that does not exist
     r = subprocess.run([sys.executable, str(ROOT / "tools/render_docs.py"), "--out", str(tmp_path), "--only", "nope"],
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode != 0 and "--only" in r.stderr and "nope" in r.stderr
+    assert r.returncode == 2 and "--only" in r.stderr and "nope" in r.stderr and "Traceback" not in r.stderr
+    with pytest.raises(ValueError, match="no notebook 'nope'"):     # DocsError: a ValueError for callers such as the CLI
+        render_docs.render_site(tmp_path, only=["nope"])
 
 
 # ------------------------------------------------------------------------------------------ a real browser

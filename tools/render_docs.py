@@ -51,6 +51,10 @@ LAYERS = ["core", "backends", "data", "privacy", "algorithms", "theory", "distri
 LAYER_OF = {"bounds": "theory"}        # top-level alias modules -> their layer
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full"
 
+
+class DocsError(ValueError):
+    "A docs build that cannot go on (no such notebook, no MathJax); the command line prints it and exits with 2."
+
 # -------------------------------------------------------------------------------------------- notebooks
 
 
@@ -560,7 +564,7 @@ def mathjax_source(explicit: str | Path | None = None) -> Path:
     for c in cands:
         if (c / "MathJax.js").is_file() and (c / "config" / f"{MATHJAX_CONFIG}.js").is_file():
             return c
-    raise SystemExit("render_docs: no MathJax 2 found; `pip install jupyter-server-mathjax` (a dev requirement), "
+    raise DocsError("render_docs: no MathJax 2 found; `pip install jupyter-server-mathjax` (a dev requirement), "
                      "or `apt-get install libjs-mathjax`, or pass --mathjax DIR (a folder with MathJax.js)")
 
 
@@ -603,13 +607,13 @@ def render_site(out, only=None, nbs: Path = NBS, mathjax: str | Path | None = No
         for o in only:
             k = str(o).removeprefix("nbs/").removesuffix(".ipynb")
             hit = [p for p in all_nbs if _key(p, nbs) == k or p.resolve() == Path(o).resolve()]
-            if not hit: raise SystemExit(f"render_docs: --only: no notebook {o!r} under {nbs}")
+            if not hit: raise DocsError(f"render_docs: --only: no notebook {o!r} under {nbs}")
             want += hit
         chosen = [p for p in all_nbs if p in want or _key(p, nbs) == "index"]
     else:
         chosen = all_nbs
     index_nb = nbs / "index.ipynb"
-    if index_nb not in chosen: raise SystemExit(f"render_docs: no {index_nb}")
+    if index_nb not in chosen: raise DocsError(f"render_docs: no {index_nb}")
     # static files
     static = out / "_static"
     static.mkdir(exist_ok=True)
@@ -677,7 +681,11 @@ def main(argv=None) -> int:
     p.add_argument("--mathjax", metavar="DIR", help="a MathJax 2 folder (default: jupyter-server-mathjax's copy)")
     p.add_argument("--no-api", action="store_true", help="skip the API reference page")
     a = p.parse_args(argv)
-    index = render_site(a.out, a.only, mathjax=a.mathjax, api=not a.no_api)
+    try:
+        index = render_site(a.out, a.only, mathjax=a.mathjax, api=not a.no_api)
+    except DocsError as e:
+        print(e, file=sys.stderr)
+        return 2
     print(f"Docs: {index}")
     return 0
 
