@@ -14,12 +14,13 @@ from ..core.linalg import top_k_eigvecs
 from ..data.datasets import wishart_second_moment
 from ..privacy.mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon, gaussian_delta,
                                  symmetric_gaussian, upper_triangle)
+from ..privacy.discrete import NOISE_SHAPES
 from ..backends.statistics import check_rows, is_dask, second_moment_sums, randomized_report_sums
 
 # %% auto #0
-__all__ = ['local_noise_sigma', 'local_discrete_noise', 'randomize_record', 'randomize_records', 'LocalAggregator',
-           'local_second_moment', 'local_second_moment_release', 'local_gaussian_pca', 'local_second_moment_wishart',
-           'local_gaussian_pca_wishart', 'local_critical_n', 'local_error_prediction']
+__all__ = ['REPORT_CHUNK_ENTRIES', 'local_noise_sigma', 'local_discrete_noise', 'randomize_record', 'randomize_records',
+           'LocalAggregator', 'local_second_moment', 'local_second_moment_release', 'local_gaussian_pca',
+           'local_second_moment_wishart', 'local_gaussian_pca_wishart', 'local_critical_n', 'local_error_prediction']
 
 # %% ../../nbs/03_algorithms/01_local.ipynb #f1d5cfe8
 def local_noise_sigma(epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic") -> float:
@@ -56,42 +57,70 @@ def _certified_discrete(sigma, grid, p, delta, sensitivity):
     return eps_true
 
 # %% ../../nbs/03_algorithms/01_local.ipynb #df953535
-def randomize_record(x, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                     noise: str = "continuous", random_state=None) -> np.ndarray:
-    """One user's (epsilon, delta)-LDP report: x clipped to the unit ball, then x x^T + Z, Z symmetric with ut(Z) iid N(0, sigma^2).
+def _offdiag_weight(noise_shape) -> float:
+    "w of a noise shape: the released vector is (m_ii, w m_ij)_(i<j); 'vecd' sqrt 2 (its norm is Frobenius), 'upper' 1."
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    return math.sqrt(2.0) if noise_shape == "vecd" else 1.0
 
-    `noise="discrete"`: ut(x x^T) rounded to a power-of-two grid plus discrete Gaussian noise (no floating-point leak)."""
+def _entry_scale(p, noise_shape):
+    "Per-entry factor of the noise sd on the packed upper triangle (np.triu_indices order): 1 on the diagonal, 1/w off it."
+    iu, ju = np.triu_indices(p)
+    return np.where(iu == ju, 1.0, 1.0 / _offdiag_weight(noise_shape))
+
+def randomize_record(x, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
+                     noise: str = "continuous", noise_shape: str = "vecd", random_state=None) -> np.ndarray:
+    """One user's (epsilon, delta)-LDP report: x clipped to the unit ball, then x x^T + Z, Z symmetric Gaussian.
+
+    `noise_shape="vecd"` (default): Z_ii ~ N(0, sigma^2), Z_ij ~ N(0, sigma^2 / 2) (the Gaussian mechanism on
+    (m_ii, sqrt2 m_ij), whose norm is the Frobenius norm); `"upper"` (the paper's): every upper entry N(0, sigma^2).
+    Both have sensitivity sqrt 2 and the same sigma. `noise="discrete"`: the released vector rounded to a
+    power-of-two grid plus discrete Gaussian noise (no floating-point leak)."""
     xa = np.asarray(x) if x is not None else None
     if xa is None or xa.ndim != 1 or xa.size < 1:
         raise ValueError(f"x: expected a non-empty 1-D record, got {'None' if xa is None else f'shape {xa.shape}'}")
     x = check_data(xa[None, :], name="x", min_rows=1)[0]          # real, finite, float64 copy (TypeError otherwise)
     xc = clip_rows(x[None, :], 1.0, name="x")[0][0]
     check_choice(noise, "noise", ("continuous", "discrete"))
+    w = _offdiag_weight(noise_shape)
     if noise == "discrete":
         from dppca_nb.privacy.discrete import discrete_symmetric_release
         sigma, grid = local_discrete_noise(epsilon, delta, x.size, sensitivity=sensitivity, calibration=calibration)
-        return discrete_symmetric_release(np.outer(xc, xc), sigma, grid, random_state)
+        return discrete_symmetric_release(np.outer(xc, xc), sigma, grid, random_state, offdiag_weight=w)
     sigma = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration)
-    return np.outer(xc, xc) + symmetric_gaussian(x.size, sigma, random_state, kind="upper")
+    return np.outer(xc, xc) + symmetric_gaussian(x.size, sigma, random_state, kind=noise_shape)
 
 # %% ../../nbs/03_algorithms/01_local.ipynb #1c43e3e7
+def _draw_reports(xc, scale, rng, out, tmp, iu, ju):
+    "Reports ut(x x^T) + scale * z of the clipped rows `xc` into `out` (k x d): the noise drawn in place, then the triangular products added (no per-record loop)."
+    k = xc.shape[0]
+    z = rng.standard_normal(out=out[:k])               # the row-major stream: the same draws however the rows are chunked
+    z *= scale
+    a, b = tmp[0][:k], tmp[1][:k]
+    np.take(xc, iu, axis=1, out=a)
+    np.take(xc, ju, axis=1, out=b)
+    z += np.multiply(a, b, out=a)
+    return z
+
 def randomize_records(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                      packed: bool = False, noise: str = "continuous", random_state=None):
-    "Reports of all rows of `X` (each clipped, each with its own noise): (m, p, p), or (m, p(p+1)/2) if `packed`."
+                      packed: bool = False, noise: str = "continuous", noise_shape: str = "vecd", random_state=None):
+    "Reports of all rows of `X` (each clipped, each with its own noise, `noise_shape` as `randomize_record`): (m, p, p), or (m, p(p+1)/2) if `packed`."
     X = check_data(X, min_rows=1)
     Xc, _ = clip_rows(X, 1.0)
     m, p = Xc.shape
     check_choice(noise, "noise", ("continuous", "discrete"))
+    w = _offdiag_weight(noise_shape)
     rng = as_generator(random_state)
     iu, ju = np.triu_indices(p)
-    U = Xc[:, iu] * Xc[:, ju]
+    d = iu.size
     if noise == "discrete":
         from dppca_nb.privacy.discrete import discrete_gaussian_release
         sigma, grid = local_discrete_noise(epsilon, delta, p, sensitivity=sensitivity, calibration=calibration)
-        U = discrete_gaussian_release(U, sigma, grid, rng)
+        wv = np.where(iu == ju, 1.0, w)
+        U = discrete_gaussian_release(Xc[:, iu] * Xc[:, ju] * wv, sigma, grid, rng) / wv
     else:
         sigma = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration)
-        U += sigma * rng.standard_normal(U.shape)
+        U = _draw_reports(Xc, sigma * _entry_scale(p, noise_shape), rng, np.empty((m, d)),
+                          (np.empty((m, d)), np.empty((m, d))), iu, ju)
     if packed: return U
     out = np.empty((m, p, p))
     out[:, iu, ju] = U
@@ -129,6 +158,11 @@ class LocalAggregator:
         self._sum += U.sum(axis=0); self.n += U.shape[0]
         return self
 
+    def _add_sum(self, total, count):
+        "Add the sum `total` (packed, length p(p+1)/2) of `count` reports made here (no checks: an internal fast path)."
+        self._sum += total; self.n += int(count)
+        return self
+
     def merge(self, other: "LocalAggregator"):
         "Absorb the sums of another aggregator over the same p (e.g. another server shard)."
         if not isinstance(other, LocalAggregator) or other.p != self.p:
@@ -147,29 +181,56 @@ class LocalAggregator:
     def __repr__(self): return f"LocalAggregator(p={self.p}, n={self.n})"
 
 # %% ../../nbs/03_algorithms/01_local.ipynb #ec34caf6
+_SHAPE_TEXT = {"vecd": "symmetric Gaussian noise (Frobenius shape: sd sigma on the diagonal, sigma / sqrt 2 off it)",
+               "upper": "symmetric Gaussian noise (sd sigma on every upper-triangle entry)"}
+
 def _local_info(epsilon, delta, sensitivity, calibration, sigma, n, n_clipped, simulate, noise="continuous", grid=None,
-                p=None):
-    info = dict(mechanism="Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each record's x x^T + symmetric "
-                          "Gaussian noise, averaged by the server",
+                p=None, noise_shape="vecd"):
+    w = _offdiag_weight(noise_shape)
+    info = dict(mechanism="Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each record's x x^T + "
+                          f"{_SHAPE_TEXT[noise_shape]}, averaged by the server",
                 epsilon=float(epsilon), delta=float(delta),
                 neighbouring="local (any two inputs of one user; replace-one)",
-                sensitivity=second_moment_sensitivity(sensitivity, n=1), sigma=sigma, sigma_aggregate=sigma / math.sqrt(n),
+                sensitivity=second_moment_sensitivity(sensitivity, n=1), sigma=sigma, sigma_offdiagonal=sigma / w,
+                sigma_aggregate=sigma / math.sqrt(n),
                 epsilon_certified=(_certified_discrete(sigma, grid, p, delta, sensitivity) if noise == "discrete"
                                    else _certified(sigma, delta, sensitivity)),
-                calibration=calibration, n=int(n), simulate=simulate, noise=noise)
+                calibration=calibration, n=int(n), simulate=simulate, noise=noise, noise_shape=noise_shape)
     if noise == "discrete":
-        info.update(mechanism=info["mechanism"].replace("symmetric Gaussian noise", "discrete Gaussian noise on a grid"),
+        info.update(mechanism=info["mechanism"].replace(_SHAPE_TEXT[noise_shape], f"discrete Gaussian noise on a grid "
+                                                        f"({noise_shape} shape)"),
                     grid=grid, calibration="zcdp (CKS conversion), discrete Gaussian on a grid")
     # the clipped count is known to a simulation only (a real server never sees a record): NOT private, not published
     if n_clipped is not None: add_diagnostics(info, n_clipped=n_clipped)
     return info
 
-def _partition_reports(x, epsilon, delta, sensitivity, calibration, chunk_size, noise, rng):
+REPORT_CHUNK_ENTRIES = 1 << 16   # a chunk of reports (and its two scratch buffers) fits a core's cache
+
+def _stream_reports(x, scale, chunk_size, rng):
+    "Continuous reports of the rows of `x`, chunk by chunk into preallocated buffers, summed into a `LocalAggregator`: `(agg, n_clipped)`."
+    n, p = x.shape
+    iu, ju = np.triu_indices(p)
+    d = iu.size
+    m = min(n, chunk_size)
+    out, tmp, ones = np.empty((m, d)), (np.empty((m, d)), np.empty((m, d))), np.ones(m)
+    agg, n_clipped = LocalAggregator(p), 0
+    for i in range(0, n, m):
+        xc, c = clip_rows(x[i:i + m], 1.0)              # on each device: its own record clipped
+        n_clipped += c
+        z = _draw_reports(xc, scale, rng, out, tmp, iu, ju)
+        agg._add_sum(ones[:z.shape[0]] @ z, z.shape[0])   # the server: the sum of the chunk's reports
+    return agg, n_clipped
+
+def _partition_reports(x, epsilon, delta, sensitivity, calibration, chunk_size, noise, noise_shape, rng):
     "One partition's share of the local model: its records' reports (each with its own noise from `rng`) summed in a `LocalAggregator`, and its clipped count."
+    if noise == "continuous":
+        sigma = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration)
+        return _stream_reports(x, sigma * _entry_scale(x.shape[1], noise_shape), chunk_size, rng)
     agg = LocalAggregator(x.shape[1])
     for i in range(0, x.shape[0], chunk_size):
         agg.add_many(randomize_records(x[i:i + chunk_size], epsilon, delta, sensitivity=sensitivity,
-                                       calibration=calibration, packed=True, noise=noise, random_state=rng))
+                                       calibration=calibration, packed=True, noise=noise, noise_shape=noise_shape,
+                                       random_state=rng))
     return agg, clip_rows(x, 1.0)[1]
 
 def _merge_reports(*parts):
@@ -179,15 +240,16 @@ def _merge_reports(*parts):
 
 def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
                         simulate: str | None = None, chunk_size: int | None = None, noise: str = "continuous",
-                        random_state=None):
+                        noise_shape: str = "vecd", random_state=None):
     "The server's (epsilon, delta)-LDP estimate S_hat = (1/n) sum_i (x_i x_i^T + Z_i) of a numpy or dask `X`; returns `(S_hat, info)`."
-    X = check_rows(X)
+    X = check_rows(X, finite=False)              # values checked in the pass (clip_rows per chunk, or the fused sums)
     lazy = is_dask(X)
     n, p = (int(s) for s in X.shape)
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     if simulate is None: simulate = "per_record" if lazy else "aggregate"
     check_choice(simulate, "simulate", ("aggregate", "per_record"))
     check_choice(noise, "noise", ("continuous", "discrete"))
+    _offdiag_weight(noise_shape)
     if noise == "discrete" and simulate == "aggregate":
         raise ValueError("noise: 'discrete' reports need simulate='per_record' (a sum of discrete Gaussians is not one "
                          "discrete Gaussian, so the aggregate shortcut does not apply)")
@@ -198,52 +260,56 @@ def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight",
     sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
     if noise == "discrete": local_discrete_noise(eps, dlt, p, sensitivity=sensitivity, calibration=calibration)
     d = p * (p + 1) // 2
-    m = max(1, (1 << 22) // d) if chunk_size is None else check_int(chunk_size, "chunk_size")   # about 32 MB of packed reports per chunk
+    if chunk_size is not None: m = check_int(chunk_size, "chunk_size")
+    else: m = max(1, (REPORT_CHUNK_ENTRIES if noise == "continuous" else 1 << 22) // d)   # rows of reports per chunk
+    args = (eps, dlt, sensitivity, calibration, m, noise, noise_shape)
     if lazy:                                     # each partition randomizes its own records; the server sums
-        (agg, n_clipped), n_parts = randomized_report_sums(X, _partition_reports, eps, dlt, sensitivity, calibration,
-                                                           m, noise, random_state=random_state, combine=_merge_reports)
+        (agg, n_clipped), n_parts = randomized_report_sums(X, _partition_reports, *args, random_state=random_state,
+                                                           combine=_merge_reports)
         S, info = local_second_moment_release(agg, eps, dlt, sensitivity=sensitivity, calibration=calibration,
-                                              n_clipped=n_clipped, noise=noise)
+                                              n_clipped=n_clipped, noise=noise, noise_shape=noise_shape)
         info.update(mechanism=info["mechanism"].replace("averaged by the server", "added in the record's partition; "
                                                         "the server sums the partitions' sums"), n_partitions=n_parts)
         return S, info
     rng = as_generator(random_state)
     if simulate == "aggregate":
         st = second_moment_sums(X, radius=1.0)
-        S = st["M"] / n + symmetric_gaussian(p, sigma / math.sqrt(n), rng, kind="upper")
-        return S, _local_info(eps, dlt, sensitivity, calibration, sigma, n, st["n_clipped"], simulate)
-    agg = LocalAggregator(p)
-    for i in range(0, n, m):
-        agg.add_many(randomize_records(X[i:i + m], eps, dlt, sensitivity=sensitivity, calibration=calibration,
-                                       packed=True, noise=noise, random_state=rng))
+        S = st["M"] / n + symmetric_gaussian(p, sigma / math.sqrt(n), rng, kind=noise_shape)
+        return S, _local_info(eps, dlt, sensitivity, calibration, sigma, n, st["n_clipped"], simulate,
+                              noise_shape=noise_shape)
+    X = check_rows(X)                            # per record: the chunks' clip_rows would name the chunk's rows
+    agg, n_clipped = _partition_reports(X, *args, rng)   # the numpy path is one partition
     return local_second_moment_release(agg, eps, dlt, sensitivity=sensitivity, calibration=calibration,
-                                       n_clipped=clip_rows(X, 1.0)[1], noise=noise)
+                                       n_clipped=n_clipped, noise=noise, noise_shape=noise_shape)
 
 def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: float, *, sensitivity="tight",
                                 calibration: str = "analytic", n_clipped: int | None = None,
-                                simulate: str = "per_record", noise: str = "continuous"):
-    "The server's release from a `LocalAggregator` of (epsilon, delta)-LDP reports: `(S_hat, info)` as `local_second_moment`'s (`n_clipped`, a simulation's count, goes to the not-private diagnostics)."
+                                simulate: str = "per_record", noise: str = "continuous", noise_shape: str = "vecd"):
+    "The server's release from a `LocalAggregator` of (epsilon, delta)-LDP reports: `(S_hat, info)` as `local_second_moment`'s (`n_clipped`, a simulation's count, goes to the not-private diagnostics; `noise_shape` is the devices')."
     if not isinstance(agg, LocalAggregator):
         raise TypeError(f"agg: expected a LocalAggregator, got {type(agg).__name__}")
     if agg.n == 0: raise ValueError("agg: no reports have been added")
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     check_choice(noise, "noise", ("continuous", "discrete"))
+    _offdiag_weight(noise_shape)
     if noise == "discrete":
         sigma, grid = local_discrete_noise(eps, dlt, agg.p, sensitivity=sensitivity, calibration=calibration)
         return agg.estimate(), _local_info(eps, dlt, sensitivity, calibration, sigma, agg.n, n_clipped, simulate,
-                                           noise, grid, agg.p)
+                                           noise, grid, agg.p, noise_shape)
     sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
-    return agg.estimate(), _local_info(eps, dlt, sensitivity, calibration, sigma, agg.n, n_clipped, simulate)
+    return agg.estimate(), _local_info(eps, dlt, sensitivity, calibration, sigma, agg.n, n_clipped, simulate,
+                                       noise_shape=noise_shape)
 
 # %% ../../nbs/03_algorithms/01_local.ipynb #bc013c5f
 def local_gaussian_pca(X, k: int, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
                        simulate: str | None = None, chunk_size: int | None = None, noise: str = "continuous",
-                       random_state=None, return_info: bool = False):
+                       noise_shape: str = "vecd", random_state=None, return_info: bool = False):
     "(epsilon, delta)-LDP top-k principal subspace (p x k) by the Local Gaussian Mechanism (Wang & Xu, Algorithm 1); X numpy or dask."
     X = check_rows(X)
     k = check_k(k, X.shape[1])
     S, info = local_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                  simulate=simulate, chunk_size=chunk_size, noise=noise, random_state=random_state)
+                                  simulate=simulate, chunk_size=chunk_size, noise=noise, noise_shape=noise_shape,
+                                  random_state=random_state)
     V, w = top_k_eigvecs(S, k, return_eigenvalues=True)
     info["eigenvalues"] = w
     return (V, info) if return_info else V
@@ -260,7 +326,7 @@ def _clip_bound(Sigma, n):
     return float(min(n, n * math.exp(-u * u)))
 
 def local_second_moment_wishart(Sigma, n, epsilon: float, delta: float, *, sensitivity="tight",
-                                calibration: str = "analytic", random_state=None):
+                                calibration: str = "analytic", noise_shape: str = "vecd", random_state=None):
     "Exact O(p^3) sample of the server's S_hat for n Gaussian N(0, Sigma) users (Wishart + aggregate noise); `(S_hat, info)`."
     n = check_int(n, "n", allow_float=True)          # a whole float like 1e9 is accepted
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
@@ -268,30 +334,33 @@ def local_second_moment_wishart(Sigma, n, epsilon: float, delta: float, *, sensi
     rng = as_generator(random_state)
     W = wishart_second_moment(Sigma, n, rng)
     p = W.shape[0]
-    S = W / n + symmetric_gaussian(p, sigma / math.sqrt(n), rng, kind="upper")
-    info = _local_info(eps, dlt, sensitivity, calibration, sigma, n, None, "wishart")
+    S = W / n + symmetric_gaussian(p, sigma / math.sqrt(n), rng, kind=noise_shape)
+    info = _local_info(eps, dlt, sensitivity, calibration, sigma, n, None, "wishart", noise_shape=noise_shape)
     info["clip_bound"] = _clip_bound(np.asarray(Sigma, dtype=np.float64), n)
     return S, info
 
 def local_gaussian_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *, sensitivity="tight",
-                               calibration: str = "analytic", random_state=None, return_info: bool = False):
+                               calibration: str = "analytic", noise_shape: str = "vecd", random_state=None,
+                               return_info: bool = False):
     "Algorithm 1's output for n Gaussian users simulated exactly in O(p^3) (studies up to n = 1e12); p x k."
     S, info = local_second_moment_wishart(Sigma, n, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                          random_state=random_state)
+                                          noise_shape=noise_shape, random_state=random_state)
     V, w = top_k_eigvecs(S, check_k(k, S.shape[0]), return_eigenvalues=True)
     info["eigenvalues"] = w
     return (V, info) if return_info else V
 
 def local_critical_n(p: int, eigengap: float, epsilon: float, delta: float, *, sensitivity="tight",
-                     calibration: str = "analytic") -> float:
-    "[D] BBP threshold n_c = sigma^2 p / eigengap^2 below which Algorithm 1's output is a random guess."
+                     calibration: str = "analytic", noise_shape: str = "vecd") -> float:
+    "[D] BBP threshold n_c = sigma_off^2 p / eigengap^2 (sigma_off = sigma / w, the off-diagonal noise sd) below which Algorithm 1's output is a random guess."
     g = check_positive(eigengap, "eigengap")
-    return local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration) ** 2 * p / g ** 2
+    s_off = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration) / _offdiag_weight(noise_shape)
+    return s_off ** 2 * p / g ** 2
 
 def local_error_prediction(n, p: int, k: int, eigengap: float, sigma: float, *, lam1: float = 0.0,
-                           lam_k1: float = 0.0) -> np.ndarray:
-    "[D] Predicted ||P_hat - P||_F: sqrt(2k(p-k)(sigma^2 + lam1 lam_k1)/(n gap^2)), capped at the random level."
+                           lam_k1: float = 0.0, noise_shape: str = "vecd") -> np.ndarray:
+    "[D] Predicted ||P_hat - P||_F: sqrt(2k(p-k)(sigma_off^2 + lam1 lam_k1)/(n gap^2)), sigma_off = sigma / w the off-diagonal sd, capped at the random level."
     k = check_k(k, p)
     n = np.asarray(n, dtype=np.float64)
-    e2 = 2 * k * (p - k) * (sigma ** 2 + lam1 * lam_k1) / (n * check_positive(eigengap, "eigengap") ** 2)
+    s_off = sigma / _offdiag_weight(noise_shape)
+    e2 = 2 * k * (p - k) * (s_off ** 2 + lam1 * lam_k1) / (n * check_positive(eigengap, "eigengap") ** 2)
     return np.sqrt(np.minimum(e2, 2 * k * (1 - k / p)))
