@@ -4,6 +4,7 @@
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #af503215
 from __future__ import annotations
+import copy
 import math
 import warnings
 import numpy as np
@@ -15,15 +16,18 @@ from .core.validation import (as_generator, check_epsilon, check_delta, check_po
                            check_int, clip_rows, DIAGNOSTICS_KEY, Diagnostics, add_diagnostics)
 from .privacy.mechanisms import (gaussian_sigma,
                                  snapping_grid, snapping_laplace, snapping_scale)
-from .privacy.accounting import PrivacyAccountant, split_budget
+from .privacy.accounting import PrivacyAccountant, BudgetExceededError, split_budget
+from .privacy.releases import gaussian_second_moment
+from .core.linalg import top_k_eigvecs
 from .privacy.contract import Contract
 from .backends.statistics import is_dask, check_rows, second_moment_sums, randomized_mean_reports
 from .algorithms.registry import REGISTRY, plan_mismatches
 
 # %% auto #0
-__all__ = ['ESTIMATORS', 'mean_contract', 'private_mean', 'private_mean_release', 'AnalyzeGaussPCA', 'LocalGaussianPCA',
-           'LocalSparsePCA', 'SmoothSensitivityPCA', 'RobustKendallPCA', 'PureDPPCA', 'DPThresholdCovariance',
-           'available_estimators', 'privacy_table']
+__all__ = ['CLIP_WARNING_SHARE', 'ESTIMATORS', 'mean_contract', 'private_mean', 'private_mean_release', 'ClippingWarning',
+           'radius_contract', 'spend_on', 'AnalyzeGaussPCA', 'LocalGaussianPCA', 'LocalSparsePCA',
+           'SmoothSensitivityPCA', 'RobustKendallPCA', 'PureDPPCA', 'DPThresholdCovariance', 'available_estimators',
+           'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #5cb7d7ae
 def _validate_X(est, X, *, reset: bool):
@@ -150,18 +154,94 @@ def _local_dask_mean(X, eps, dlt, R, random_state):
     return np.asarray(total, dtype=np.float64) / n, info
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #645150dc
-def _exact_gaussian(c: Contract) -> bool:
-    "True if `c` is one analytically calibrated Gaussian mechanism with public sigma and sensitivity (exact composition applies)."
-    return (c.noise == "gaussian" and c.calibration == "analytic" and c.measure == "approximate" and not c.parts
-            and c.noise_scale is not None and c.sensitivity is not None)
+class ClippingWarning(UserWarning):
+    "Warned at fit when the norm bound clipped more than CLIP_WARNING_SHARE of the rows (the share is curator-only: never publish it)."
+
+CLIP_WARNING_SHARE = 0.1      # warn when more than this share of the rows had norm above the bound
+
+def _check_radius(v, name):
+    "A clipping bound: a positive number, or the string 'private' (estimated privately at fit)."
+    if isinstance(v, str):
+        if v != "private": raise ValueError(f"{name}: expected a positive number or 'private', got {v!r}")
+        return v
+    return check_positive(v, name)
+
+def _check_radius_bounds(bounds, p):
+    "The public range (lo, hi) of the row norms for a private radius (None: 1e-3 sqrt(p) to 1e3 sqrt(p))."
+    if bounds is None: return 1e-3 * math.sqrt(p), 1e3 * math.sqrt(p)
+    try: lo, hi = bounds
+    except (TypeError, ValueError): raise ValueError(f"radius_bounds: expected a pair (lo, hi), got {bounds!r}") from None
+    lo, hi = check_positive(lo, "radius_bounds[0]"), check_positive(hi, "radius_bounds[1]")
+    if not lo < hi: raise ValueError(f"radius_bounds: expected lo < hi, got ({lo}, {hi})")
+    return lo, hi
+
+def radius_contract(n: int, p: int, epsilon: float, *, quantile: float = 0.5, factor: float = 2.0, bounds=None,
+                    what: str = "rows") -> Contract:
+    "The Contract of a private clipping bound: `factor` times the exponential-mechanism `quantile` of the n row norms (pure epsilon-DP, replace-one)."
+    eps = check_epsilon(epsilon)
+    q = check_positive(quantile, "radius_quantile")
+    if not q < 1: raise ValueError(f"radius_quantile: expected a number in (0, 1), got {q}")
+    f = check_positive(factor, "radius_factor")
+    lo, hi = _check_radius_bounds(bounds, check_int(p, "p"))
+    return Contract(f"exponential-mechanism {q:g}-quantile of the norms of the {what}, times {f:g}", eps, 0.0,
+                    measure="pure", sensitivity=1.0, sensitivity_norm="rank of the quantile",
+                    noise="exponential mechanism", domain=f"norms clipped to [{lo:.4g}, {hi:.4g}]", n=check_int(n, "n"),
+                    p=p, notes=("replacing one row moves one norm: the rank of any threshold changes by at most 1",))
+
+def _row_norms(X, center):
+    "The n norms ||x_i - center|| (numpy or dask; a dask X sends n numbers to the client)."
+    Y = X if center is None else X - center
+    r = (Y * Y).sum(axis=1) ** 0.5
+    return np.asarray(r.compute() if is_dask(r) else r, dtype=np.float64)
+
+def _private_radius(X, center, c: Contract, quantile, factor, bounds, rng) -> float:
+    "Release the bound planned by `c`: `factor` x the private `quantile` of the norms of X - center (the robust module's exponential-mechanism step)."
+    from dppca_nb.algorithms.robust import private_radius_release
+    r = private_radius_release(_row_norms(X, center), c.epsilon, quantile=quantile,
+                               bounds=_check_radius_bounds(bounds, c.p), random_state=rng)
+    return float(factor) * r
+
+def _unknown_radius(c: Contract) -> Contract:
+    "The contract of `c` planned before its radius R is privately released: the R-dependent numbers are not stated."
+    note = ("planned before the radius R was released: the sensitivity and the noise scale follow from R (public once "
+            "released: the fitted radius_ or mean_radius_); the privacy loss does not depend on R")
+    parts = tuple((a, _unknown_radius(b)) for a, b in c.parts)
+    return replace(c, sensitivity=None, noise_scale=None, domain="rows clipped to a privately released radius R",
+                   parts=parts, notes=(note,))
 
 def _spend(acc, c: Contract, label: str):
     "Record the release planned by `c` on the accountant (with its sigma where exact Gaussian accounting applies)."
     if _exact_gaussian(c): acc.spend(c.epsilon, c.delta, sigma=c.noise_scale, sensitivity=c.sensitivity, label=label)
     else: acc.spend(c.epsilon, c.delta, label=label)
 
+def _exact_gaussian(c: Contract) -> bool:
+    "True if `c` is one analytically calibrated Gaussian mechanism with public sigma and sensitivity (exact composition applies)."
+    return (c.noise == "gaussian" and c.calibration == "analytic" and c.measure == "approximate" and not c.parts
+            and c.noise_scale is not None and c.sensitivity is not None)
+
+def spend_on(accountant, spends, owner: str = "fit") -> None:
+    """Record `spends` [(Contract, label), ...] on a shared `accountant` all or nothing; `BudgetExceededError` naming the budget left.
+
+    A trial copy is spent first, so a refused fit records nothing; the labels are prefixed by `owner`."""
+    if accountant is None: return
+    if not isinstance(accountant, PrivacyAccountant):
+        raise TypeError(f"accountant: expected a dppca_nb.privacy.accounting.PrivacyAccountant or None, got "
+                        f"{type(accountant).__name__}")
+    trial = copy.deepcopy(accountant)
+    try:
+        for c, label in spends: _spend(trial, c, f"{owner}.{label}")
+    except BudgetExceededError:
+        need = sum(c.epsilon for c, _ in spends)
+        b = "no budget" if accountant.epsilon is None else f"epsilon={accountant.epsilon:.4g}, delta={accountant.delta:.3g}"
+        raise BudgetExceededError(
+            f"accountant: {owner} needs epsilon={need:.4g} (its parts: "
+            + ", ".join(f"{label} {c.guarantee}" for c, label in spends)
+            + f"), but the shared accountant ({b}) has spent epsilon={accountant.spent():.4g} and has "
+            f"epsilon={accountant.remaining():.4g} left. Nothing was spent and no data were read.") from None
+    for c, label in spends: _spend(accountant, c, f"{owner}.{label}")
+
 class _PrivateFit:
-    "Shared fitting logic: validation, centering, the plan (a Contract), the spends, the call, `contract_` and `privacy_`."
+    "Shared fitting logic: validation, radius, centering, the plan (a Contract), the spends, the call, `contract_` and `privacy_`."
     _key: str = ""               # the algorithm's entry in dppca_nb.algorithms.registry.REGISTRY
     _options: tuple = ()         # the estimator's parameters passed on to the algorithm
     _renamed: dict = {}          # estimator parameter -> the algorithm's option name, where they differ
@@ -175,9 +255,15 @@ class _PrivateFit:
     def _centering_choices(cls) -> tuple:
         return ("none", "public") if cls._algorithm_entry().location_invariant else ("none", "public", "private")
 
+    def _clips(self) -> bool:
+        "True if the estimator clips its rows to `radius` (every one but the Kendall estimator)."
+        return "radius" in self._algorithm_entry().options and "radius" in self._options
+
     def _options_dict(self) -> dict:
-        "The algorithm's keyword options, from the estimator's parameters."
-        return {self._renamed.get(a, a): getattr(self, a) for a in self._options}
+        "The algorithm's keyword options, from the estimator's parameters (a private radius as the number released at fit)."
+        opts = {self._renamed.get(a, a): getattr(self, a) for a in self._options}
+        if opts.get("radius") == "private": opts["radius"] = getattr(self, "radius_", 1.0)
+        return opts
 
     def _budget(self):
         measure = self._algorithm_entry().measure
@@ -186,9 +272,9 @@ class _PrivateFit:
         return eps, check_delta(self.delta, allow_zero=measure == "pure when delta = 0")
 
     def _mean_radius(self):
-        "The clipping bound of the rows: the algorithm's `radius` option where it has one, else the unit ball."
-        opts = self._options_dict()
-        r = opts.get("radius", 1.0) if "radius" in self._algorithm_entry().options else 1.0
+        "The clipping bound of the rows the algorithm sees (the released one after a fit with radius='private')."
+        if not self._clips(): return 1.0
+        r = getattr(self, "radius_", None) if self.radius == "private" else self.radius
         return 1.0 if r is None else check_positive(r, "radius")
 
     def _plan(self, alg, n, p, k, eps, dlt, opts) -> Contract:
@@ -199,8 +285,21 @@ class _PrivateFit:
         "Run the algorithm on X (numpy or dask: the same function): `(output, info)`."
         return alg.run(X, k, eps, dlt, random_state=rng, **opts)
 
+    def _radii(self, alg, centering):
+        "(radius, mean radius): numbers or 'private'; the mean's is None without private centering."
+        if not self._clips(): return None, (1.0 if centering == "private" else None)
+        R = _check_radius(self.radius, "radius")
+        MR = None
+        if centering == "private":
+            mr = getattr(self, "mean_radius", None)
+            MR = R if mr is None else _check_radius(mr, "mean_radius")
+        if "private" in (R, MR) and alg.model == "local":
+            raise ValueError("radius: 'private' is a central release (a curator ranks the row norms); in the local model "
+                             "no one sees the rows: give a public bound on ||x|| (a number)")
+        return R, MR
+
     def _fit_private(self, X, k_or_none):
-        "Validate, plan, spend, then center and run; return (algorithm output, info, k). Sets mean_, contract_, privacy_, accountant_."
+        "Validate, plan, spend, then the radii, center and run; return (algorithm output, info, k). Sets mean_, radius_, contract_, privacy_, accountant_."
         alg = self._algorithm_entry()
         lazy = _is_dask(X)
         if lazy and not alg.dask:
@@ -211,43 +310,85 @@ class _PrivateFit:
         n, p = (int(d) for d in X.shape)
         eps, dlt = self._budget()
         centering = check_choice(self.centering, "centering", self._centering_choices())
-        opts = self._options_dict()
+        R, MR = self._radii(alg, centering)
+        opts = {self._renamed.get(a, a): getattr(self, a) for a in self._options}
         k = k_or_none(p, n)
         # 1. the plan, from public quantities only: n, p, k, the budget, the options
-        main = self._plan(alg, n, p, k, eps, dlt, opts)
-        shares, composition, mean_c = {"main": (eps, dlt)}, "none (a single release)", None
+        radius_cs = {}
+        eps_rest = eps
+        private = [name for name, r in (("mean_radius", MR), ("radius", R)) if r == "private"]
+        if private:
+            w = _check_share(self.radius_share, "radius_share")
+            eps_rest = eps * (1 - w)
+            for name in private:
+                radius_cs[name] = radius_contract(n, p, eps * w / len(private), quantile=self.radius_quantile,
+                                                  factor=self.radius_factor, bounds=self.radius_bounds,
+                                                  what="rows" if name == "mean_radius" else "rows to be clipped")
+        unit = dict(opts, radius=1.0) if R == "private" else opts        # R-free parts of the plan (scale invariant)
+        main = self._plan(alg, n, p, k, eps_rest, dlt, unit)
+        composition, mean_c = "none (a single release)", None
         if centering == "private":
-            w = _check_share(self.mean_share, "mean_share")
+            wm = _check_share(self.mean_share, "mean_share")
             method = "gaussian" if (_exact_gaussian(main) and dlt > 0) else "basic"
-            shares = dict(split_budget(eps, dlt, {"mean": w, "main": 1 - w}, method=method))
+            shares = dict(split_budget(eps_rest, dlt, {"mean": wm, "main": 1 - wm}, method=method))
             composition = ("exact Gaussian composition (split_budget method='gaussian')" if method == "gaussian"
                            else "basic composition")
-            mean_c = mean_contract(n, p, *shares["mean"], radius=self._mean_radius(), model=alg.model)
-            main = self._plan(alg, n, p, k, *shares["main"], opts)
-        # 2. spend everything BEFORE the data are used
+            mean_c = mean_contract(n, p, *shares["mean"], radius=1.0 if MR == "private" else MR, model=alg.model)
+            main = self._plan(alg, n, p, k, *shares["main"], unit)
+        # 2. spend everything BEFORE the data are used: on the fit's own ledger, and all or nothing on a shared one
+        spends = [(radius_cs[a], a) for a in private] + ([(mean_c, "mean")] if mean_c is not None else []) \
+                 + [(main, "components")]
         acc = PrivacyAccountant(eps, dlt)
-        if mean_c is not None: _spend(acc, mean_c, "mean")
-        _spend(acc, main, "components")
+        for c, label in spends: _spend(acc, c, label)
+        spend_on(getattr(self, "accountant", None), spends, owner=type(self).__name__)
         # 3. now the data
         rng = as_generator(self.random_state)
         mean_info = None
+        if MR == "private":
+            MR = _private_radius(X, None, radius_cs["mean_radius"], self.radius_quantile, self.radius_factor,
+                                 self.radius_bounds, rng)
         if centering == "none": mean = np.zeros(p)
         elif centering == "public": mean = _check_public_mean(self.mean, p)
-        else: mean, mean_info = private_mean(X, mean_c.epsilon, mean_c.delta, radius=self._mean_radius(),
-                                              model=alg.model, random_state=rng)
-        out, info = self._run(alg, X - mean, k, main.epsilon, main.delta, rng, opts)
-        bad = plan_mismatches(main, info)
+        else: mean, mean_info = private_mean(X, mean_c.epsilon, mean_c.delta, radius=MR, model=alg.model,
+                                              random_state=rng)
+        if R == "private":
+            R = _private_radius(X, mean, radius_cs["radius"], self.radius_quantile, self.radius_factor,
+                                self.radius_bounds, rng)
+            opts = dict(opts, radius=R)
+            ran = self._plan(alg, n, p, k, main.epsilon, main.delta, opts)   # the release at the released (public) R
+        else: ran = main
+        out, info = self._run(alg, X - mean, k, ran.epsilon, ran.delta, rng, opts)
+        bad = plan_mismatches(ran, info)
         if bad: raise RuntimeError(f"internal: {alg.key} did not release what its contract states: {'; '.join(bad)}")
+        if private: main = _unknown_radius(main)
+        if "mean_radius" in radius_cs: mean_c = _unknown_radius(mean_c)
         self.mean_ = mean
-        self.accountant_ = acc
-        self.contract_ = self._contract(main, mean_c, eps, dlt, n, p, k, composition)
+        if self._clips(): self.radius_ = float(R)
+        if MR is not None and centering == "private": self.mean_radius_ = float(MR)
+        self.accountant_ = acc if getattr(self, "accountant", None) is None else self.accountant
+        self._fit_ledger = acc
+        self.contract_ = self._contract(main, mean_c, radius_cs, eps, dlt, composition)
         self.privacy_ = self._statement(self.contract_, centering)
         self.diagnostics_not_private_ = self._diagnostics(info, mean_info)
+        self._warn_clipping(n)
         return out, info, k
 
-    def _contract(self, main, mean_c, eps, dlt, n, p, k, composition) -> Contract:
-        "The whole fit's contract: the main release and, with private centering, the mean; epsilon_certified composed."
-        acc = self.accountant_
+    def _warn_clipping(self, n):
+        "A ClippingWarning to the curator when the bound clipped many rows (the count itself stays out of privacy_)."
+        d = self.diagnostics_not_private_
+        for where, cnt in (("the rows", d.get("n_clipped")), ("the rows for the mean", (d.get("mean") or {}).get("n_clipped"))):
+            if cnt is None or cnt <= CLIP_WARNING_SHARE * n: continue
+            bound = self.mean_radius_ if where.endswith("mean") else self._mean_radius()
+            warnings.warn(
+                f"{type(self).__name__}: {cnt} of {n} of {where} ({cnt / n:.0%}) had a norm above the bound "
+                f"{bound:.4g} and were clipped; the result then describes the clipping more than the data. Choose "
+                "radius (a public bound on ||x||, for data scaled to known ranges; or radius='private', a private "
+                "quantile of the norms). This count is exact, not private: it is shown to you, the curator, and is "
+                "not in privacy_ or contract_; do not publish it.", ClippingWarning, stacklevel=4)
+
+    def _contract(self, main, mean_c, radius_cs, eps, dlt, composition) -> Contract:
+        "The whole fit's contract: the private radii, the mean and the main release as parts; epsilon_certified composed."
+        acc = self._fit_ledger
         eps_cert = None
         if main.epsilon_certified is not None:
             c = main.epsilon_certified
@@ -258,28 +399,42 @@ class _PrivateFit:
                     if s.label == "components": a2.spend(c, s.delta, label="components")
                     else: a2.ledger.append(s)
                 eps_cert = float(a2.spent(delta=dlt))
-        if mean_c is None: return replace(main, epsilon_certified=eps_cert)
+        if mean_c is None and not radius_cs: return replace(main, epsilon_certified=eps_cert)
+        parts = dict(radius_cs)
+        if mean_c is not None: parts["mean"] = mean_c
+        parts["main"] = main
+        if radius_cs:
+            composition = (f"basic: the private radii (epsilon {sum(c.epsilon for c in radius_cs.values()):.4g}, pure) "
+                           + f"+ the rest (epsilon {eps - sum(c.epsilon for c in radius_cs.values()):.4g}, delta {dlt:g})"
+                           + ("" if mean_c is None else f", mean and main by {composition}"))
         return replace(main, epsilon=eps, delta=dlt, measure="pure" if dlt == 0 else "approximate", rho=None,
-                       epsilon_certified=eps_cert, parts={"mean": mean_c, "main": main}, composition=composition)
+                       epsilon_certified=eps_cert, parts=parts, composition=composition)
 
     def _statement(self, c: Contract, centering: str) -> dict:
-        "`privacy_`: read from the contract alone (and the accountant's total, itself spent from the contract)."
-        main = c.part("main") if c.parts and c.parts[-1][0] == "main" else c
-        mean_c = c.part("mean") if any(a == "mean" for a, _ in c.parts) else None
+        "`privacy_`: read from the contract alone (and the fit's ledger, itself spent from the contract)."
+        names = [a for a, _ in c.parts]
+        main = c.part("main") if names and names[-1] == "main" else c
+        mean_c = c.part("mean") if "mean" in names else None
         shares = {"mean": None if mean_c is None else (mean_c.epsilon, mean_c.delta)}
+        for a in ("mean_radius", "radius"):
+            if a in names: shares[a] = (c.part(a).epsilon, 0.0)
         if any(a == "radius" for a, _ in main.parts):      # g-DPPCA's private radius: its own basic split of the main share
             shares.update(radius=(main.part("radius").epsilon, 0.0), main=(main.part("tau").epsilon, main.delta))
             composition = "basic composition (private radius, then Kendall's tau)"
         else:
             shares["main"] = (main.epsilon, main.delta)
-            composition = c.composition if mean_c is not None else "none (a single release)"
+            composition = c.composition if c.parts and main is not c else "none (a single release)"
         st = dict(mechanism=main.mechanism, epsilon=c.epsilon, delta=c.delta, neighbouring=c.neighbouring, model=c.model,
                   guarantee=c.guarantee, centering=centering, shares=shares, composition=composition,
-                  epsilon_spent=float(self.accountant_.spent()), sensitivity=main.sensitivity,
+                  epsilon_spent=float(self._fit_ledger.spent()), sensitivity=main.sensitivity,
                   noise_scale=main.noise_scale, n=c.n, p=c.p, k=c.k)
+        if self._clips(): st["radius"] = self.radius if isinstance(self.radius, str) else float(self.radius)
         if c.epsilon_certified is not None: st["epsilon_certified"] = c.epsilon_certified
         if mean_c is not None:
-            st.update(mean_mechanism=mean_c.mechanism, mean_sensitivity=mean_c.sensitivity, mean_noise_sd=_noise_sd(mean_c))
+            st.update(mean_mechanism=mean_c.mechanism, mean_sensitivity=mean_c.sensitivity,
+                      mean_noise_sd=None if mean_c.noise_scale is None else _noise_sd(mean_c))
+        acc = getattr(self, "accountant", None)
+        if acc is not None: st["accountant_spent"] = float(acc.spent())     # the shared ledger's total after this fit
         return st
 
     @staticmethod
@@ -294,12 +449,32 @@ class _PrivateFit:
         tags.non_deterministic = True        # the output is random; repeatable only with an int random_state
         return tags
 
+    def __sklearn_clone__(self):
+        "scikit-learn's clone, with a shared `accountant` passed by reference (a deep copy would never see the clone's spends)."
+        new = super().__sklearn_clone__()
+        if getattr(self, "accountant", None) is not None: new.accountant = self.accountant
+        return new
+
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #0da631fd
 class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     "Base of the private PCA estimators: fit -> components_ (k x p), transform, fit_transform, inverse_transform."
+    _ordered = True              # components_ in decreasing order of (private) variance; False: an unordered basis
+    _all_eigenvalues = False     # the run releases all p eigenvalues (explained_variance_ratio_, a fractional n_components)
+
+    def _fraction(self):
+        "n_components as a share of the private variance in (0, 1), or None."
+        k = self.n_components
+        if isinstance(k, (float, np.floating)) and 0 < k < 1:
+            if not self._all_eigenvalues:
+                raise ValueError(f"n_components: a fraction of variance ({k}) needs the private eigenvalues, which "
+                                 f"{type(self).__name__} does not release; give an int")
+            return float(k)
+        return None
 
     def _resolve_k(self, p, n):
         k_max = self._algorithm_entry().k_max
+        if self._fraction() is not None: return p               # run for all p; k is chosen from the private eigenvalues
         if self.n_components is None:
             if k_max == "p-1":
                 if p < 2: raise ValueError(f"X: {type(self).__name__} needs at least 2 features, got 1 feature(s)")
@@ -310,14 +485,23 @@ class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         return check_k(self.n_components, hi, name="n_components")
 
     def fit(self, X, y=None):
-        "Fit the private subspace; returns self."
+        "Fit the private subspace; returns self. Public afterwards: contract_, privacy_, components_ and the noisy releases; NOT: diagnostics_not_private_."
         V, info, k = self._fit_private(X, self._resolve_k)
         V = np.asarray(V)
+        frac = self._fraction()
+        ev_all = info.get("eigenvalues_all")
+        if frac is not None:           # post-processing of the private eigenvalues: the smallest k reaching the share
+            ratio = np.cumsum(ev_all) / ev_all.sum()
+            k = int(min(np.searchsorted(ratio, frac) + 1, len(ev_all)))
+            V = V[:, :k]
         self.components_ = np.ascontiguousarray(V.T)
         self.n_components_ = int(k)
+        self.components_ordered_ = self._ordered
         ev = self._explained_variance(info, k)
+        for name in ("explained_variance_", "explained_variance_ratio_"):
+            if hasattr(self, name): delattr(self, name)
         if ev is not None: self.explained_variance_ = ev
-        elif hasattr(self, "explained_variance_"): del self.explained_variance_
+        if ev is not None and ev_all is not None: self.explained_variance_ratio_ = ev / ev_all.sum()
         self._set_extra(info)
         return self
 
@@ -328,7 +512,10 @@ class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
     def _n_features_out(self): return self.components_.shape[0]
 
     def transform(self, X):
-        "Project X (minus mean_) on the private components: n x k."
+        """Project X (minus mean_) on the private components: n x k.
+
+        The projection of the TRAINING rows is not a private release: each score is a function of one private record
+        (publish components_, not fit_transform(X_private)). Projecting other data reveals nothing more about X."""
         check_is_fitted(self, "components_")
         X = _validate_dask(self, X, reset=False) if _is_dask(X) else _validate_X(self, X, reset=False)
         return (X - self.mean_) @ self.components_.T
@@ -344,55 +531,109 @@ class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
     def __sklearn_tags__(self):
         return self._tags_nondeterministic(super().__sklearn_tags__())
 
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #6026bec5
+_NORM_BOUND = """
+
+    The norm bound. `radius` (default 1.0) is the bound R every row is clipped to before the noise, in the units of X:
+    the noise grows with R^2 and a bound below the rows' norms distorts them (a `ClippingWarning` at fit, to the
+    curator, when more than 10% of the rows were clipped). Choose a public bound on ||x - mean|| (from the data's
+    documented ranges: for p columns in [a_j, b_j], sqrt(sum (b_j - a_j)^2)), or `radius="private"`: `radius_factor`
+    times the exponential-mechanism `radius_quantile` of the row norms (public range `radius_bounds`), spending
+    `radius_share` of epsilon (a part of `contract_`). With private centering the mean's rows are clipped to
+    `mean_radius` (None: the same as `radius`); the raw rows are usually longer than the centred ones."""
+
+_WHAT_IS_PUBLIC = """
+
+    What is private. `fit` plans `contract_` from public quantities (n, p, k, the budget, the options) and spends it
+    on the accountant before any record is read; `privacy_` (read from `contract_`), `contract_` and `n_components_`
+    are public. `components_` and the other noisy releases (`mean_`, `explained_variance_`, a released `radius_`) are
+    the private output: publishing them is covered by the guarantee. `transform` of the TRAINING rows is NOT private:
+    the projection of a private record is a function of that record, not a DP release. `diagnostics_not_private_`
+    (the clipped-row count and other exact values) is for the curator only: never publish it.
+
+    `accountant`: a shared `privacy.accounting.PrivacyAccountant` that every fit spends on (all or nothing); a fit
+    that would exceed its budget raises `BudgetExceededError` before reading the data. scikit-learn's `clone` (and
+    so GridSearchCV) keeps the same accountant: every candidate and fold spends its epsilon."""
+
+def _private_radius_params(self, radius, mean_radius, radius_quantile, radius_factor, radius_share, radius_bounds, accountant):
+    self.radius, self.mean_radius, self.radius_quantile, self.radius_factor = radius, mean_radius, radius_quantile, radius_factor
+    self.radius_share, self.radius_bounds, self.accountant = radius_share, radius_bounds, accountant
+
 class AnalyzeGaussPCA(_DPPCA):
     """Analyze Gauss (Dwork et al. 2014): (epsilon, delta)-DP, replace-one, rows clipped to `radius`.
 
-    Releases only the subspace: no `explained_variance_`. `noise="discrete"`: the second moment is released with
-    the discrete Gaussian on a grid (`dppca_nb.privacy.discrete`, no floating-point leak; the budget then composes by the
+    The noisy second moment is released, so its eigenvalues are free post-processing: `explained_variance_` (the top-k
+    eigenvalues of the noisy (1/n) sum of the clipped centred rows; private, may be negative),
+    `explained_variance_ratio_` (over the sum of all p noisy eigenvalues, the noisy trace) and `n_components` in (0, 1)
+    (the smallest k whose private ratio reaches it). `noise="discrete"`: the second moment is released with the
+    discrete Gaussian on a grid (`dppca_nb.privacy.discrete`, no floating-point leak; the budget then composes by the
     basic rule). See `dppca_nb.algorithms.baselines.analyze_gauss`."""
     _key = "analyze_gauss"
     _options = ("sensitivity", "calibration", "radius", "noise")
+    _all_eigenvalues = True
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, sensitivity="tight", calibration="analytic",
-                 radius=1.0, noise="continuous", centering="private", mean=None, mean_share=0.1, random_state=None):
+                 radius=1.0, noise="continuous", centering="private", mean=None, mean_share=0.1, mean_radius=None,
+                 radius_quantile=0.5, radius_factor=2.0, radius_share=0.1, radius_bounds=None, accountant=None,
+                 random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
-        self.sensitivity, self.calibration, self.radius, self.noise = sensitivity, calibration, radius, noise
+        self.sensitivity, self.calibration, self.noise = sensitivity, calibration, noise
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
+        _private_radius_params(self, radius, mean_radius, radius_quantile, radius_factor, radius_share, radius_bounds,
+                               accountant)
+
+    def _run(self, alg, X, k, eps, dlt, rng, opts):
+        "analyze_gauss's two steps, keeping the noisy matrix's eigenvalues (post-processing): the same draws, the same V."
+        S, info = gaussian_second_moment(X, eps, dlt, random_state=rng, **opts)
+        info["mechanism"] = "Analyze Gauss: " + info["mechanism"]
+        info["eigenvalues_all"] = np.linalg.eigvalsh(S)[::-1].copy()
+        return top_k_eigvecs(S, k), info
+
+    def _explained_variance(self, info, k): return np.asarray(info["eigenvalues_all"][:k], dtype=np.float64)
 
 class LocalGaussianPCA(_DPPCA):
-    """Local Gaussian Mechanism (Wang & Xu 2019, Algorithm 1): (epsilon, delta)-LDP, each record clipped to the unit ball.
+    """Local Gaussian Mechanism (Wang & Xu 2019, Algorithm 1): (epsilon, delta)-LDP, each record clipped to `radius`.
 
-    `explained_variance_`: the top-k eigenvalues of the noisy second moment (private, may be negative).
-    `centering="private"` runs a first local round of Gaussian mean reports. `simulate=None` (default): the exact
-    aggregate shortcut for a numpy array, record-by-record reports in the partitions of a dask array. `noise="discrete"`
-    (with `simulate="per_record"`): each report on a power-of-two grid with discrete Gaussian noise
-    (`dppca_nb.privacy.discrete`). See `dppca_nb.algorithms.local`."""
+    `radius` R: the function clips to the unit ball; the estimator runs it on X / R, which is exactly the mechanism on
+    records clipped to R (sensitivity and noise times R^2; see `dppca_nb.algorithms.registry`). A private radius has no
+    local protocol here: `radius` is a number. `explained_variance_`: the top-k eigenvalues of the noisy second moment
+    (private, may be negative). `centering="private"` runs a first local round of Gaussian mean reports (records
+    clipped to `mean_radius`, None: `radius`). `simulate=None` (default): the exact aggregate shortcut for a numpy
+    array, record-by-record reports in the partitions of a dask array. `noise="discrete"` (with
+    `simulate="per_record"`): each report on a power-of-two grid with discrete Gaussian noise
+    (`dppca_nb.privacy.discrete`). In the local model no server sees the clipped count: the simulation shows it to
+    the curator running it. See `dppca_nb.algorithms.local`."""
     _key = "local_gaussian_pca"
-    _options = ("sensitivity", "calibration", "simulate", "noise")
+    _options = ("sensitivity", "calibration", "simulate", "noise", "radius")
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, sensitivity="tight", calibration="analytic",
-                 simulate=None, noise="continuous", centering="none", mean=None, mean_share=0.1,
-                 random_state=None):
+                 simulate=None, noise="continuous", radius=1.0, centering="none", mean=None, mean_share=0.1,
+                 mean_radius=None, accountant=None, random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
         self.sensitivity, self.calibration, self.simulate, self.noise = sensitivity, calibration, simulate, noise
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
+        self.radius, self.mean_radius, self.accountant = radius, mean_radius, accountant
 
     def _explained_variance(self, info, k): return np.asarray(info["eigenvalues"][:k], dtype=np.float64)
 
 class LocalSparsePCA(_DPPCA):
     """Local Gaussian Mechanism - High Dimension (Wang & Xu 2019, Algorithm 2): the local reports of Algorithm 1,
-    then a Fantope-constrained l1-penalised ADMM and top-k eigenvectors (post-processing); (epsilon, delta)-LDP.
+    then a Fantope-constrained l1-penalised ADMM and top-k eigenvectors (post-processing); (epsilon, delta)-LDP,
+    records clipped to `radius` (run on X / R, as `LocalGaussianPCA`; a numeric `lam` is in the units of x x^T).
 
     `lam=None` uses the noise-dominating rule of `dppca_nb.algorithms.local_sparse`. No `explained_variance_`
-    (the Fantope solution's eigenvalues are not variances). See `dppca_nb.algorithms.local_sparse.local_sparse_pca`."""
+    (the Fantope solution's eigenvalues are not variances); `components_` are ordered by the Fantope solution's
+    eigenvalues. See `dppca_nb.algorithms.local_sparse.local_sparse_pca`."""
     _key = "local_sparse_pca"
-    _options = ("lam", "sensitivity", "calibration", "simulate", "tol", "max_iter", "rho", "output")
+    _options = ("lam", "sensitivity", "calibration", "simulate", "tol", "max_iter", "rho", "output", "radius")
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, lam=None, sensitivity="tight",
                  calibration="analytic", simulate="aggregate", tol=1e-4, max_iter=2000, rho=None, output="X",
-                 centering="none", mean=None, mean_share=0.1, random_state=None):
+                 radius=1.0, centering="none", mean=None, mean_share=0.1, mean_radius=None, accountant=None,
+                 random_state=None):
         self.n_components, self.epsilon, self.delta, self.lam = n_components, epsilon, delta, lam
         self.sensitivity, self.calibration, self.simulate = sensitivity, calibration, simulate
         self.tol, self.max_iter, self.rho, self.output = tol, max_iter, rho, output
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
+        self.radius, self.mean_radius, self.accountant = radius, mean_radius, accountant
 
     def _set_extra(self, info):
         self.n_iter_ = int(info["admm_iterations"])          # ADMM iterations (scikit-learn's n_iter_ convention)
@@ -400,81 +641,95 @@ class LocalSparsePCA(_DPPCA):
 
 class SmoothSensitivityPCA(_DPPCA):
     """Smooth-sensitivity PCA (Gonem & Gilad-Bachrach 2018): (epsilon, delta)-DP with Gaussian noise, or pure
-    epsilon-DP with Cauchy noise when delta = 0; replace-one, rows clipped to the unit ball; k < p.
+    epsilon-DP with Cauchy noise when delta = 0; replace-one, rows clipped to `radius` (run on X / R: the smooth
+    sensitivity of the eigenvectors is scale free, so this is the same mechanism); k < p.
 
-    Releases only the subspace: no `explained_variance_`. Its noise scale is a function of the data (never in
+    Releases only the subspace: no `explained_variance_`. `components_` is an UNORDERED orthonormal basis of the
+    private subspace (the output is a randomly rotated frame; `components_ordered_ = False`): do not read its first
+    row as the first principal component, and do not number them. Its noise scale is a function of the data (never in
     `privacy_` or `contract_`). See `dppca_nb.algorithms.smooth`."""
     _key = "smooth_sensitivity_pca"
-    def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, centering="private", mean=None, mean_share=0.1,
-                 random_state=None):
+    _options = ("radius",)
+    _ordered = False
+    def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, radius=1.0, centering="private", mean=None,
+                 mean_share=0.1, mean_radius=None, radius_quantile=0.5, radius_factor=2.0, radius_share=0.1,
+                 radius_bounds=None, accountant=None, random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
+        _private_radius_params(self, radius, mean_radius, radius_quantile, radius_factor, radius_share, radius_bounds,
+                               accountant)
 
 class RobustKendallPCA(_DPPCA):
     """g-DPPCA (Kim & Jung 2025): Gaussian (vecd) noise on the generalised Kendall's tau; (epsilon, delta)-DP, replace-one.
 
-    Kendall's tau is location invariant, so there is no private centering (`centering` is 'none' or 'public',
-    which only affects `transform`). Defaults are the tight sensitivity and analytic calibration (the paper's
-    are `sensitivity="paper"`, `calibration="classic"`). `spatial_sign` is g_dppca's `transform` ('spherical' or
-    'winsorized'; renamed because `transform` is the estimator's method). `winsorization_radius` is the radius at
+    No rows are clipped (each pair difference enters through its spatial sign, or winsorized), so there is no
+    `radius`. Kendall's tau is location invariant, so there is no private centering (`centering` is 'none' or
+    'public', which only affects `transform`). Defaults are the tight sensitivity and analytic calibration (the
+    paper's are `sensitivity="paper"`, `calibration="classic"`). `spatial_sign` is g_dppca's `transform` ('spherical'
+    or 'winsorized'; renamed because `transform` is the estimator's method). `winsorization_radius` is the radius at
     which pair differences are winsorized (`None`: sqrt(p); a number; or `"private"`, which spends `radius_share` of
-    epsilon on a private radius, basic composition); `radius` is its deprecated old name. `noise="discrete"`: the tau
-    matrix released on a grid with discrete Gaussian noise (`dppca_nb.privacy.discrete`; needs the analytic
-    calibration). No `explained_variance_`. See `dppca_nb.algorithms.robust`."""
+    epsilon on a private radius, basic composition). `noise="discrete"`: the tau matrix released on a grid with
+    discrete Gaussian noise (`dppca_nb.privacy.discrete`; needs the analytic calibration). No `explained_variance_`.
+    See `dppca_nb.algorithms.robust`."""
     _key = "g_dppca"
     _options = ("spatial_sign", "winsorization_radius", "sensitivity", "calibration", "radius_quantile", "radius_share",
                 "radius_bounds", "noise")
     _renamed = {"spatial_sign": "transform"}
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, spatial_sign="spherical", winsorization_radius=None,
                  sensitivity="tight", calibration="analytic", radius_quantile=0.5, radius_share=0.1,
-                 radius_bounds=None, noise="continuous", centering="none", mean=None, random_state=None, radius=None):
+                 radius_bounds=None, noise="continuous", centering="none", mean=None, accountant=None,
+                 random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
         self.spatial_sign, self.winsorization_radius = spatial_sign, winsorization_radius
         self.sensitivity, self.calibration = sensitivity, calibration
         self.radius_quantile, self.radius_share, self.radius_bounds = radius_quantile, radius_share, radius_bounds
         self.noise, self.centering, self.mean, self.random_state = noise, centering, mean, random_state
-        self.radius = radius
-
-    def _options_dict(self):
-        opts = super()._options_dict()
-        if self.radius is not None:                       # the deprecated name of winsorization_radius
-            if self.winsorization_radius is not None:
-                raise ValueError("radius: give winsorization_radius only (radius is its deprecated name)")
-            warnings.warn("RobustKendallPCA(radius=...) is deprecated: use winsorization_radius=... (radius is the "
-                          "clipping bound elsewhere in the package)", FutureWarning, stacklevel=4)
-            opts["winsorization_radius"] = self.radius
-        return opts
+        self.accountant = accountant
 
 class PureDPPCA(_DPPCA):
     """Pure epsilon-DP PCA (Amin et al. 2019): Laplace eigenvalues and exact Bingham eigenvector draws; replace-one,
-    rows clipped to `radius`. No delta. `explained_variance_`: the Laplace eigenvalues / n when
-    `eigenvalue_share` > 0. The private mean is a Laplace mechanism (l1 sensitivity 2R sqrt(p)/n), snapped. See `dppca_nb.algorithms.pure`."""
+    rows clipped to `radius`. No delta (a private radius is pure too). `explained_variance_`: the Laplace eigenvalues
+    / n when `eigenvalue_share` > 0. The private mean is a Laplace mechanism (l1 sensitivity 2R sqrt(p)/n), snapped.
+    See `dppca_nb.algorithms.pure`."""
     _key = "pure_dp_pca"
     _options = ("eigenvalue_share", "sensitivity", "radius")
     def __init__(self, n_components=None, *, epsilon=1.0, eigenvalue_share=0.1, sensitivity="tight", radius=1.0,
-                 centering="private", mean=None, mean_share=0.1, random_state=None):
+                 centering="private", mean=None, mean_share=0.1, mean_radius=None, radius_quantile=0.5,
+                 radius_factor=2.0, radius_share=0.1, radius_bounds=None, accountant=None, random_state=None):
         self.n_components, self.epsilon, self.eigenvalue_share = n_components, epsilon, eigenvalue_share
-        self.sensitivity, self.radius = sensitivity, radius
+        self.sensitivity = sensitivity
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
+        _private_radius_params(self, radius, mean_radius, radius_quantile, radius_factor, radius_share, radius_bounds,
+                               accountant)
 
     def _explained_variance(self, info, k):
         ev = info.get("eigenvalues")
         return None if ev is None else np.asarray(ev[:k], dtype=np.float64) / self.privacy_["n"]
 
+for _cls in (AnalyzeGaussPCA, LocalGaussianPCA, LocalSparsePCA, SmoothSensitivityPCA, RobustKendallPCA, PureDPPCA):
+    _cls.__doc__ += _WHAT_IS_PUBLIC + ("" if _cls is RobustKendallPCA else _NORM_BOUND)
+
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #b2c67eae
 class DPThresholdCovariance(_PrivateFit, EmpiricalCovariance):
     """(epsilon, delta)-DP sparse covariance by DP-Thresholding (Wang & Xu 2019): Gaussian second moment of rows
     clipped to `radius`, hard threshold, PSD projection; replace-one. `noise="discrete"`: the second moment on a grid
-    with discrete Gaussian noise (`dppca_nb.privacy.discrete`). See `dppca_nb.algorithms.sparse_cov.dp_threshold_covariance`."""
+    with discrete Gaussian noise (`dppca_nb.privacy.discrete`). See `dppca_nb.algorithms.sparse_cov.dp_threshold_covariance`.
+
+    `covariance_` (and `precision_`, `location_` = `mean_`) are private releases; `score` and `mahalanobis` of the
+    training rows are not (each value is a function of one private record)."""
     _key = "dp_threshold_covariance"
     _options = ("gamma", "sensitivity", "calibration", "radius", "threshold_diagonal", "noise_constant", "noise")
     def __init__(self, *, epsilon=1.0, delta=1e-5, gamma=2.0, sensitivity="tight", calibration="analytic", radius=1.0,
                  threshold_diagonal=True, noise_constant=4.0, noise="continuous", centering="private", mean=None,
-                 mean_share=0.1, store_precision=True, random_state=None):
+                 mean_share=0.1, mean_radius=None, radius_quantile=0.5, radius_factor=2.0, radius_share=0.1,
+                 radius_bounds=None, accountant=None, store_precision=True, random_state=None):
         self.epsilon, self.delta, self.gamma, self.sensitivity = epsilon, delta, gamma, sensitivity
-        self.calibration, self.radius, self.threshold_diagonal = calibration, radius, threshold_diagonal
+        self.calibration, self.threshold_diagonal = calibration, threshold_diagonal
         self.noise_constant, self.centering, self.mean, self.mean_share = noise_constant, centering, mean, mean_share
         self.noise, self.store_precision, self.random_state = noise, store_precision, random_state
+        _private_radius_params(self, radius, mean_radius, radius_quantile, radius_factor, radius_share, radius_bounds,
+                               accountant)
 
     def fit(self, X, y=None):
         "Fit the private covariance; returns self."
@@ -486,6 +741,9 @@ class DPThresholdCovariance(_PrivateFit, EmpiricalCovariance):
 
     def __sklearn_tags__(self):
         return self._tags_nondeterministic(super().__sklearn_tags__())
+
+DPThresholdCovariance.__doc__ += _WHAT_IS_PUBLIC.replace("`components_`", "`covariance_`") + _NORM_BOUND
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #3583eddd
 def _module_of(cls) -> str:

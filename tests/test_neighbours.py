@@ -375,8 +375,10 @@ def test_release_keys_are_noisy(entry):
 COMMON_RELEASE = {"components_",                  # the private subspace
                   "diagnostics_not_private_"}     # the curator's non-private diagnostics, by name not published
 PRIVATE_MEAN = {"mean_"}       # the private mean: a noisy release, excluded only when centering='private'
+PRIVATE_RADIUS = {"radius_", "mean_radius_",   # privately released clipping bounds (radius="private")
+                  "tau_"}                     # DP-Thresholding's threshold: from n, p and the noise at the released radius
 EST_RELEASE = {
-    "AnalyzeGaussPCA": COMMON_RELEASE,
+    "AnalyzeGaussPCA": COMMON_RELEASE | {"explained_variance_", "explained_variance_ratio_"},   # the noisy S's eigenvalues
     "LocalGaussianPCA": COMMON_RELEASE | {"explained_variance_"},      # noisy eigenvalues; centering 'none'
     "LocalSparsePCA": COMMON_RELEASE | {"n_iter_"},                    # ADMM iterations on the noisy S
     "SmoothSensitivityPCA": COMMON_RELEASE,
@@ -407,7 +409,14 @@ def _fit(name, X, **params):
 
 
 EST_CASES = [(n, {}) for n in EST_NAMES] + [
-    ("RobustKendallPCA", dict(spatial_sign="winsorized", radius="private")),
+    ("RobustKendallPCA", dict(spatial_sign="winsorized", winsorization_radius="private")),
+    ("AnalyzeGaussPCA", dict(radius="private")),
+    ("AnalyzeGaussPCA", dict(radius="private", centering="none")),
+    ("DPThresholdCovariance", dict(radius="private")),
+    ("SmoothSensitivityPCA", dict(radius="private")),
+    ("PureDPPCA", dict(radius="private")),
+    ("LocalGaussianPCA", dict(radius=2.0, centering="private", mean_radius=3.0)),
+    ("AnalyzeGaussPCA", dict(n_components=0.7)),
     ("AnalyzeGaussPCA", dict(centering="none")),
     ("LocalGaussianPCA", dict(centering="private")),
 ]
@@ -427,6 +436,9 @@ def test_estimator_is_public(case, kind):
     _assert_same(a.privacy_, b.privacy_, f"{_est_id(case)}.privacy_ ({kind} neighbour)")
     release = EST_RELEASE[name] | (PRIVATE_MEAN_ATTRS.get(name, PRIVATE_MEAN)
                                    if a.privacy_.get("centering") == "private" else set())
+    if params.get("radius") == "private": release = release | PRIVATE_RADIUS
+    if isinstance(params.get("n_components"), float):      # k chosen from the noisy eigenvalues: post-processing
+        release = release | {"n_components_"}
     fa, fb = (_strip(_fitted(e), release) for e in (a, b))
     _assert_same(fa, fb, f"{_est_id(case)} fitted attributes ({kind} neighbour)")
 
