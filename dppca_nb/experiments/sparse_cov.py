@@ -7,11 +7,11 @@ from __future__ import annotations
 import math
 import numpy as np
 from scipy import optimize
-from ..privacy.mechanisms import gaussian_sigma, second_moment_sensitivity, symmetric_gaussian
+from ..privacy.releases import gaussian_second_moment_release
 from ..data.datasets import wishart_second_moment
 from ..core.linalg import top_k_eigvecs, subspace_distance, random_subspace_level
-from ..algorithms.sparse_cov import (block_covariance, gaussian_gamma, threshold_level, hard_threshold, psd_projection,
-                                 threshold_error_bound, naive_error_bound)
+from ..algorithms.sparse_cov import (block_covariance, gaussian_gamma, hard_threshold, threshold_error_bound,
+                                 naive_error_bound, dp_threshold_postprocess)
 from .registry import Study, register_study, summarize, plot_lines
 
 # %% auto #0
@@ -29,16 +29,16 @@ def clip_probability_bound(Sigma, n: int, radius: float = 1.0) -> float:
 
 def estimates_from_moment(S_n, n: int, epsilon: float, delta: float, *, gamma: float, random_state=None,
                           safe_gamma: bool = False) -> tuple[dict, float]:
-    "The compared estimates (dict name -> p x p) from one second moment, and the noise sd used."
+    "The compared estimates (dict name -> p x p) from one second moment, and the noise sd on the diagonal."
     p = S_n.shape[0]
-    sigma = gaussian_sigma(epsilon, delta, second_moment_sensitivity("tight", n=n))
-    S_noisy = S_n + symmetric_gaussian(p, sigma, random_state, kind="upper")   # as in gaussian_second_moment
+    # the package's own release (as gaussian_covariance: its default noise shape) and thresholding step
+    S_noisy, info = gaussian_second_moment_release(S_n * n, n, epsilon, delta, random_state=random_state)
     est = dict(naive=S_noisy,
-               dp_threshold=psd_projection(hard_threshold(S_noisy, threshold_level(n, p, sigma, gamma=gamma))),
+               dp_threshold=dp_threshold_postprocess(S_noisy, info, n=n, gamma=gamma),
                bickel_levina=hard_threshold(S_n, gamma * math.sqrt(math.log(p) / n)),
                sample=S_n)
-    if safe_gamma: est["dp_threshold_gamma2"] = psd_projection(hard_threshold(S_noisy, threshold_level(n, p, sigma, gamma=2.0)))
-    return est, sigma
+    if safe_gamma: est["dp_threshold_gamma2"] = dp_threshold_postprocess(S_noisy, info, n=n, gamma=2.0)
+    return est, info["sigma"]
 
 # %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #31ec0c47
 _LABELS = {"naive": "naive Gaussian (eq. 7)", "dp_threshold": "DP-Thresholding (gamma = 4 max diag)",
@@ -93,17 +93,17 @@ def _error_plot(x, xlabel, title, absolute=False):
 _BASE = dict(epsilon=1.0, delta=1e-5, rho=0.6, trace=0.2)
 
 _ = register_study(Study(
-    name="sparse_cov_error_vs_n", family="sparse_cov", run=_error_rep,
+    name="sparse_cov_error_vs_n", family="sparse_cov", run=_error_rep, version=2,
     grid={"quick": {"n": [10_000, 30_000, 100_000, 300_000, 1_000_000], "p": 100, "s": 3, "safe_gamma": True, **_BASE},
           "full": {"n": [int(v) for v in np.geomspace(1e4, 1e7, 13).round(-3)], "p": 200, "s": 3, "safe_gamma": True, **_BASE}},
     reps={"quick": 3, "full": 20}, plot=_error_plot("n", "n (records)", "Error against n (block-sparse, s = 3, epsilon = 1)"),
     caption="Relative spectral error of the naive Gaussian mechanism, DP-Thresholding (model gamma and safe gamma = 2) "
             "and non-private Bickel-Levina thresholding against n, with the bounds of the sparse_cov notebook (dashed).",
     claim="DP-Thresholding's error falls below the naive mechanism's once the threshold clears the non-zero entries; "
-          "with gamma = 2 it returns 0 at every realistic n; its bound 4(s+1)tau is valid but loose (Wang & Xu, Thm. [R])."))
+          "with gamma = 2 it returns 0 at every realistic n; its bound 4(s tau + tau_diag) is valid but loose (Wang & Xu, Thm. [R])."))
 
 _ = register_study(Study(
-    name="sparse_cov_error_vs_p", family="sparse_cov", run=_error_rep,
+    name="sparse_cov_error_vs_p", family="sparse_cov", run=_error_rep, version=2,
     grid={"quick": {"p": [100, 200, 400, 800], "n": 300_000, "s": 3, **_BASE},
           "full": {"p": [100, 200, 400, 800, 1600], "n": 1_000_000, "s": 3, **_BASE}},
     reps={"quick": 2, "full": 20}, plot=_error_plot("p", "p (dimension)", "Error against p (n fixed, s = 3, trace 1/5)"),
@@ -113,7 +113,7 @@ _ = register_study(Study(
           "(until tau overtakes the shrinking entries and everything is thresholded away)."))
 
 _ = register_study(Study(
-    name="sparse_cov_error_vs_s", family="sparse_cov", run=_error_rep,
+    name="sparse_cov_error_vs_s", family="sparse_cov", run=_error_rep, version=2,
     grid={"quick": {"s": [1, 3, 7, 15], "n": 300_000, "p": 192, **_BASE},
           "full": {"s": [1, 2, 3, 5, 7, 11, 15, 23], "n": 1_000_000, "p": 192, **_BASE}},
     reps={"quick": 3, "full": 20}, plot=_error_plot("s", "s (non-zero off-diagonal entries per column)", "Absolute error against sparsity (p = 192, n fixed)", absolute=True),
@@ -150,7 +150,7 @@ def _pca_plot(df):
     return fig
 
 _ = register_study(Study(
-    name="sparse_cov_pca", family="sparse_cov", run=_pca_rep,
+    name="sparse_cov_pca", family="sparse_cov", run=_pca_rep, version=2,
     grid={"quick": {"n": [30_000, 100_000, 300_000, 1_000_000], "p": 200, "s": 3, "k": 3, "epsilon": 1.0, "delta": 1e-5},
           "full": {"n": [int(v) for v in np.geomspace(1e4, 1e7, 13).round(-3)], "p": 200, "s": 3, "k": 3, "epsilon": 1.0, "delta": 1e-5}},
     reps={"quick": 3, "full": 20}, plot=_pca_plot,
