@@ -72,7 +72,7 @@ def _ag_plot(df):
     return fig
 
 register_study(Study(
-    name="analyze_gauss_error_vs_n", family="baselines", run=_ag_rep,
+    name="analyze_gauss_error_vs_n", family="baselines", run=_ag_rep, version=2,
     grid={"quick": {"n": [1000, 10000, 100000], "epsilon": [0.5, 2.0], "p": 20, "k": 3, "lam": 3.0},
           "full": {"n": [1000, 3000, 10000, 30000, 100000, 300000], "epsilon": [0.1, 0.5, 1.0, 2.0], "p": 20, "k": 3, "lam": 3.0}},
     reps={"quick": 3, "full": 20}, plot=_ag_plot,

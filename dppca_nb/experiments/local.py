@@ -36,14 +36,14 @@ def _plot(x, logx=True, title=""):
     return f
 
 register_study(Study(
-    name="local_error_vs_n", family="local", run=_fig1_rep,
+    name="local_error_vs_n", family="local", run=_fig1_rep, version=2,
     grid={"quick": {"n": [1e5, 1e8, 1e10, 1e12]}, "full": {"n": [1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12]}},
     reps={"quick": 3, "full": 20}, plot=_plot("n", title="Algorithm 1, p = 40, k = 5, eps = 0.5"),
     caption="Error of Algorithm 1 against n on the paper's covariance; the paper's n = 1e5 sits at the random level.",
     claim="Figure 1: the error decreases as n increases."))
 
 register_study(Study(
-    name="local_error_vs_epsilon", family="local", run=_fig1_rep,
+    name="local_error_vs_epsilon", family="local", run=_fig1_rep, version=2,
     grid={"quick": {"setting": ["paper", "visible"], "epsilon": [0.25, 1.0, 4.0]},
           "full": {"setting": ["paper", "visible"], "epsilon": [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]}},
     reps={"quick": 3, "full": 20}, plot=_plot("epsilon", title="Algorithm 1, p = 40, k = 5"),
@@ -51,7 +51,7 @@ register_study(Study(
     claim="Figure 1: the error decreases as epsilon increases."))
 
 register_study(Study(
-    name="local_error_vs_p", family="local", run=_fig1_rep,
+    name="local_error_vs_p", family="local", run=_fig1_rep, version=2,
     grid={"quick": {"setting": ["paper", "visible"], "p": [20, 40, 80]},
           "full": {"setting": ["paper", "visible"], "p": [20, 40, 80, 160, 320]}},
     reps={"quick": 3, "full": 20}, plot=_plot("p", title="Algorithm 1, k = 5, eps = 0.5"),
@@ -59,7 +59,7 @@ register_study(Study(
     claim="Figure 1: the error increases with p."))
 
 register_study(Study(
-    name="local_error_vs_k", family="local", run=_fig1_rep,
+    name="local_error_vs_k", family="local", run=_fig1_rep, version=2,
     grid={"quick": {"setting": ["paper", "visible"], "k": [5, 20]},
           "full": {"setting": ["paper", "visible"], "k": [5, 10, 15, 20]}},
     reps={"quick": 3, "full": 20}, plot=_plot("k", logx=False, title="Algorithm 1, p = 40, eps = 0.5"),
@@ -94,7 +94,7 @@ def _sparse_plot(x):
     return f
 
 register_study(Study(
-    name="local_sparse_error_vs_s", family="local", run=_sparse_rep,
+    name="local_sparse_error_vs_s", family="local", run=_sparse_rep, version=2,
     grid={"quick": {"setting": ["paper", "visible"], "s": [20, 80], "p": 200},
           "full": {"setting": ["paper", "visible"], "s": [15, 20, 40, 80]}},
     reps={"quick": 2, "full": 20}, plot=_sparse_plot("s"),
@@ -102,7 +102,7 @@ register_study(Study(
     claim="Table 1: the error of Algorithm 2 increases with the sparsity s."))
 
 register_study(Study(
-    name="local_sparse_error_vs_epsilon", family="local", run=_sparse_rep,
+    name="local_sparse_error_vs_epsilon", family="local", run=_sparse_rep, version=2,
     grid={"quick": {"setting": ["visible"], "epsilon": [0.5, 2.0], "p": 200},
           "full": {"setting": ["paper", "visible"], "epsilon": [0.25, 0.5, 1.0, 2.0, 4.0]}},
     reps={"quick": 2, "full": 20}, plot=_sparse_plot("epsilon"),
@@ -123,7 +123,7 @@ def _real_rep(point, rng):
     return {"error": subspace_distance(V_hat, V), "random_level": random_subspace_level(X.shape[1], k), "n": X.shape[0]}
 
 register_study(Study(
-    name="local_real_data", family="local", run=_real_rep,
+    name="local_real_data", family="local", run=_real_rep, version=2,
     grid={"quick": {"dataset": ["digits", "breast_cancer", "covtype_sample"], "epsilon": [0.5, 8.0, 64.0]},
           "full": {"dataset": ["digits", "breast_cancer", "covtype_sample"], "epsilon": [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0]}},
     reps={"quick": 2, "full": 20},

@@ -47,7 +47,7 @@ def _pure_plot(df):
     return fig
 
 _ = register_study(Study(
-    name="pure_vs_gauss", family="pure", run=_pure_rep,
+    name="pure_vs_gauss", family="pure", run=_pure_rep, version=2,
     grid={"quick": {"n": [100_000], "p": [40], "k": [5], "epsilon": [0.25, 0.5, 1.0, 2.0]},
           "full": {"n": [10_000, 100_000], "p": [40], "k": [5], "epsilon": [0.1, 0.25, 0.5, 1.0, 2.0, 4.0]}},
     reps={"quick": 2, "full": 20}, plot=_pure_plot,

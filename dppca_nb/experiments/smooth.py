@@ -115,7 +115,7 @@ def plot_error_vs_gap(df):
 
 # %% ../../nbs/07_experiments/03_smooth_study.ipynb #ffb28bde
 register_study(Study(
-    name="smooth_error_vs_n", family="smooth", run=_smooth_rep,
+    name="smooth_error_vs_n", family="smooth", run=_smooth_rep, version=2,
     grid={"quick": {"n": [1000, 3000, 10000, 30000, 100000], "p": 10, "k": 1, "gap": 0.2, "epsilon": 1.0, "delta": 1e-5},
           "full": {"n": [1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000], "p": [10, 40], "k": 1,
                    "gap": 0.2, "epsilon": 1.0, "delta": 1e-5}},
@@ -129,7 +129,7 @@ register_study(Study(
 
 # %% ../../nbs/07_experiments/03_smooth_study.ipynb #09fc9711
 register_study(Study(
-    name="smooth_error_vs_gap", family="smooth", run=_smooth_rep,
+    name="smooth_error_vs_gap", family="smooth", run=_smooth_rep, version=2,
     grid={"quick": {"gap": [0.01, 0.03, 0.1, 0.3, 0.9], "n": 20000, "p": 10, "k": 1, "epsilon": 1.0, "delta": 1e-5},
           "full": {"gap": [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.9], "n": [10000, 100000], "p": 10, "k": 1,
                    "epsilon": 1.0, "delta": 1e-5}},
