@@ -18,7 +18,7 @@ from dppca_nb.data.datasets import sample_gaussian
 
 __all__ = ['SIZES', 'SECTIONS', 'machine_info', 'best_time', 'run_limited', 'bench_kendall', 'bench_kendall_design', 'bench_local', 'fantope_instance',
            'bench_fantope', 'pca_methods', 'bench_libraries', 'bench_dask', 'bingham3_mean', 'bench_bingham',
-           'bench_explorers', 'run_all', 'merge_results', 'results_markdown', 'load_results', 'speedup_figure']
+           'bench_explorers', 'bench_fit_cost', 'bench_local_randomizer', 'run_all', 'merge_results', 'results_markdown', 'load_results', 'speedup_figure']
 
 def machine_info(blas_threads: int | None = None) -> dict:
     "The machine, the library versions and the BLAS in use (with its thread count under the current limits)."
@@ -440,6 +440,76 @@ def bench_explorers(repeat: int = 3) -> list:
                          cpu_seconds=cpu, slider=p0["slider"], changed=changed, repeat=repeat))
     return rows
 
+def _peak_extra(fn, *args, **kwargs) -> int:
+    "Peak bytes allocated (tracemalloc: numpy's buffers included) while fn(*args, **kwargs) runs, above what was held before."
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        fn(*args, **kwargs)
+        return max(0, tracemalloc.get_traced_memory()[1] - base)
+    finally:
+        tracemalloc.stop()
+
+def bench_fit_cost(n: int = 1_000_000, p: int = 20, *, k: int = 5, epsilon: float = 1.0, delta: float = 1e-5,
+                   repeat: int = 5, seed: int = 0) -> list:
+    """The cost of a central fit at the machine's limit: each method's time over one `X.T @ X` on the same float64
+    array (the floor: every method needs that product) and its extra peak memory over the data's size."""
+    from sklearn.decomposition import PCA
+    from dppca_nb.backends.statistics import second_moment_sums
+    from dppca_nb.algorithms.baselines import analyze_gauss
+    from dppca_nb.estimators import AnalyzeGaussPCA
+    X = _spiked(p, k, n, seed)[0]                               # E||x||^2 = 0.2: a few rows over the radius 1
+    methods = [("second_moment_sums(radius=1)", lambda: second_moment_sums(X, radius=1.0)),
+               ("second_moment_sums(radius=1, center=)", lambda: second_moment_sums(X, radius=1.0, center=np.full(p, 0.01))),
+               ("analyze_gauss", lambda: analyze_gauss(X, k, epsilon, delta, random_state=0)),
+               ("AnalyzeGaussPCA(centering='none').fit", lambda: AnalyzeGaussPCA(k, epsilon=epsilon, delta=delta, centering="none", random_state=0).fit(X)),
+               ("AnalyzeGaussPCA().fit (private centring)", lambda: AnalyzeGaussPCA(k, epsilon=epsilon, delta=delta, random_state=0).fit(X)),
+               ("scikit-learn PCA(svd_solver='covariance_eigh').fit", lambda: PCA(k, svd_solver="covariance_eigh").fit(X))]
+    fns = [("one X.T @ X", lambda: X.T @ X)] + methods
+    best = {name: math.inf for name, _ in fns}
+    for _ in range(max(1, int(repeat))):                        # interleaved, best of `repeat`: a busy machine's noise
+        for name, fn in fns:
+            t = time.perf_counter(); fn(); best[name] = min(best[name], time.perf_counter() - t)
+    t0 = best["one X.T @ X"]
+    rows = []
+    for name, fn in methods:
+        mem = _peak_extra(fn) / X.nbytes
+        ratio = best[name] / t0
+        goal = " (goal <= 1.5x)" if name.startswith(("AnalyzeGaussPCA", "analyze_gauss")) else ""
+        rows.append(_row("Fit cost", f"n={n:.0e}, p={p}, float64", "one X.T @ X", t0, name, best[name],
+                         f"{ratio:.2f}x one X.T @ X{goal}; extra peak memory {mem:.2f}x the data",
+                         cost_ratio=ratio, memory_ratio=mem))
+    return rows
+
+def bench_local_randomizer(n: int = 100_000, p: int = 40, *, epsilon: float = 1.0, delta: float = 1e-5,
+                           repeat: int = 3, seed: int = 0) -> list:
+    """The local model's per-record path over the normal-variate floor: drawing the same n p(p+1)/2 variates alone
+    (into one reused chunk buffer, the cheapest way), against the streamed reports (noise, triangular products, sums)."""
+    from dppca_nb.algorithms.local import local_second_moment, REPORT_CHUNK_ENTRIES
+    X = _spiked(p, 3, n, seed)[0]
+    d = p * (p + 1) // 2
+    m = max(1, REPORT_CHUNK_ENTRIES // d)
+    def floor():
+        rng, buf = np.random.default_rng(1), np.empty((m, d))
+        for i in range(0, n, m): rng.standard_normal(out=buf[:min(m, n - i)])
+    fns = [("floor", floor)] + [(f"per_record, noise_shape={s!r}", lambda s=s: local_second_moment(
+        X, epsilon, delta, simulate="per_record", noise_shape=s, random_state=1)) for s in ("vecd", "upper")]
+    best = {name: math.inf for name, _ in fns}
+    for _ in range(max(1, int(repeat))):
+        for name, fn in fns:
+            t = time.perf_counter(); fn(); best[name] = min(best[name], time.perf_counter() - t)
+    rows = []
+    for name, fn in fns[1:]:
+        ratio = best[name] / best["floor"]
+        mem = _peak_extra(fn)
+        rows.append(_row("Local randomizer", f"n={n:.0e}, p={p} ({n * d:.1e} variates)", "normal variates alone",
+                         best["floor"], name, best[name],
+                         f"{ratio:.2f}x the floor (goal <= 1.5x); streaming: peak {mem / 1e6:.1f} MB "
+                         f"(all reports at once: {n * d * 8 / 1e6:.0f} MB)", cost_ratio=ratio, peak_bytes=mem))
+    return rows
+
 SIZES = {
     "full": dict(kendall=dict(ns=(2000, 5000), p=100, n_fast=20_000),
                  kendall_design=dict(n=1_000_000, p=40, n_error=20_000, n_seeds=10),
@@ -448,7 +518,9 @@ SIZES = {
                  libraries=dict(n=100_000, p=40, ks=(5, 20), epsilons=(0.1, 0.5, 1.0), reps=3, limit_s=60.0),
                  dask=dict(n=1_000_000, p=50, chunk_rows=100_000, n_kendall=5000, p_kendall=100),
                  bingham=dict(n_draws=5000, limit_s=120.0),
-                 explorers=dict(repeat=3)),
+                 explorers=dict(repeat=3),
+                 fit_cost=dict(n=1_000_000, p=20),
+                 local_randomizer=dict(n=100_000, p=40)),
     "small": dict(kendall=dict(ns=(200, 400), p=20, n_fast=2000),
                   kendall_design=dict(n=20_000, p=10, n_error=1000, n_seeds=2, n_full_time=1000, repeat=1),
                   local=dict(n=5000, p=10, n_wishart=1e9),
@@ -456,10 +528,12 @@ SIZES = {
                   libraries=dict(n=5000, p=10, ks=(2,), epsilons=(0.5,), reps=1, limit_s=30.0),
                   dask=dict(n=50_000, p=10, chunk_rows=10_000, n_kendall=400, p_kendall=10, processes=False, repeat=1),
                   bingham=dict(n_draws=500, limit_s=60.0),
-                  explorers=dict(repeat=1)),
+                  explorers=dict(repeat=1),
+                  fit_cost=dict(n=20_000, p=10, repeat=1),
+                  local_randomizer=dict(n=2000, p=10, repeat=1)),
 }
 
-SECTIONS = ("kendall", "kendall_design", "local", "fantope", "libraries", "dask", "bingham", "explorers")
+SECTIONS = ("kendall", "kendall_design", "local", "fantope", "libraries", "dask", "bingham", "explorers", "fit_cost", "local_randomizer")
 
 def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log=print) -> dict:
     "Run the benchmark sections at `size` ('full' or 'small') under `blas_threads` BLAS threads; a dict for `results_markdown`."
@@ -467,7 +541,8 @@ def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log
     from dppca_nb.core.validation import check_choice
     check_choice(size, "size", tuple(SIZES))
     funcs = dict(kendall=bench_kendall, kendall_design=bench_kendall_design, local=bench_local, fantope=bench_fantope, libraries=bench_libraries, dask=bench_dask,
-                 bingham=bench_bingham, explorers=bench_explorers)
+                 bingham=bench_bingham, explorers=bench_explorers, fit_cost=bench_fit_cost,
+                 local_randomizer=bench_local_randomizer)
     for s in sections: check_choice(s, "sections", SECTIONS)
     out = dict(size=size, rows=[], pca=[], dask_memory=None, bingham=None, seconds={})
     with threadpool_limits(limits=blas_threads, user_api="blas"):
@@ -485,7 +560,7 @@ def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log
     return out
 
 _ROW_SECTION = {"Kendall's tau": "kendall", "Kendall's tau design": "kendall_design", "Local model": "local", "Fantope": "fantope", "Dask vs numpy": "dask",
-                "Explorers": "explorers"}
+                "Explorers": "explorers", "Fit cost": "fit_cost", "Local randomizer": "local_randomizer"}
 
 def merge_results(old: dict, new: dict) -> dict:
     """`old` with the sections that `new` ran replaced by `new`'s results (rows kept in section order); the
