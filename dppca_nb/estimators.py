@@ -732,7 +732,7 @@ class DPThresholdCovariance(_PrivateFit, EmpiricalCovariance):
                                accountant)
 
     def fit(self, X, y=None):
-        "Fit the private covariance; returns self."
+        "Fit the private covariance; returns self. Public afterwards: contract_, privacy_, covariance_ (private); NOT: diagnostics_not_private_."
         S, info, _ = self._fit_private(X, lambda p, n: None)
         self.location_ = self.mean_
         self._set_covariance(np.asarray(S))
