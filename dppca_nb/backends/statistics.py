@@ -148,7 +148,7 @@ def _moment_kernel(x, radius, row_sums, center, moment=True):
     rs = np.zeros(p) if row_sums else None
     ones, onesp = np.ones(s), np.ones(p)
     C = None if center is None else np.tile(center, (s, 1))      # a tiled centre: a plain elementwise subtraction
-    buf = np.empty((s, p)) if (center is not None or radius is not None) else None
+    buf = np.empty((s, p)) if center is not None else None      # (without a centre: made on the first rescaled sub-block)
     sqbuf = np.empty((s, p)) if radius is not None else None
     r = None if radius is None else float(radius)
     n_clipped = n_bad = 0
@@ -174,6 +174,7 @@ def _moment_kernel(x, radius, row_sums, center, moment=True):
                     scale = r / norms[idx]
                     if big.any() or idx.size > k // 8 or norms[idx].max() > CORRECT_UP_TO * r:
                         full = np.ones(k); full[idx] = scale          # many or far-out rows: rescale in a buffer
+                        if buf is None: buf = np.empty((s, p))
                         yb = np.multiply(yb, full[:, None], out=buf[:k])
                         idx = None
                 else: idx = None
