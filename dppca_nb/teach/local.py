@@ -45,7 +45,7 @@ def log_axes(ax, axes="xy"):
         ax_.set_major_locator(LogLocator(numticks=8)); ax_.set_major_formatter(fmt); ax_.set_minor_formatter(NullFormatter())
 
 def draw_bracket(ax, x, lower, upper, hold, *, color, name, why_not=None):
-    """Shade lower..upper where the conditions hold (solid upper, dashed lower line) and hatch it where they fail.
+    """Shade lower..upper where the conditions hold (solid upper, dashed lower line) and hatch the x range where they fail.
 
     `why_not`: the failing condition, named in the legend. A lower bound of 0 is not drawn on a log axis."""
     x, lo, up, ok = map(np.asarray, (x, lower, upper, hold))
@@ -55,11 +55,14 @@ def draw_bracket(ax, x, lower, upper, hold, *, color, name, why_not=None):
         pos = ok & (lo > 0)
         if pos.any(): ax.plot(x, np.where(pos, lo, np.nan), "--", color=color, lw=1.3, label=f"{name}: lower bound")
     if (~ok).any():
-        # extend the failing range by one point on each side so that a single failing n is visible as a band
-        bad = ok.copy() == False
-        ax.fill_between(x, np.where(bad, np.maximum(lo, ax.get_ylim()[0] if ax.get_yscale() == "log" else 0), np.nan),
-                        np.where(bad, up, np.nan), facecolor="none", edgecolor=color, hatch="///", lw=0,
-                        label=f"{name}: conditions fail ({why_not or 'see notes'})")
+        # hatch the whole x range where they fail: from midway to the neighbouring points (a log midpoint on a log axis)
+        t = np.log(x.astype(float)) if (x > 0).all() else x.astype(float)
+        mid = (t[1:] + t[:-1]) / 2
+        left, right = np.concatenate([t[:1], mid]), np.concatenate([mid, t[-1:]])
+        if (x > 0).all(): left, right = np.exp(left), np.exp(right)
+        for j, i in enumerate(np.flatnonzero(~ok)):
+            ax.axvspan(left[i], right[i], facecolor="none", edgecolor=color, hatch="///", lw=0, alpha=0.7,
+                       label=f"{name}: conditions fail ({why_not or 'see notes'})" if j == 0 else "_nolegend_")
 
 def draw_measured(ax, x, errors, *, color, name, marker="o"):
     "Mean (marker) and spread (bar: +- one sd over the repetitions) of `errors` (one row per x); returns (mean, sd, se)."
