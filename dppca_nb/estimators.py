@@ -17,7 +17,7 @@ from .core.validation import (as_generator, check_epsilon, check_delta, check_po
 from .privacy.mechanisms import (gaussian_sigma,
                                  snapping_grid, snapping_laplace, snapping_scale)
 from .privacy.accounting import PrivacyAccountant, BudgetExceededError, split_budget
-from .privacy.releases import gaussian_second_moment
+from .privacy.releases import gaussian_second_moment, gaussian_second_moment_release
 from .core.linalg import top_k_eigvecs
 from .privacy.contract import Contract
 from .backends.statistics import is_dask, check_rows, second_moment_sums, randomized_mean_reports
@@ -188,11 +188,16 @@ def radius_contract(n: int, p: int, epsilon: float, *, quantile: float = 0.5, fa
                     noise="exponential mechanism", domain=f"norms clipped to [{lo:.4g}, {hi:.4g}]", n=check_int(n, "n"),
                     p=p, notes=("replacing one row moves one norm: the rank of any threshold changes by at most 1",))
 
-def _row_norms(X, center):
-    "The n norms ||x_i - center|| (numpy or dask; a dask X sends n numbers to the client)."
-    Y = X if center is None else X - center
-    r = (Y * Y).sum(axis=1) ** 0.5
-    return np.asarray(r.compute() if is_dask(r) else r, dtype=np.float64)
+def _row_norms(X, center, block=1 << 16):
+    "The n norms ||x_i - center|| (numpy: block by block, no copy of X; dask: in the partitions, n numbers to the client)."
+    if is_dask(X):
+        Y = X if center is None else X - center
+        return np.asarray(((Y * Y).sum(axis=1) ** 0.5).compute(), dtype=np.float64)
+    out = np.empty(X.shape[0])
+    for i in range(0, X.shape[0], block):
+        Y = X[i:i + block] if center is None else X[i:i + block] - center
+        out[i:i + block] = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+    return out
 
 def _private_radius(X, center, c: Contract, quantile, factor, bounds, rng) -> float:
     "Release the bound planned by `c`: `factor` x the private `quantile` of the norms of X - center (the robust module's exponential-mechanism step)."
@@ -245,6 +250,7 @@ class _PrivateFit:
     _key: str = ""               # the algorithm's entry in dppca_nb.algorithms.registry.REGISTRY
     _options: tuple = ()         # the estimator's parameters passed on to the algorithm
     _renamed: dict = {}          # estimator parameter -> the algorithm's option name, where they differ
+    _takes_center: bool = False  # _run takes the mean as opts["center"] (no centred copy of X)
 
     @classmethod
     def _algorithm_entry(cls):
@@ -357,7 +363,9 @@ class _PrivateFit:
             opts = dict(opts, radius=R)
             ran = self._plan(alg, n, p, k, main.epsilon, main.delta, opts)   # the release at the released (public) R
         else: ran = main
-        out, info = self._run(alg, X - mean, k, ran.epsilon, ran.delta, rng, opts)
+        if self._takes_center:         # the statistic subtracts the mean block by block: no centred copy of X
+            out, info = self._run(alg, X, k, ran.epsilon, ran.delta, rng, dict(opts, center=mean))
+        else: out, info = self._run(alg, X - mean if np.any(mean) else X, k, ran.epsilon, ran.delta, rng, opts)
         bad = plan_mismatches(ran, info)
         if bad: raise RuntimeError(f"internal: {alg.key} did not release what its contract states: {'; '.join(bad)}")
         if private: main = _unknown_radius(main)
@@ -572,6 +580,7 @@ class AnalyzeGaussPCA(_DPPCA):
     _key = "analyze_gauss"
     _options = ("sensitivity", "calibration", "radius", "noise")
     _all_eigenvalues = True
+    _takes_center = True
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, sensitivity="tight", calibration="analytic",
                  radius=1.0, noise="continuous", centering="private", mean=None, mean_share=0.1, mean_radius=None,
                  radius_quantile=0.5, radius_factor=2.0, radius_share=0.1, radius_bounds=None, accountant=None,
@@ -583,8 +592,13 @@ class AnalyzeGaussPCA(_DPPCA):
                                accountant)
 
     def _run(self, alg, X, k, eps, dlt, rng, opts):
-        "analyze_gauss's two steps, keeping the noisy matrix's eigenvalues (post-processing): the same draws, the same V."
-        S, info = gaussian_second_moment(X, eps, dlt, random_state=rng, **opts)
+        "analyze_gauss's steps on X - center (subtracted in the blocked pass), keeping the noisy matrix's eigenvalues (post-processing): the same draws, the same V."
+        opts = dict(opts)
+        center = opts.pop("center", None)
+        R = check_positive(opts.pop("radius", 1.0), "radius")
+        st = second_moment_sums(X, radius=R, center=center if center is not None and np.any(center) else None)
+        S, info = gaussian_second_moment_release(st["M"], st["n"], eps, dlt, radius=R, n_clipped=st["n_clipped"],
+                                                 random_state=rng, **opts)
         info["mechanism"] = "Analyze Gauss: " + info["mechanism"]
         info["eigenvalues_all"] = np.linalg.eigvalsh(S)[::-1].copy()
         return top_k_eigvecs(S, k), info
