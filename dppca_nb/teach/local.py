@@ -118,9 +118,10 @@ def bounds_figure(n: float = 1e5, p: int = 40, k: int = 5, s: int | None = None,
     loc, cen = np.empty((n_points, reps)), np.empty((n_points, reps))
     for i, m in enumerate(ns):
         for r in range(reps):
-            S, _ = local_second_moment_wishart(Sigma, int(m), epsilon, delta, random_state=rng)
+            # noise_shape 'upper' (the papers' construction) in both releases: the one error_bounds is derived for
+            S, _ = local_second_moment_wishart(Sigma, int(m), epsilon, delta, noise_shape="upper", random_state=rng)
             loc[i, r] = subspace_distance(top_k_eigvecs(S, k), V)
-            if central:   # the papers' 'upper' noise: the construction error_bounds('analyze_gauss') is derived for
+            if central:
                 C, _ = gaussian_second_moment_release(wishart_second_moment(Sigma, int(m), rng), int(m), epsilon, delta,
                                                       noise_shape="upper", random_state=rng)
                 cen[i, r] = subspace_distance(top_k_eigvecs(C, k), V)
@@ -170,7 +171,7 @@ def local_sparse_figure(n: float = 1e8, p: int = 40, k: int = 2, s: int = 8, eps
     for i, m in enumerate(ns):
         penalty = sparse_lambda(int(m), p, sigma)                  # the default rule: data-independent (n, p, sigma)
         for r in range(reps):
-            S, _ = local_second_moment_wishart(Sigma, int(m), epsilon, delta, random_state=rng)
+            S, _ = local_second_moment_wishart(Sigma, int(m), epsilon, delta, noise_shape="upper", random_state=rng)   # as error_bounds
             e1[i, r] = subspace_distance(top_k_eigvecs(S, k), V)  # Algorithm 1 on the same reports
             warm = fantope_admm(S, k, penalty, tol=tol, max_iter=max_iter, warm_start=warm)
             iters += warm.n_iter
