@@ -443,6 +443,22 @@ def test_estimator_is_public(case, kind):
     _assert_same(fa, fb, f"{_est_id(case)} fitted attributes ({kind} neighbour)")
 
 
+SCALER_RELEASE = {"mean_", "scale_", "var_",                # the noisy column means and scales
+                  "diagnostics_not_private_"}            # the curator's clipped counts, by name not published
+
+
+@pytest.mark.parametrize("kind", NEIGHBOURS)
+@pytest.mark.parametrize("params", [{}, dict(bounds=([-1.0] * P, [0.5] * P), with_std=False)], ids=["default", "vector-bounds"])
+def test_scaler_is_public(params, kind):
+    from dppca_nb.preprocessing import PrivateStandardScaler
+    X, Y = _pair(kind)
+    a, b = (PrivateStandardScaler(random_state=SEED, **params).fit(Z) for Z in (X, Y))
+    assert "replace-one" in a.privacy_["neighbouring"]
+    _assert_same(a.privacy_, b.privacy_, f"PrivateStandardScaler.privacy_ ({kind} neighbour)")
+    fa, fb = (_strip(_fitted(e), SCALER_RELEASE) for e in (a, b))
+    _assert_same(fa, fb, f"PrivateStandardScaler fitted attributes ({kind} neighbour)")
+
+
 # --- the command line --------------------------------------------------------------------------------------
 
 def _cli_args(method):
