@@ -17,7 +17,7 @@ from .core.validation import (as_generator, check_epsilon, check_delta, check_po
 from .privacy.mechanisms import (gaussian_sigma,
                                  snapping_grid, snapping_laplace, snapping_scale)
 from .privacy.accounting import PrivacyAccountant, BudgetExceededError, split_budget
-from .privacy.releases import gaussian_second_moment, gaussian_second_moment_release
+from .privacy.releases import gaussian_second_moment_release
 from .core.linalg import top_k_eigvecs
 from .privacy.contract import Contract
 from .backends.statistics import is_dask, check_rows, second_moment_sums, randomized_mean_reports
