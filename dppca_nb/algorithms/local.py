@@ -90,15 +90,13 @@ def randomize_record(x, epsilon: float, delta: float, *, sensitivity="tight", ca
     return np.outer(xc, xc) + symmetric_gaussian(x.size, sigma, random_state, kind=noise_shape)
 
 # %% ../../nbs/03_algorithms/01_local.ipynb #1c43e3e7
-def _draw_reports(xc, scale, rng, out, tmp, iu, ju):
+def _draw_reports(xc, scale, rng, out, iu, ju):
     "Reports ut(x x^T) + scale * z of the clipped rows `xc` into `out` (k x d): the noise drawn in place, then the triangular products added (no per-record loop)."
     k = xc.shape[0]
     z = rng.standard_normal(out=out[:k])               # the row-major stream: the same draws however the rows are chunked
     z *= scale
-    a, b = tmp[0][:k], tmp[1][:k]
-    np.take(xc, iu, axis=1, out=a)
-    np.take(xc, ju, axis=1, out=b)
-    z += np.multiply(a, b, out=a)
+    xT = np.ascontiguousarray(xc.T)                    # columns as rows: the products x_a x_b of all k records at once
+    z += (xT[iu] * xT[ju]).T
     return z
 
 def randomize_records(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
@@ -119,8 +117,7 @@ def randomize_records(X, epsilon: float, delta: float, *, sensitivity="tight", c
         U = discrete_gaussian_release(Xc[:, iu] * Xc[:, ju] * wv, sigma, grid, rng) / wv
     else:
         sigma = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration)
-        U = _draw_reports(Xc, sigma * _entry_scale(p, noise_shape), rng, np.empty((m, d)),
-                          (np.empty((m, d)), np.empty((m, d))), iu, ju)
+        U = _draw_reports(Xc, sigma * _entry_scale(p, noise_shape), rng, np.empty((m, d)), iu, ju)
     if packed: return U
     out = np.empty((m, p, p))
     out[:, iu, ju] = U
@@ -204,7 +201,7 @@ def _local_info(epsilon, delta, sensitivity, calibration, sigma, n, n_clipped, s
     if n_clipped is not None: add_diagnostics(info, n_clipped=n_clipped)
     return info
 
-REPORT_CHUNK_ENTRIES = 1 << 16   # a chunk of reports (and its two scratch buffers) fits a core's cache
+REPORT_CHUNK_ENTRIES = 1 << 17   # a chunk of reports (1 MB) and its products stay in a core's cache
 
 def _stream_reports(x, scale, chunk_size, rng):
     "Continuous reports of the rows of `x`, chunk by chunk into preallocated buffers, summed into a `LocalAggregator`: `(agg, n_clipped)`."
@@ -212,12 +209,12 @@ def _stream_reports(x, scale, chunk_size, rng):
     iu, ju = np.triu_indices(p)
     d = iu.size
     m = min(n, chunk_size)
-    out, tmp, ones = np.empty((m, d)), (np.empty((m, d)), np.empty((m, d))), np.ones(m)
+    out, ones = np.empty((m, d)), np.ones(m)
     agg, n_clipped = LocalAggregator(p), 0
     for i in range(0, n, m):
         xc, c = clip_rows(x[i:i + m], 1.0)              # on each device: its own record clipped
         n_clipped += c
-        z = _draw_reports(xc, scale, rng, out, tmp, iu, ju)
+        z = _draw_reports(xc, scale, rng, out, iu, ju)
         agg._add_sum(ones[:z.shape[0]] @ z, z.shape[0])   # the server: the sum of the chunk's reports
     return agg, n_clipped
 
