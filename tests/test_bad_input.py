@@ -336,13 +336,24 @@ def test_estimator_bad_parameters(name):
         cases += [("n_components", v) for v in (0, 5, -2, 1.5)]
     if "radius" in params and name != "RobustKendallPCA":
         cases += [("radius", v) for v in (-1.0, 0.0)]
+    if "radius" in params and name != "RobustKendallPCA":
+        cases += [("radius", v) for v in ("median", None, math.inf)]
+    if "mean_radius" in params:
+        cases += [("mean_radius", v) for v in (-1.0, "mean")]
+    if "radius_factor" in params:              # a private radius: its share, quantile, factor and public range
+        cases += [("radius_share", v) for v in (0.0, 1.0)] + [("radius_quantile", v) for v in (0.0, 1.5)]
+        cases += [("radius_factor", -2.0)] + [("radius_bounds", v) for v in ((2.0, 1.0), "wide", (0.0, 1.0))]
+    if "accountant" in params:
+        cases += [("accountant", "budget")]
     cases += [("centering", "median")]
     if "mean_share" in params:
         cases += [("mean_share", v) for v in (0.0, 1.0, -0.1)]
     for arg, value in cases:
         kw = {arg: value}
-        if arg == "mean_share":
+        if arg in ("mean_share", "mean_radius"):
             kw["centering"] = "private"
+        if arg.startswith("radius_") and name != "RobustKendallPCA":
+            kw["radius"] = "private"
         with pytest.raises((ValueError, TypeError), match=arg):
             _est(name, **kw).fit(GOOD)
 
