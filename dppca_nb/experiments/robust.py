@@ -67,8 +67,10 @@ def robust_methods(k: int, epsilon: float, delta: float, p: int, *, which=None, 
 SCENARIOS = ("t", "contaminated", "near_signal", "gaussian")
 
 def robust_sample(scenario: str, n: int, *, p: int = 10, k: int = 2, spike: float = 10.0, df: float = 2.0,
-                  fraction: float | None = None, location: float = LOCATION, random_state=None):
+                  fraction: float | None = None, location: float = 0.0, random_state=None):
     """A sample of one scenario with scatter diag(spike,..,1,..) around the centre `location * (1,..,1)`; returns `(X, V)`.
+
+    The studies use `location=LOCATION` (`simulation_rep`); the default 0 keeps the centre at the origin.
 
     'gaussian', 't' (multivariate t, `df` degrees of freedom), 'contaminated' (a `fraction`, default 5%, of the rows
     replaced by N(m, I) outliers at distance 10 sqrt p from the centre, orthogonal to V) or 'near_signal' (default 10%
