@@ -224,10 +224,11 @@ def _exact_gaussian(c: Contract) -> bool:
     return (c.noise == "gaussian" and c.calibration == "analytic" and c.measure == "approximate" and not c.parts
             and c.noise_scale is not None and c.sensitivity is not None)
 
-def spend_on(accountant, spends, owner: str = "fit") -> None:
+def spend_on(accountant, spends, owner: str = "fit", total=None) -> None:
     """Record `spends` [(Contract, label), ...] on a shared `accountant` all or nothing; `BudgetExceededError` naming the budget left.
 
-    A trial copy is spent first, so a refused fit records nothing; the labels are prefixed by `owner`."""
+    A trial copy is spent first, so a refused fit records nothing; the labels are prefixed by `owner`; `total`, the
+    (epsilon, delta) the parts compose to, is named in the error (default: their basic sum)."""
     if accountant is None: return
     if not isinstance(accountant, PrivacyAccountant):
         raise TypeError(f"accountant: expected a dppca_nb.privacy.accounting.PrivacyAccountant or None, got "
@@ -236,10 +237,10 @@ def spend_on(accountant, spends, owner: str = "fit") -> None:
     try:
         for c, label in spends: _spend(trial, c, f"{owner}.{label}")
     except BudgetExceededError:
-        need = sum(c.epsilon for c, _ in spends)
+        eps, dlt = total if total is not None else (sum(c.epsilon for c, _ in spends), sum(c.delta for c, _ in spends))
         b = "no budget" if accountant.epsilon is None else f"epsilon={accountant.epsilon:.4g}, delta={accountant.delta:.3g}"
         raise BudgetExceededError(
-            f"accountant: {owner} needs epsilon={need:.4g} (its parts: "
+            f"accountant: {owner} needs (epsilon={eps:.4g}, delta={dlt:.3g}) (its parts: "
             + ", ".join(f"{label} {c.guarantee}" for c, label in spends)
             + f"), but the shared accountant ({b}) has spent epsilon={accountant.spent():.4g} and has "
             f"epsilon={accountant.remaining():.4g} left. Nothing was spent and no data were read.") from None
@@ -346,7 +347,7 @@ class _PrivateFit:
                  + [(main, "components")]
         acc = PrivacyAccountant(eps, dlt)
         for c, label in spends: _spend(acc, c, label)
-        spend_on(getattr(self, "accountant", None), spends, owner=type(self).__name__)
+        spend_on(getattr(self, "accountant", None), spends, owner=type(self).__name__, total=(eps, dlt))
         # 3. now the data
         rng = as_generator(self.random_state)
         mean_info = None
