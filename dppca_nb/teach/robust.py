@@ -4,6 +4,7 @@
 
 # %% ../../nbs/08_teach/03_robust_explorer.ipynb #76c2ed8f
 from __future__ import annotations
+import functools
 import inspect
 import math
 import numpy as np
@@ -87,6 +88,10 @@ def robustness_bounds(df: float = float("inf"), fraction: float = 0.05, n: int =
 
 # %% ../../nbs/08_teach/03_robust_explorer.ipynb #b73ed83e
 ROBUST_FRACTIONS = (0.0, 0.02, 0.05, 0.1, 0.3)
+@functools.lru_cache(maxsize=512)
+def _curve_point(df, fraction, n, epsilon, p, k, reps, seed):
+    return robustness_errors(df, fraction, n, epsilon, p=p, k=k, reps=reps, random_state=seed + 1 + round(1000 * fraction))
+
 _COLOURS = dict(zip(ROBUST_EXPLORER_METHODS, ("tab:blue", "tab:cyan", "tab:orange", "tab:red")))
 
 def robustness_figure(df: float = float("inf"), fraction: float = 0.05, n: int = 2000, epsilon: float = 1.0, *,
@@ -96,10 +101,12 @@ def robustness_figure(df: float = float("inf"), fraction: float = 0.05, n: int =
     plane. Returns the Figure; `errors` holds `robustness_errors` at `fraction`, `bracket` the bounds drawn."""
     import matplotlib.pyplot as plt
     p, k = 10, 2
+    if not isinstance(random_state, (int, np.integer)): raise ValueError(f"random_state: expected an int seed (the curve is cached per seed), got {random_state!r}")
     res = robustness_errors(df, fraction, n, epsilon, p=p, k=k, reps=reps, random_state=random_state)
     fr = sorted(set(float(f) for f in fractions) | {float(fraction)})
-    rows = {f: res if f == float(fraction) else robustness_errors(df, f, n, epsilon, p=p, k=k, reps=reps, random_state=random_state + 1 + i)
-            for i, f in enumerate(fr)}
+    # the other fractions: a seed per fraction value, cached, so that moving the fraction slider computes one point
+    rows = {f: res if f == float(fraction) else _curve_point(float(df), f, int(n), float(epsilon), p, k, reps, random_state)
+            for f in fr}
     bounds = {f: robustness_bounds(df, f, n, epsilon, p=p, k=k) for f in fr}
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11.5, 4.8), gridspec_kw=dict(width_ratios=[1.5, 1]))
     x = np.array(fr)
