@@ -611,8 +611,9 @@ class LocalGaussianPCA(_DPPCA):
 
     `radius` R: the function clips to the unit ball; the estimator runs it on X / R, which is exactly the mechanism on
     records clipped to R (sensitivity and noise times R^2; see `dppca_nb.algorithms.registry`). A private radius has no
-    local protocol here: `radius` is a number. `explained_variance_`: the top-k eigenvalues of the noisy second moment
-    (private, may be negative). `centering="private"` runs a first local round of Gaussian mean reports (records
+    local protocol here: `radius` is a number. `explained_variance_`: the top-k eigenvalues of the server's noisy
+    second moment (private, may be negative); `explained_variance_ratio_`: over the sum of all p of them; `n_components`
+    in (0, 1): the smallest k whose private ratio reaches it. `centering="private"` runs a first local round of Gaussian mean reports (records
     clipped to `mean_radius`, None: `radius`). `simulate=None` (default): the exact aggregate shortcut for a numpy
     array, record-by-record reports in the partitions of a dask array. `noise="discrete"` (with
     `simulate="per_record"`): each report on a power-of-two grid with discrete Gaussian noise
@@ -627,6 +628,21 @@ class LocalGaussianPCA(_DPPCA):
         self.sensitivity, self.calibration, self.simulate, self.noise = sensitivity, calibration, simulate, noise
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
         self.radius, self.mean_radius, self.accountant = radius, mean_radius, accountant
+
+    _all_eigenvalues = True
+
+    def _run(self, alg, X, k, eps, dlt, rng, opts):
+        "local_gaussian_pca's steps (on X / R for a radius R, as the registry runs it), keeping all p eigenvalues of the server's noisy estimate (post-processing)."
+        from dppca_nb.algorithms.local import local_second_moment
+        from dppca_nb.algorithms.registry import _rescaled_info
+        opts = dict(opts)
+        R = check_positive(opts.pop("radius", 1.0), "radius")
+        S, info = local_second_moment(X if R == 1.0 else X / R, eps, dlt, random_state=rng, **opts)
+        V, w = top_k_eigvecs(S, k, return_eigenvalues=True)
+        info["eigenvalues"] = w
+        if R != 1.0: info = _rescaled_info(info, R)
+        info["eigenvalues_all"] = np.linalg.eigvalsh(S)[::-1] * R ** 2
+        return V, info
 
     def _explained_variance(self, info, k): return np.asarray(info["eigenvalues"][:k], dtype=np.float64)
 

@@ -379,7 +379,7 @@ PRIVATE_RADIUS = {"radius_", "mean_radius_",   # privately released clipping bou
                   "tau_"}                     # DP-Thresholding's threshold: from n, p and the noise at the released radius
 EST_RELEASE = {
     "AnalyzeGaussPCA": COMMON_RELEASE | {"explained_variance_", "explained_variance_ratio_"},   # the noisy S's eigenvalues
-    "LocalGaussianPCA": COMMON_RELEASE | {"explained_variance_"},      # noisy eigenvalues; centering 'none'
+    "LocalGaussianPCA": COMMON_RELEASE | {"explained_variance_", "explained_variance_ratio_"},   # noisy eigenvalues
     "LocalSparsePCA": COMMON_RELEASE | {"n_iter_"},                    # ADMM iterations on the noisy S
     "SmoothSensitivityPCA": COMMON_RELEASE,
     "RobustKendallPCA": COMMON_RELEASE,                                # centering 'none': mean_ = 0 is public
