@@ -212,7 +212,7 @@ def _unknown_radius(c: Contract) -> Contract:
             "released: the fitted radius_ or mean_radius_); the privacy loss does not depend on R")
     parts = tuple((a, _unknown_radius(b)) for a, b in c.parts)
     return replace(c, sensitivity=None, noise_scale=None, domain="rows clipped to a privately released radius R",
-                   parts=parts, notes=(note,))
+                   parts=parts, notes=(note,) + tuple(f"(planned at R = 1) {s}" for s in c.notes))
 
 def _spend(acc, c: Contract, label: str):
     "Record the release planned by `c` on the accountant (with its sigma where exact Gaussian accounting applies)."
