@@ -204,7 +204,7 @@ def _is_client(obj) -> bool:
     return type(obj).__name__ == "Client" and hasattr(obj, "submit")
 
 def _check_scheduler(scheduler):
-    if scheduler is None or scheduler == "local" or _is_client(scheduler): return scheduler
+    if scheduler is None or scheduler == "local" or _is_client(scheduler) or isinstance(scheduler, _LazyClient): return scheduler
     if isinstance(scheduler, str) and "://" in scheduler: return scheduler
     if hasattr(scheduler, "scheduler_address"): return scheduler          # a running cluster object (LocalCluster, ...)
     raise ValueError(f"scheduler: expected None (this process), 'local' (a Dask LocalCluster started here), a scheduler "
@@ -249,7 +249,20 @@ def study_client(scheduler, n_workers: int = 1):
         client.close()
         if cluster is not None: cluster.close()
 
+class _LazyClient:
+    "The client of `scheduler`, opened on first use (a run served from the cache starts no cluster) and closed by `close`."
+    def __init__(self, scheduler, n_workers: int): self.scheduler, self.n_workers, self._cm, self._client = scheduler, n_workers, None, None
+    def get(self):
+        if self._client is None:
+            self._cm = study_client(self.scheduler, self.n_workers)
+            self._client = self._cm.__enter__()
+        return self._client
+    def close(self):
+        if self._cm is not None: self._cm.__exit__(None, None, None)
+        self._cm = self._client = None
+
 def _where(scheduler, jobs) -> str:
+    if isinstance(scheduler, _LazyClient): scheduler = scheduler.scheduler
     if scheduler is None: return "this process" if jobs == 1 else f"{jobs} worker processes"
     if scheduler == "local": return f"a Dask LocalCluster of {jobs} worker process{'es' if jobs > 1 else ''}"
     if _is_client(scheduler): return f"the Dask scheduler at {scheduler.scheduler.address}"
@@ -307,7 +320,8 @@ def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_
         if bar is not None: bar.update(1)
     try:
         if todo and scheduler is not None:
-            with study_client(scheduler, jobs) as client:
+            shared = scheduler.get() if isinstance(scheduler, _LazyClient) else scheduler
+            with study_client(shared, jobs) as client:
                 from dask.distributed import as_completed as dask_completed
                 futs = {client.submit(_run_one, study.name, study.run, *tasks[i], seed, pure=False): (i, f) for i, f in todo}
                 for fu in dask_completed(list(futs)): _store(*futs[fu], fu.result())
@@ -450,7 +464,8 @@ def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: i
     if unknown: raise KeyError(f"only: unknown studies {unknown}; known: {', '.join(sorted(reg))}")
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     sections, computed, cached = [], 0, 0
-    with study_client(scheduler, jobs) as client:
+    client = None if scheduler is None else _LazyClient(scheduler, jobs)   # started only if something must be computed
+    try:
         for name in names:
             st = reg[name]
             df = run_study(st, mode=mode, seed=seed, cache_dir=cache_dir, progress=progress, jobs=jobs, scheduler=client)
@@ -467,6 +482,8 @@ def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: i
                             f"Mode `{mode}`, {st.n_reps(mode)} repetitions per point, seed {seed}; "
                             f"{df.attrs['computed']} repetitions computed in {_seconds(df.attrs['wall_s'])}, "
                             f"{df.attrs['cached']} read from the cache; raw results: [{name}.csv]({name}.csv).\n")
+    finally:
+        if client is not None: client.close()
     wall = time.perf_counter() - t0
     md = (f"# dppca_nb: reproduced studies\n\nMode `{mode}`, master seed {seed}, {len(names)} studies. "
           f"Wall time of this run: {_seconds(wall)} on {_where(scheduler, jobs)} ({computed} repetitions computed, "
