@@ -6,18 +6,27 @@
 from __future__ import annotations
 import argparse
 import csv
+import gzip
 import inspect
+import io
+import json
+import math
+import os
 import sys
+import warnings
 from pathlib import Path
 import numpy as np
 from dataclasses import replace
 from typing import NamedTuple
-from .core.validation import public_info
-from .algorithms.registry import REGISTRY, plan_mismatches
+from .core.validation import public_info, check_int, check_k
+from .core.linalg import top_k_eigvecs
+from .algorithms.registry import REGISTRY
 
 # %% auto #0
-__all__ = ['METHODS', 'NOT_SHOWN', 'Method', 'CLIError', 'method_settings', 'plan_method', 'run_method', 'read_numeric_csv',
-           'privacy_statement', 'render_docs', 'build_parser', 'main']
+__all__ = ['METHODS', 'NOT_SHOWN', 'FLAGS', 'DEFAULT_RADIUS_NOTE', 'Method', 'CLIError', 'method_settings', 'plan_method',
+           'run_method', 'select_columns', 'read_numeric_csv', 'read_mean', 'check_output', 'privacy_statement',
+           'estimator_for', 'parse_radius', 'fit_estimator', 'released_components', 'fit_record', 'site_renderer',
+           'render_docs', 'build_parser', 'main']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
 class Method(NamedTuple):
@@ -88,42 +97,134 @@ def run_method(method: str, X, k: int, epsilon: float, delta: float | None = Non
     return np.asarray(V).T, info
 
 # %% ../nbs/09_cli/00_cli.ipynb #e4b306d8
-def read_numeric_csv(path, delimiter: str = ","):
-    "Read a numeric CSV file; return `(X, column_names or None)`; raise CLIError with a one-line message."
-    path = Path(path)
-    if not path.exists(): raise CLIError(f"DATA: no such file: {path}")
-    if path.is_dir(): raise CLIError(f"DATA: {path} is a directory, expected a CSV file")
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        rows = [r for r in csv.reader(fh, delimiter=delimiter) if r and any(x.strip() for x in r)]
-    if not rows: raise CLIError(f"DATA: {path} is empty")
-    def num(x):
-        try: return float(x)
-        except ValueError: return None
+def _data_text(path, what: str = "DATA") -> tuple[str, str]:
+    "The text of a CSV: a path (gzip-compressed if it starts with gzip's magic bytes) or '-' (standard input); and its name for errors."
+    if str(path) == "-":
+        raw, name = (sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()), "standard input"
+    else:
+        path = Path(path)
+        if not path.exists(): raise CLIError(f"{what}: no such file: {path}")
+        if path.is_dir(): raise CLIError(f"{what}: {path} is a directory, expected a CSV file")
+        raw, name = path.read_bytes(), str(path)
+    if raw[:2] == b"\x1f\x8b":
+        try: raw = gzip.decompress(raw)
+        except (OSError, EOFError) as e: raise CLIError(f"{what}: {name} is not a readable gzip file ({e})") from None
+    elif name.endswith(".gz"): raise CLIError(f"{what}: {name} ends in .gz but is not gzip-compressed")
+    try: return raw.decode("utf-8-sig"), name
+    except UnicodeDecodeError as e: raise CLIError(f"{what}: {name} is not UTF-8 text (byte {e.start})") from None
+
+def select_columns(spec: str, header, width: int, flag: str = "--columns") -> list:
+    "The 0-based indices named by `spec`: comma-separated header names or 1-based column numbers; a CLIError naming `flag`."
+    tokens = [t.strip() for t in str(spec).split(",")]
+    if not any(tokens) or not all(tokens):
+        raise CLIError(f"{flag}: expected a comma-separated list of column names or 1-based column numbers, got {spec!r}")
+    out = []
+    for t in tokens:
+        if header is not None and t in header: j = header.index(t)
+        elif t.isdigit():
+            j = int(t) - 1
+            if not 0 <= j < width: raise CLIError(f"{flag}: column {t} is out of range: the file has columns 1 to {width}")
+        elif header is None: raise CLIError(f"{flag}: {t!r} is not a column number, and the file has no header to name columns")
+        else:
+            names = ", ".join(map(repr, header[:20])) + (", ..." if len(header) > 20 else "")
+            raise CLIError(f"{flag}: no column {t!r}; the columns are {names}")
+        if j in out: raise CLIError(f"{flag}: column {t!r} is given twice")
+        out.append(j)
+    return out
+
+def _read_table(path, delimiter=",", columns=None, drop=None, what="DATA"):
+    "(X, names, has_header) of a numeric CSV, only the selected columns parsed; errors count the data rows from 1."
+    text, name = _data_text(path, what)
+    rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter) if r and any(x.strip() for x in r)]
+    if not rows: raise CLIError(f"{what}: {name} is empty")
+    if all(len(r) == 1 for r in rows[:100]):           # one field per row: a wrong delimiter, or a single column
+        other = [d for d in (";", "\t", ",", "|") if d != delimiter and d in text[:4096]]
+        if other: raise CLIError(f"{what}: every row has a single field; the file looks {other[0]!r}-delimited: "
+                                 f"use --delimiter {other[0]!r}")
     header = None
-    if any(num(x) is None for x in rows[0]): header, rows = [x.strip() for x in rows[0]], rows[1:]
-    if not rows: raise CLIError(f"DATA: {path} has a header but no data rows")
+    if any(_num(x) is None for x in rows[0]): header, rows = [x.strip() for x in rows[0]], rows[1:]
+    if not rows: raise CLIError(f"{what}: {name} has a header but no data rows")
     width = len(header) if header else len(rows[0])
-    out = np.empty((len(rows), width))
     for i, r in enumerate(rows):
-        line = i + 1 + (header is not None)
         if len(r) != width:
             hint = " (wrong --delimiter?)" if width == 1 or len(r) == 1 else ""
-            raise CLIError(f"DATA: line {line} has {len(r)} fields, expected {width}{hint}")
-        for j, x in enumerate(r):
-            v = num(x)
-            if v is None:
+            raise CLIError(f"{what} row {i + 1} has {len(r)} fields, expected {width}{hint}")
+    if columns is not None and drop is not None: raise CLIError("--columns, --drop: give one of them, not both")
+    idx = list(range(width))
+    if columns is not None: idx = select_columns(columns, header, width, "--columns")
+    if drop is not None:
+        gone = set(select_columns(drop, header, width, "--drop"))
+        idx = [j for j in idx if j not in gone]
+        if not idx: raise CLIError(f"--drop: {drop!r} drops every column")
+    names = [header[j] for j in idx] if header else [f"x{j + 1}" for j in idx]
+    label = [repr(h) for h in names] if header else [str(j + 1) for j in idx]
+    sel = rows if idx == list(range(width)) else [[r[j] for j in idx] for r in rows]
+    try: X = np.array(sel, dtype=np.float64).reshape(len(sel), len(idx))
+    except ValueError:                                     # find the first field that is not a number
+        for i, r in enumerate(sel):
+            for j, x in enumerate(r):
+                if _num(x) is not None: continue
                 other = [d for d in (";", "\t", ",", "|") if d != delimiter and d in x]
-                hint = f" (the file looks {other[0]!r}-delimited: use --delimiter {other[0]!r})" if other else ""
-                raise CLIError(f"DATA: line {line}, column {j + 1}: {x!r} is not a number{hint}")
-            out[i, j] = v
-    with open(path, encoding="utf-8-sig") as fh: head = fh.read(4096)
-    if width == 1 and header is None and any(d in head for d in (";", "\t")):
-        raise CLIError("DATA: every row has a single column; wrong --delimiter?")
-    return out, header
+                hint = (f" (the file looks {other[0]!r}-delimited: use --delimiter {other[0]!r})" if other else
+                        " (an empty field: remove or impute missing values first)" if not x.strip() else
+                        " (choose the numeric columns with --columns or --drop)")
+                raise CLIError(f"{what} row {i + 1}, column {label[j]}: {x!r} is not a number{hint}") from None
+        raise
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise CLIError(f"{what} row {i + 1}, column {label[j]}: {sel[i][j]!r} is not a finite number "
+                       "(remove or impute missing values first)")
+    return X, names, header is not None
+
+def _num(x):
+    try: return float(x)
+    except ValueError: return None
+
+def read_numeric_csv(path, delimiter: str = ",", *, columns=None, drop=None):
+    """Read a numeric CSV (a path, a .gz file, or '-' for standard input); return `(X, column names)`.
+
+    The header is optional (a first row with a field that is not a number); without one the columns are named
+    x1, x2, ... by their position. `columns` / `drop`: comma-separated header names or 1-based column numbers (only
+    the chosen columns are parsed). Errors are one-line `CLIError`s that count the data rows from 1."""
+    X, names, _ = _read_table(path, delimiter, columns, drop)
+    return X, names
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #706a67c4
+def read_mean(path, names, delimiter: str = ","):
+    "The public mean of `--mean FILE` for the columns `names`: matched by name if the file has a header, else p numbers in order."
+    M, m_names, has_header = _read_table(path, delimiter, what="--mean")
+    p = len(names)
+    if has_header:
+        if M.shape[0] != 1: raise CLIError(f"--mean: expected one row of values under the header, got {M.shape[0]} rows")
+        missing = [c for c in names if c not in m_names]
+        if missing: raise CLIError(f"--mean: {path} has no column {missing[0]!r} (its header names the mean's columns)")
+        return np.array([M[0, m_names.index(c)] for c in names])
+    v = M.ravel()
+    if min(M.shape) != 1 or v.size != p:
+        raise CLIError(f"--mean: expected p = {p} numbers (one row, or one per line), got a {M.shape[0]} x {M.shape[1]} table")
+    return v
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #0200b7a2
+def check_output(out, data=None) -> tuple:
+    "The components file `out` and its sidecar `out + '.json'`, checked BEFORE any private work (no budget spent on a run that cannot be saved)."
+    files = (Path(out), Path(str(out) + ".json"))
+    for f in files:
+        if f.is_dir(): raise CLIError(f"--out: {f} is a directory, expected a file name")
+        parent = f.parent
+        if not parent.is_dir(): raise CLIError(f"--out: the folder {parent} of {f} does not exist")
+        if not os.access(f if f.exists() else parent, os.W_OK):
+            raise CLIError(f"--out: {f if f.exists() else parent} is not writable")
+        if data is not None and str(data) != "-" and f.exists() and Path(data).exists() and os.path.samefile(f, data):
+            raise CLIError(f"--out: {f} is the input file DATA; choose another name")
+    return files
+
 
 # %% ../nbs/09_cli/00_cli.ipynb #b8311bbe
 NOT_SHOWN = ("Clipped-row counts and other exact functions of the data are curator-only diagnostics "
-             "(not differentially private) and are not shown.")
+             "(not differentially private): they are not shown, nor written to OUT or OUT.json.")
 
 def privacy_statement(info: dict, n: int, *, p: int | None = None, k: int | None = None) -> str:
     "One line stating the guarantee of a release, from the public part of its `info` and the public n, p, k."
@@ -142,6 +243,126 @@ def privacy_statement(info: dict, n: int, *, p: int | None = None, k: int | None
     return (f"Released under {guarantee} ({nb} neighbours): {pub.get('mechanism', '?')}; {shape}"
             + (f"; {', '.join(noise)}" if noise else "") + ".")
 
+# %% ../nbs/09_cli/00_cli.ipynb #15ea5210
+def estimator_for(method: str):
+    "The scikit-learn estimator class that `fit --method method` runs (the one whose registry entry is the method's)."
+    alg = _algorithm(method)
+    from dppca_nb.estimators import ESTIMATORS
+    hits = [cls for _, cls in ESTIMATORS.values() if cls._algorithm_entry().key == alg.key]
+    if not hits: raise CLIError(f"--method: {method!r} ({alg.key}) has no estimator in dppca_nb.estimators")
+    return hits[0]
+
+# an estimator's argument -> the flag a user gave it with (an error about the argument names the flag)
+FLAGS = {"n_components": "-k", "k": "-k", "epsilon": "--epsilon", "delta": "--delta", "radius": "--radius",
+         "centering": "--center", "mean": "--mean", "mean_radius": "--mean-radius", "X": "DATA"}
+
+def _flag_error(e: Exception) -> CLIError:
+    "The estimator's error, its first word (the argument) replaced by the flag that set it."
+    msg = str(e).strip("'\"").splitlines()[0] if str(e) else type(e).__name__
+    arg, sep, rest = msg.partition(":")
+    return CLIError(FLAGS[arg] + sep + rest if sep and arg in FLAGS else msg)
+
+def parse_radius(value, flag: str = "--radius"):
+    "The value of `--radius` (or `flag`): None (not given: the estimator's default), a positive number, or 'private'."
+    if value is None or value == "private": return value
+    try: r = float(value)
+    except ValueError: r = float("nan")
+    if not (math.isfinite(r) and r > 0):
+        raise CLIError(f"{flag}: expected a positive number (the norm bound R, in the units of the data) or "
+                       f"'private', got {value!r}")
+    return r
+
+def fit_estimator(method: str, X, k: int, epsilon: float, delta: float | None = None, *, radius=None, center=None,
+                  mean=None, mean_radius=None, random_state=None):
+    """Fit the estimator of `--method` on X (tight sensitivity, analytic calibration); return it fitted.
+
+    `radius`: None (the default bound 1), a number or 'private'; `center`: None (the estimator's default), 'none',
+    'private' or 'public' (with the public `mean`); `mean_radius`: the bound of the rows for a private mean (None:
+    `radius`; the raw rows are longer than the centred ones). The estimator plans its contract and spends the budget before
+    it reads a record; its curator-only ClippingWarning is not shown (an exact count of the data). Errors name the
+    flags."""
+    alg, cls = _algorithm(method), estimator_for(method)
+    params = cls().get_params()
+    dlt = _delta(method, delta)
+    hi = check_int(X.shape[1], "p") - (alg.k_max == "p-1")
+    if hi < 1: raise CLIError(f"DATA: --method {method} needs at least 2 columns, got {X.shape[1]}")
+    k = check_k(k, hi, name="-k")
+    kw = dict(epsilon=epsilon, random_state=random_state,
+              **{s: v for s, v in (("sensitivity", "tight"), ("calibration", "analytic")) if s in params})
+    if "delta" in params: kw["delta"] = dlt
+    if "n_components" in params: kw["n_components"] = k
+    if radius is not None:
+        if "radius" not in params:
+            raise CLIError(f"--radius: --method {method} clips no rows ({alg.summary}); omit --radius")
+        kw["radius"] = radius
+    if center is not None:
+        if center == "private" and alg.location_invariant:
+            raise CLIError(f"--center: --method {method} is location invariant (a private mean would buy nothing); "
+                           "use --center none or --center public")
+        kw["centering"] = center
+    if mean is not None: kw["mean"] = mean
+    if mean_radius is not None:
+        if "mean_radius" not in params or kw.get("centering", params.get("centering")) != "private":
+            raise CLIError("--mean-radius: only with a private mean (--center private) of a method that clips rows")
+        kw["mean_radius"] = mean_radius
+    from dppca_nb.estimators import ClippingWarning
+    est = cls(**kw)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClippingWarning)     # an exact count of the data: never printed by the CLI
+            est.fit(X)
+    except (ValueError, TypeError) as e: raise _flag_error(e) from None
+    return est
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #1b22caa9
+def _jsonable(v):
+    "Plain JSON values: numpy numbers and arrays as Python ones, tuples as lists, inf and nan as strings."
+    if isinstance(v, dict): return {str(a): _jsonable(b) for a, b in v.items()}
+    if isinstance(v, (list, tuple, np.ndarray)): return [_jsonable(x) for x in v]
+    if isinstance(v, (np.integer,)): return int(v)
+    if isinstance(v, (float, np.floating)): return float(v) if math.isfinite(v) else str(float(v))
+    return v
+
+def released_components(est, k: int) -> tuple:
+    "`(components k x p, ordered, eigenvalues or None)` of a fitted estimator; a covariance estimator's top-k eigenvectors and eigenvalues (post-processing)."
+    if hasattr(est, "components_"):
+        ev = getattr(est, "explained_variance_", None)
+        return (np.asarray(est.components_), bool(getattr(est, "components_ordered_", True)),
+                None if ev is None else np.asarray(ev, dtype=np.float64))
+    C = np.asarray(est.covariance_)
+    return top_k_eigvecs(C, k).T, True, np.linalg.eigvalsh(C)[::-1][:k].copy()
+
+def fit_record(est, method: str, names, comps_file, k: int, ordered: bool, eigenvalues=None, *, radius=None) -> dict:
+    """The sidecar `OUT.json`: the public record of one `fit`. The contract (`as_dict()`, `statement()`), the public
+    inputs, and the released values (the private mean, a privately released radius, the private eigenvalues) where
+    there are any; never the seed (it would let anyone redraw the noise) nor a curator-only diagnostic."""
+    import importlib
+    c, center = est.contract_, est.centering
+    released = {}
+    if center == "private": released["mean"] = est.mean_
+    if getattr(est, "radius", None) == "private": released["radius"] = est.radius_
+    mr = getattr(est, "mean_radius", None)
+    if center == "private" and "private" in (mr, getattr(est, "radius", None) if mr is None else mr):
+        released["mean_radius"] = est.mean_radius_
+    if eigenvalues is not None: released["eigenvalues"] = eigenvalues
+    ev_are = (None if eigenvalues is None else "the private explained variance of the components, in their order"
+              if hasattr(est, "components_") else "the top-k eigenvalues of the private covariance (post-processing)")
+    rows = (f"component 1 to {k}, in decreasing order of private variance" if ordered else
+            f"basis vector 1 to {k} (unordered): an orthonormal basis of the private subspace in no particular "
+            "order; do not read basis vector 1 as the first principal component")
+    rec = dict(dppca_nb=getattr(importlib.import_module("dppca_nb"), "__version__", None), command="dppca fit",
+               method=method, algorithm=_algorithm(method).key, estimator=type(est).__name__,
+               inputs=dict(n=c.n, p=c.p, k=k, epsilon=c.epsilon, delta=c.delta,
+                           radius=1.0 if radius is None else radius, center=center, columns=list(names)),
+               statement=c.statement(), guarantee=c.guarantee, contract=c.as_dict(),
+               components=dict(file=Path(comps_file).name, ordered=ordered, rows=rows, eigenvalues=ev_are),
+               released=released, not_included=NOT_SHOWN)
+    if center == "public": rec["inputs"]["mean"] = est.mean_          # the public mean given with --mean
+    if mr is not None: rec["inputs"]["mean_radius"] = mr
+    return _jsonable(rec)
+
+
 # %% ../nbs/09_cli/00_cli.ipynb #8ec455c0
 def _nbs_dir():
     "The notebooks folder of a checkout (nbs/ with index.ipynb), searched from this module and from the working directory."
@@ -152,11 +373,34 @@ def _nbs_dir():
             if d.name == "nbs" and (d / "index.ipynb").is_file(): return d
     raise CLIError("docs: the notebooks (nbs/) were not found; run from a checkout of dppca_nb")
 
-def render_docs(out_dir, notebooks=None) -> Path:
-    "Render notebooks (default: all of nbs/) to HTML in `out_dir` with an index page; return the index path."
+def site_renderer(nbs=None):
+    "The checkout's `tools/render_docs.py` (found next to nbs/), imported by path; None where the checkout has none."
+    import importlib.util
+    path = Path(nbs or _nbs_dir()).parent / "tools" / "render_docs.py"
+    if not path.is_file(): return None
+    name = "dppca_nb_checkout_render_docs"
+    if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(path): return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod                  # its dataclasses look their module up there
+    try: spec.loader.exec_module(mod)
+    except BaseException:
+        del sys.modules[name]; raise
+    return mod
+
+def render_docs(out_dir, notebooks=None, *, mathjax=None, api: bool = True, site: bool | None = None) -> Path:
+    """Render notebooks (default: all of nbs/) to offline HTML in `out_dir`; return the index page.
+
+    From a checkout with `tools/render_docs.py` (and `site` not False): its site (bundled MathJax, pages as nbdev
+    shows them, chapter pages, the API reference unless `api=False`). Otherwise: plain nbconvert pages and an index."""
+    src = _nbs_dir()
+    tool = site_renderer(src) if site is not False else None
+    if site and tool is None: raise CLIError(f"docs: no {src.parent / 'tools' / 'render_docs.py'} in this checkout")
+    if tool is not None:
+        try: return tool.render_site(out_dir, notebooks, nbs=src, mathjax=mathjax, api=api)
+        except tool.DocsError as e: raise CLIError(str(e)) from None
     import nbformat
     from nbconvert import HTMLExporter
-    src = _nbs_dir()
     nbs = sorted(p for p in src.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts) if not notebooks else [Path(n) if Path(n).exists() else src / n for n in notebooks]
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     exporter = HTMLExporter(template_name="lab")
@@ -176,14 +420,20 @@ def render_docs(out_dir, notebooks=None) -> Path:
     (out / "index.html").write_text(index, encoding="utf-8")
     return out / "index.html"
 
+
 # %% ../nbs/09_cli/00_cli.ipynb #7cccdf03
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+def _version() -> str:
+    import importlib
+    return getattr(importlib.import_module("dppca_nb"), "__version__", "unknown")
+
 def build_parser() -> argparse.ArgumentParser:
     "The `dppca` argument parser with its subcommands."
     p = _Parser(prog="dppca", description="Differentially private PCA: reproduce the papers' studies, or run a private PCA on your data.")
+    p.add_argument("--version", action="version", version=f"dppca (dppca_nb) {_version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     r = sub.add_parser("reproduce", help="run the registered studies and write CSVs, figures and a report",
                        description="Run the papers' studies (see `dppca studies`); write each study's raw results (CSV) and figure "
@@ -195,56 +445,110 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(mode="quick")
     r.add_argument("--only", nargs="+", metavar="NAME", help="run only these studies")
     r.add_argument("--out", default="dppca_results", metavar="DIR", help="output folder (default: dppca_results)")
-    r.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    r.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1; with --scheduler local, its workers)")
     r.add_argument("--seed", type=int, default=0, metavar="S", help="master seed (default 0)")
     r.add_argument("--cache", default=None, metavar="DIR", help="cache folder (default: OUT/cache)")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    r.add_argument("--scheduler", default=None, metavar="WHERE",
+                   help="run the repetitions on Dask: 'local' (a LocalCluster started here, --jobs workers) or a scheduler "
+                        "address such as tcp://host:8786 (default: in this process)")
     f = sub.add_parser("fit", help="private PCA of a numeric CSV file",
-                       description="Read a numeric CSV (header optional), run a differentially private PCA and write the k "
-                                   "components (one per row) to --out; print one line stating the privacy guarantee. "
-                                   "Methods: " + "; ".join(f"{k}: {v[3]}" for k, v in METHODS.items()) + ".")
-    f.add_argument("data", metavar="DATA.csv", help="numeric CSV file, one record per row")
+                       description="Read a numeric CSV (header optional; a .gz file, or - for standard input), run a "
+                                   "differentially private PCA and write the k components (one per row) to --out and the "
+                                   "public record of the release (the contract, its statement, the released values) to "
+                                   "OUT.json; print one line stating the privacy guarantee. Methods: "
+                                   + "; ".join(f"{k}: {v[3]}" for k, v in METHODS.items()) + ".")
+    f.add_argument("data", metavar="DATA", help="numeric CSV file, one record per row (.gz: gzip-compressed; -: standard input)")
     f.add_argument("--method", required=True, metavar="METHOD", help="one of: " + ", ".join(METHODS))
     f.add_argument("-k", "--components", dest="k", type=int, required=True, metavar="K", help="number of components")
     f.add_argument("--epsilon", type=float, required=True, metavar="E", help="privacy parameter epsilon > 0")
     f.add_argument("--delta", type=float, default=None, metavar="D", help="privacy parameter delta in (0, 1); 0 or omitted for pure-DP methods")
-    f.add_argument("--out", default="components.csv", metavar="FILE", help="where to write the components (default components.csv)")
+    f.add_argument("--radius", default=None, metavar="R",
+                   help="the norm bound: every row (after centring) is clipped to ||x|| <= R before the noise, in the units "
+                        "of the data; or 'private': estimated privately (a share of epsilon). Default 1, which suits only "
+                        "data scaled to the unit ball")
+    f.add_argument("--center", choices=("none", "private", "public"), default=None,
+                   help="centring: a private mean (a share of the budget), a public mean (--mean), or none "
+                        "(default: the method's estimator's default)")
+    f.add_argument("--mean-radius", default=None, metavar="R",
+                   help="with --center private: the norm bound of the raw rows for the private mean (a number or 'private'; "
+                        "default: --radius)")
+    f.add_argument("--mean", default=None, metavar="FILE",
+                   help="the public mean for --center public: a CSV with one row (a header names its columns) or p numbers")
+    cols = f.add_mutually_exclusive_group()
+    cols.add_argument("--columns", default=None, metavar="LIST", help="use only these columns: header names or 1-based numbers, comma-separated")
+    cols.add_argument("--drop", default=None, metavar="LIST", help="use every column but these (names or 1-based numbers)")
+    f.add_argument("--out", default="components.csv", metavar="FILE",
+                   help="where to write the components (default components.csv); the public record goes to FILE.json")
     f.add_argument("--delimiter", default=",", metavar="C", help="field delimiter (default ',')")
-    f.add_argument("--seed", type=int, default=None, metavar="S", help="seed for repeatable runs (default: fresh OS entropy)")
+    f.add_argument("--seed", type=int, default=None, metavar="S",
+                   help="seed for repeatable runs (default: fresh OS entropy); never written out: it would let anyone redraw the noise")
     sub.add_parser("studies", help="list the registered studies")
-    d = sub.add_parser("docs", help="render the notebooks to offline HTML pages")
+    d = sub.add_parser("docs", help="render the notebooks to offline HTML pages",
+                       description="Render the notebooks of this checkout to an offline site: with tools/render_docs.py (a "
+                                   "checkout's), pages as nbdev shows them with bundled MathJax and an API reference; "
+                                   "otherwise (or with --plain) nbconvert's pages and an index.")
     d.add_argument("--out", default="docs_html", metavar="DIR", help="output folder (default docs_html)")
-    d.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="render only these notebooks")
+    d.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="render only these notebooks (e.g. 02_privacy/00_mechanisms)")
+    d.add_argument("--mathjax", default=None, metavar="DIR", help="a MathJax 2 folder (default: jupyter-server-mathjax's copy)")
+    d.add_argument("--no-api", action="store_true", help="skip the API reference page")
+    d.add_argument("--plain", action="store_true", help="nbconvert's pages, without tools/render_docs.py")
     a = sub.add_parser("app", help="serve the explorers as a web app on localhost (Voila)")
     a.add_argument("--port", type=int, default=8866, help="port on 127.0.0.1 (default 8866)")
     a.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    a.add_argument("--cull-idle-timeout", type=int, default=None, metavar="SECONDS",
+                   help="stop a kernel left without a page after this many idle seconds (default: the app's, 300)")
     return p
 
+DEFAULT_RADIUS_NOTE = ("Rows were clipped to the default norm bound ||x|| <= 1 (--radius not given): on data of other "
+                       "scales choose --radius R (a public bound on the row norms) or --radius private.")
+
 def _cmd_fit(a):
-    X, header = read_numeric_csv(a.data, a.delimiter)
-    contract = plan_method(a.method, X.shape[0], X.shape[1], a.k, a.epsilon, a.delta)   # public: n, p, k, the budget
-    comps, info = run_method(a.method, X, a.k, a.epsilon, a.delta, random_state=a.seed)
-    bad = plan_mismatches(contract, info)
-    if bad: raise RuntimeError(f"internal: --method {a.method} did not release what its contract states: {'; '.join(bad)}")
-    names = header or [f"x{j}" for j in range(X.shape[1])]
-    with open(a.out, "w", newline="") as fh:
-        w = csv.writer(fh); w.writerow(["component"] + names)
+    _algorithm(a.method)                                       # an unknown --method first
+    out, side = check_output(a.out, a.data)                   # before any private work: the run can be saved
+    radius = parse_radius(a.radius)
+    parse_radius(a.mean_radius, "--mean-radius")
+    center = a.center
+    if a.mean is not None:
+        if center not in (None, "public"): raise CLIError(f"--mean: only with --center public, got --center {center}")
+        center = "public"
+    elif center == "public": raise CLIError("--center: 'public' needs the public mean: --mean FILE")
+    X, names = read_numeric_csv(a.data, a.delimiter, columns=a.columns, drop=a.drop)
+    mean = read_mean(a.mean, names, a.delimiter) if a.mean is not None else None
+    est = fit_estimator(a.method, X, a.k, a.epsilon, a.delta, radius=radius, center=center, mean=mean,
+                        mean_radius=parse_radius(a.mean_radius, "--mean-radius"), random_state=a.seed)
+    comps, ordered, ev = released_components(est, a.k)
+    with open(out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["component" if ordered else "basis vector (unordered)"] + names)
         for i, row in enumerate(comps): w.writerow([i + 1] + [repr(float(v)) for v in row])
-    print(contract.statement())
+    rec = fit_record(est, a.method, names, out, comps.shape[0], ordered, ev, radius=radius)
+    side.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+    print(est.contract_.statement())
+    if radius is None and "radius" in est.get_params(): print(DEFAULT_RADIUS_NOTE)
     print(NOT_SHOWN)
-    print(f"Wrote {comps.shape[0]} components of {comps.shape[1]} features to {a.out}.")
+    what = (f"{comps.shape[0]} components" if ordered else
+            f"{comps.shape[0]} basis vectors (unordered: an orthonormal basis of the private subspace, in no order)")
+    print(f"Wrote {what} of {comps.shape[1]} features to {a.out}, and the public record to {a.out}.json.")
+
+def _check_scheduler(s):
+    if s is None or s == "local" or "://" in s: return s
+    raise CLIError(f"--scheduler: expected 'local' or a Dask scheduler address such as tcp://host:8786, got {s!r}")
 
 def _cmd_reproduce(a):
     from dppca_nb.experiments.registry import reproduce, load_all_studies
     if a.jobs < 1: raise CLIError(f"--jobs: expected a positive integer, got {a.jobs}")
+    scheduler = _check_scheduler(a.scheduler)
     names = a.only
     if names:
         known = load_all_studies()
         bad = [n for n in names if n not in known]
         if bad: raise CLIError(f"--only: unknown studies {', '.join(bad)}; see `dppca studies`")
     out = Path(a.out)
-    report = reproduce(out, mode=a.mode, only=names, seed=a.seed, jobs=a.jobs, cache_dir=a.cache or out / "cache",
-                       progress=not a.no_progress)
+    try:
+        report = reproduce(out, mode=a.mode, only=names, seed=a.seed, jobs=a.jobs, cache_dir=a.cache or out / "cache",
+                           progress=not a.no_progress, scheduler=scheduler)
+    except ImportError as e: raise CLIError(f"--scheduler: {e}") from None
     print(f"Report: {report} (and {report.with_suffix('.html')})")
 
 def _cmd_studies(a):
@@ -253,10 +557,17 @@ def _cmd_studies(a):
         if st.family != "demo": print(f"{name:40s} {st.family:12s} {st.caption[:70]}")
 
 def _cmd_app(a):
+    kw = {}
+    if a.cull_idle_timeout is not None:
+        if a.cull_idle_timeout < 1: raise CLIError(f"--cull-idle-timeout: expected a positive number of seconds, got {a.cull_idle_timeout}")
+        kw["cull_idle_timeout"] = a.cull_idle_timeout
     try:
         from dppca_nb.teach.widgets import serve_app
-        serve_app(port=a.port, open_browser=not a.no_browser)
+        serve_app(port=a.port, open_browser=not a.no_browser, **kw)
     except ImportError as e: raise CLIError(f"app: {e}") from None
+
+def _cmd_docs(a):
+    print(f"Docs: {render_docs(a.out, a.only, mathjax=a.mathjax, api=not a.no_api, site=False if a.plain else None)}")
 
 def main(argv=None) -> int:
     "Entry point of the `dppca` console script; returns the exit status."
@@ -265,13 +576,14 @@ def main(argv=None) -> int:
     if a.command is None: parser.print_help(); return 0
     try:
         {"fit": _cmd_fit, "reproduce": _cmd_reproduce, "studies": _cmd_studies, "app": _cmd_app,
-         "docs": lambda a: print(f"Docs: {render_docs(a.out, a.only)}")}[a.command](a)
+         "docs": _cmd_docs}[a.command](a)
     except CLIError as e:
         print(f"dppca {a.command}: error: {e}", file=sys.stderr); return 2
     except (ValueError, TypeError, KeyError, OSError) as e:
         msg = str(e).strip("'\"").splitlines()[0] if str(e) else type(e).__name__
         print(f"dppca {a.command}: error: {msg}", file=sys.stderr); return 2
     return 0
+
 
 # %% ../nbs/09_cli/00_cli.ipynb #d1cf997d
 #| eval: false
