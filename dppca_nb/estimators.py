@@ -13,7 +13,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, ClassNamePrefixFeature
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.utils.validation import check_is_fitted, validate_data
 from .core.validation import (as_generator, check_epsilon, check_delta, check_positive, check_choice, check_k,
-                           check_int, clip_rows, DIAGNOSTICS_KEY, Diagnostics, add_diagnostics)
+                           check_int, clip_rows, DIAGNOSTICS_KEY, Diagnostics, add_diagnostics,
+                                      PrivacyWarning)
 from .privacy.mechanisms import (gaussian_sigma,
                                  snapping_grid, snapping_laplace, snapping_scale)
 from .privacy.accounting import PrivacyAccountant, BudgetExceededError, split_budget
@@ -457,6 +458,14 @@ class _PrivateFit:
     def _tags_nondeterministic(self, tags):
         tags.non_deterministic = True        # the output is random; repeatable only with an int random_state
         return tags
+
+    def __getstate__(self):
+        "Pickling (joblib workers, saving a model) copies a shared accountant: warn, since a copy's spends never reach the original."
+        if getattr(self, "accountant", None) is not None:
+            warnings.warn(f"{type(self).__name__}: pickled with a shared accountant; the unpickled copy (e.g. in a "
+                          "GridSearchCV(n_jobs > 1) worker) spends on a copy of the ledger that this process never sees. "
+                          "Use n_jobs=1 with a shared accountant.", PrivacyWarning, stacklevel=2)
+        return super().__getstate__()
 
     def __sklearn_clone__(self):
         "scikit-learn's clone, with a shared `accountant` passed by reference (a deep copy would never see the clone's spends)."

@@ -129,6 +129,14 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         tags.non_deterministic = True
         return tags
 
+    def __getstate__(self):
+        "Pickling copies a shared accountant: warn, as the estimators do."
+        if self.accountant is not None:
+            warnings.warn("PrivateStandardScaler: pickled with a shared accountant; the unpickled copy spends on a copy "
+                          "of the ledger that this process never sees. Use n_jobs=1 with a shared accountant.",
+                          PrivacyWarning, stacklevel=2)
+        return super().__getstate__()
+
     def __sklearn_clone__(self):
         "scikit-learn's clone with a shared `accountant` passed by reference."
         new = BaseEstimator.__sklearn_clone__(self)
