@@ -167,7 +167,7 @@ def smooth_gap_figure(n: int = 100_000, epsilon: float = 1.0, delta: float = 1e-
     fig.bracket = {}
     for m, col in (("smooth_gaussian", "C3"), ("smooth_cauchy", "C3"), ("analyze_gauss", "C0")):
         if m not in rows[0]: continue
-        get = lambda key: np.array([r[m][key] for r in rows])
+        get = lambda key, m=m: np.array([r[m][key] for r in rows])
         draw_bracket(ax, x, get("lower"), get("upper"), get("hold"), color=col, name=names[m],
                      why_not="rows clipped: P(some row has norm > 1) > 1%")
         ax.errorbar(x, get("mean"), yerr=get("sd"), fmt="o", color=col, mec="k", mew=0.6, ms=5, capsize=2,

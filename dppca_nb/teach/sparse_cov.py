@@ -13,7 +13,7 @@ from ..algorithms.sparse_cov import (block_covariance, banded_covariance, column
                                  hard_threshold)
 from ..experiments.sparse_cov import estimates_from_moment
 from ..theory.error_bounds import error_bounds
-from .local import draw_bracket, draw_measured, log_axes
+from .local import draw_bracket, log_axes
 
 
 # %% auto #0
