@@ -5,6 +5,7 @@
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #a3516df9
 from __future__ import annotations
 import functools
+import inspect
 import math
 import numpy as np
 from ..data.datasets import spiked_covariance, wishart_second_moment
@@ -18,20 +19,26 @@ from ..theory.bounds import theorem1_lower, theorem2_upper, theorem3_lower, theo
 
 
 # %% auto #0
-__all__ = ['RATE_LABEL', 'BOUNDS_NOTICE', 'LOCAL_SPARSE_NOTICE', 'bounds_along', 'log_axes', 'draw_bracket', 'draw_measured',
-           'rate_note', 'bounds_figure', 'local_sparse_figure', 'bounds_explorer', 'local_sparse_explorer']
+__all__ = ['RATE_LABEL', 'LOCAL_NOISE_SHAPE', 'RELEASE_NOISE_SHAPE', 'BOUNDS_NOTICE', 'LOCAL_SPARSE_NOTICE', 'bounds_along',
+           'log_axes', 'draw_bracket', 'draw_measured', 'rate_note', 'bounds_figure', 'local_sparse_figure',
+           'bounds_explorer', 'local_sparse_explorer']
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f66958b2
 RATE_LABEL = "rate (constants unknown)"
+# the noise shapes the package's releases use by default; the explorers pass them to the release and to error_bounds alike
+LOCAL_NOISE_SHAPE = inspect.signature(local_second_moment_wishart).parameters["noise_shape"].default
+RELEASE_NOISE_SHAPE = inspect.signature(gaussian_second_moment_release).parameters["noise_shape"].default
 
 @functools.lru_cache(maxsize=512)
-def _bounds_cached(method, n, p, k, epsilon, delta, eigenvalues, data):
-    return error_bounds(method, n, p, k, epsilon, delta, eigenvalues=np.array(eigenvalues), data=data)
+def _bounds_cached(method, n, p, k, epsilon, delta, eigenvalues, data, noise_shape):
+    kw = {} if method == "local_sparse" else dict(noise_shape=noise_shape)
+    return error_bounds(method, n, p, k, epsilon, delta, eigenvalues=np.array(eigenvalues), data=data, **kw)
 
-def bounds_along(method: str, ns, p: int, k: int, epsilon: float, delta: float, eigenvalues, *, data: str = "gaussian") -> dict:
+def bounds_along(method: str, ns, p: int, k: int, epsilon: float, delta: float, eigenvalues, *, data: str = "gaussian",
+                 noise_shape: str = RELEASE_NOISE_SHAPE) -> dict:
     "`error_bounds` at every n of `ns` (cached: a redraw that changes only the marker recomputes nothing): arrays lower, upper, hold, and the notes."
     ev = tuple(float(v) for v in np.sort(np.asarray(eigenvalues, dtype=np.float64))[::-1])
-    bs = [_bounds_cached(method, int(round(m)), int(p), int(k), float(epsilon), float(delta), ev, data) for m in ns]
+    bs = [_bounds_cached(method, int(round(m)), int(p), int(k), float(epsilon), float(delta), ev, data, noise_shape) for m in ns]
     return dict(n=np.asarray(ns, dtype=np.float64), lower=np.array([b.lower for b in bs]), upper=np.array([b.upper for b in bs]),
                 hold=np.array([b.conditions_hold for b in bs]), cap=bs[0].cap, notes=bs[0].notes)
 
@@ -61,7 +68,7 @@ def draw_bracket(ax, x, lower, upper, hold, *, color, name, why_not=None):
         left, right = np.concatenate([t[:1], mid]), np.concatenate([mid, t[-1:]])
         if (x > 0).all(): left, right = np.exp(left), np.exp(right)
         for j, i in enumerate(np.flatnonzero(~ok)):
-            ax.axvspan(left[i], right[i], facecolor="none", edgecolor=color, hatch="///", lw=0, alpha=0.7,
+            ax.axvspan(left[i], right[i], facecolor="none", edgecolor=color, hatch="///", lw=0, alpha=0.4,
                        label=f"{name}: conditions fail ({why_not or 'see notes'})" if j == 0 else "_nolegend_")
 
 def draw_measured(ax, x, errors, *, color, name, marker="o"):
@@ -118,19 +125,20 @@ def bounds_figure(n: float = 1e5, p: int = 40, k: int = 5, s: int | None = None,
     loc, cen = np.empty((n_points, reps)), np.empty((n_points, reps))
     for i, m in enumerate(ns):
         for r in range(reps):
-            # noise_shape 'upper' (the papers' construction) in both releases: the one error_bounds is derived for
-            S, _ = local_second_moment_wishart(Sigma, int(m), epsilon, delta, noise_shape="upper", random_state=rng)
+            # each release's default noise shape, the one its bounds below are evaluated for
+            S, _ = local_second_moment_wishart(Sigma, int(m), epsilon, delta, noise_shape=LOCAL_NOISE_SHAPE, random_state=rng)
             loc[i, r] = subspace_distance(top_k_eigvecs(S, k), V)
             if central:
                 C, _ = gaussian_second_moment_release(wishart_second_moment(Sigma, int(m), rng), int(m), epsilon, delta,
-                                                      noise_shape="upper", random_state=rng)
+                                                      noise_shape=RELEASE_NOISE_SHAPE, random_state=rng)
                 cen[i, r] = subspace_distance(top_k_eigvecs(C, k), V)
     own = ax is None
     fig, ax = plt.subplots(figsize=(7.5, 4.6)) if own else (ax.figure, ax)
     fig.bracket, notes = {}, []
-    methods = [("local_gaussian", "Algorithm 1 (local)", "C1", loc)] + ([("analyze_gauss", "Analyze Gauss (central)", "C0", cen)] if central else [])
-    for method, name, col, errs in methods:
-        b = bounds_along(method, ns, p, k, epsilon, delta, ev)
+    methods = ([("local_gaussian", "Algorithm 1 (local)", "C1", loc, LOCAL_NOISE_SHAPE)]
+               + ([("analyze_gauss", "Analyze Gauss (central)", "C0", cen, RELEASE_NOISE_SHAPE)] if central else []))
+    for method, name, col, errs, shape in methods:
+        b = bounds_along(method, ns, p, k, epsilon, delta, ev, noise_shape=shape)
         draw_bracket(ax, ns, b["lower"], b["upper"], b["hold"], color=col, name=name)
         mean, sd, se = draw_measured(ax, ns, errs, color=col, name=name)
         fig.bracket[method] = dict(b, mean=mean, sd=sd, se=se)
@@ -171,7 +179,7 @@ def local_sparse_figure(n: float = 1e8, p: int = 40, k: int = 2, s: int = 8, eps
     for i, m in enumerate(ns):
         penalty = sparse_lambda(int(m), p, sigma)                  # the default rule: data-independent (n, p, sigma)
         for r in range(reps):
-            S, _ = local_second_moment_wishart(Sigma, int(m), epsilon, delta, noise_shape="upper", random_state=rng)   # as error_bounds
+            S, _ = local_second_moment_wishart(Sigma, int(m), epsilon, delta, noise_shape=LOCAL_NOISE_SHAPE, random_state=rng)
             e1[i, r] = subspace_distance(top_k_eigvecs(S, k), V)  # Algorithm 1 on the same reports
             warm = fantope_admm(S, k, penalty, tol=tol, max_iter=max_iter, warm_start=warm)
             iters += warm.n_iter
@@ -179,7 +187,7 @@ def local_sparse_figure(n: float = 1e8, p: int = 40, k: int = 2, s: int = 8, eps
     own = ax is None
     fig, ax = plt.subplots(figsize=(7.5, 4.6)) if own else (ax.figure, ax)
     fig.bracket, notes = {}, []
-    b1 = bounds_along("local_gaussian", ns, p, k, epsilon, delta, ev)
+    b1 = bounds_along("local_gaussian", ns, p, k, epsilon, delta, ev, noise_shape=LOCAL_NOISE_SHAPE)
     draw_bracket(ax, ns, b1["lower"], b1["upper"], b1["hold"], color="C1", name="Algorithm 1")
     m1, sd1, se1 = draw_measured(ax, ns, e1, color="C1", name="Algorithm 1")
     b2 = bounds_along("local_sparse", ns, p, k, epsilon, delta, ev)
@@ -239,8 +247,9 @@ def _explorer(figure, sl, title, notice):
 
 BOUNDS_NOTICE = ("Both errors fall between their lower and upper bounds as n and epsilon grow, but the local one "
                  "(orange) needs about the square of the central one's n for the same error: the local model's price of sqrt(n).")
-LOCAL_SPARSE_NOTICE = ("Algorithm 2 (green) leaves the random level before Algorithm 1 on the same reports, but only "
-                       "Algorithm 1's error has a bracket: Algorithm 2's bounds are 0 and the largest distance (hatched).")
+LOCAL_SPARSE_NOTICE = ("On the same reports Algorithm 2 (green) falls from the random level about as Algorithm 1 does, "
+                       "but only Algorithm 1's error has a bracket: Algorithm 2's bounds are 0 and the largest distance "
+                       "(hatched), no bound with explicit constants being derived for it.")
 
 def bounds_explorer():
     "Sliders for n (log scale, up to 1e12), p, k, s, epsilon, delta and the spike lambda, redrawing `bounds_figure`."

@@ -19,12 +19,13 @@ from .local import draw_bracket
 
 
 # %% auto #0
-__all__ = ['ROBUST_EXPLORER_METHODS', 'ROBUST_DELTA', 'ROBUST_FRACTIONS', 'ROBUST_NOTICE', 'robustness_errors',
+__all__ = ['ROBUST_EXPLORER_METHODS', 'ROBUST_DELTA', 'AG_NOISE_SHAPE', 'ROBUST_FRACTIONS', 'ROBUST_NOTICE', 'robustness_errors',
            'robust_scatter_eigenvalues', 'robustness_bounds', 'robustness_figure', 'robustness_explorer']
 
 # %% ../../nbs/08_teach/03_robust_explorer.ipynb #ee6098f2
 ROBUST_EXPLORER_METHODS = ("g-DPPCA (spherical)", "g-DPPCA (winsorized)", "AG (R=sqrt p)", "AG (R=5 sqrt p)")
 ROBUST_DELTA = 1e-5
+AG_NOISE_SHAPE = inspect.signature(analyze_gauss).parameters["noise_shape"].default   # its bound is evaluated for the same
 
 def _radius(m, p): return math.sqrt(p) if m == "AG (R=sqrt p)" else 5 * math.sqrt(p)
 
@@ -49,9 +50,8 @@ def robustness_errors(df: float = float("inf"), fraction: float = 0.05, n: int =
         X, _, V = _sample(df, fraction, int(n), p, k, rng)
         errs["g-DPPCA (spherical)"].append(subspace_distance(g_dppca(X, k, epsilon, ROBUST_DELTA, **kw), V))
         errs["g-DPPCA (winsorized)"].append(subspace_distance(g_dppca(X, k, epsilon, ROBUST_DELTA, transform="winsorized", **kw), V))
-        for m in ROBUST_EXPLORER_METHODS[2:]:      # the papers' 'upper' noise: the construction error_bounds is derived for
-            errs[m].append(subspace_distance(analyze_gauss(X, k, epsilon, ROBUST_DELTA, radius=_radius(m, p),
-                                                           noise_shape="upper", **kw), V))
+        for m in ROBUST_EXPLORER_METHODS[2:]:
+            errs[m].append(subspace_distance(analyze_gauss(X, k, epsilon, ROBUST_DELTA, radius=_radius(m, p), **kw), V))
     return {m: (float(np.mean(e)), float(np.std(e, ddof=1) / math.sqrt(reps)) if reps > 1 else 0.0)
             for m, e in errs.items()}
 
@@ -79,7 +79,8 @@ def robustness_bounds(df: float = float("inf"), fraction: float = 0.05, n: int =
         elif not math.isinf(df): out[m] = none("t rows: the bound needs Gaussian rows")
         else:
             R = _radius(m, p)
-            b = error_bounds("analyze_gauss", int(n), p, k, epsilon, ROBUST_DELTA, eigenvalues=lam / R ** 2, data="clipped")
+            b = error_bounds("analyze_gauss", int(n), p, k, epsilon, ROBUST_DELTA, eigenvalues=lam / R ** 2, data="clipped",
+                             noise_shape=AG_NOISE_SHAPE)
             q = clip_probability(lam / R ** 2, int(n))
             out[m] = dict(lower=b.lower, upper=b.upper, hold=b.conditions_hold,
                           why=None if b.conditions_hold else f"rows clipped at R: P(some row clipped) <= {q:.2g}, above 1%")

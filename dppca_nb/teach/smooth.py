@@ -5,6 +5,7 @@
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #c2671278
 from __future__ import annotations
 import functools
+import inspect
 import math
 import numpy as np
 from ..core.validation import check_positive, check_epsilon, check_delta, check_k, as_generator, clip_rows
@@ -20,8 +21,8 @@ from .local import draw_bracket, log_axes
 
 
 # %% auto #0
-__all__ = ['SMOOTH_FLOOR', 'SMOOTH_NOTICE', 'release_errors', 'smooth_spectrum', 'gaussian_spike', 'smooth_errors',
-           'smooth_sensitivity_figure', 'smooth_gap_figure', 'smooth_sensitivity_explorer']
+__all__ = ['SMOOTH_FLOOR', 'RELEASE_NOISE_SHAPE', 'SMOOTH_NOTICE', 'release_errors', 'smooth_spectrum', 'gaussian_spike',
+           'smooth_errors', 'smooth_sensitivity_figure', 'smooth_gap_figure', 'smooth_sensitivity_explorer']
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #5a796554
 def release_errors(X, V, k: int, epsilon: float, delta: float, reps: int, random_state=None, *, U=None):
@@ -54,9 +55,13 @@ def gaussian_spike(n: int, p: int, k: int, gap: float, random_state=None):
     Q = random_orthonormal(p, p, rng)
     return sample_gaussian((Q * smooth_spectrum(p, k, gap)) @ Q.T, int(n), rng), Q[:, :k]
 
+# Analyze Gauss's release noise: its package default, passed to the release and to error_bounds alike
+RELEASE_NOISE_SHAPE = inspect.signature(gaussian_second_moment_release).parameters["noise_shape"].default
+
 @functools.lru_cache(maxsize=256)
 def _smooth_bounds(method, n, p, k, epsilon, delta, gap):
-    return error_bounds(method, n, p, k, epsilon, delta, eigenvalues=smooth_spectrum(p, k, gap), data="clipped")
+    kw = dict(noise_shape=RELEASE_NOISE_SHAPE) if method == "analyze_gauss" else {}
+    return error_bounds(method, n, p, k, epsilon, delta, eigenvalues=smooth_spectrum(p, k, gap), data="clipped", **kw)
 
 def smooth_errors(gap: float = 0.01, n: int = 100_000, epsilon: float = 1.0, delta: float = 1e-5, *, p: int = 10, k: int = 1,
                   reps: int = 6, random_state=0) -> dict:
@@ -74,8 +79,8 @@ def smooth_errors(gap: float = 0.01, n: int = 100_000, epsilon: float = 1.0, del
         Q = random_orthonormal(p, p, rng)
         W = wishart_second_moment((Q * lam) @ Q.T, n, rng)
         errs[sm].append(subspace_distance(smooth_sensitivity_release(W / n, n, k, eps, dlt, random_state=rng), Q[:, :k]))
-        if dlt > 0:   # the papers' 'upper' noise: the construction error_bounds('analyze_gauss') is derived for
-            C, _ = gaussian_second_moment_release(W, n, eps, dlt, noise_shape="upper", random_state=rng)
+        if dlt > 0:
+            C, _ = gaussian_second_moment_release(W, n, eps, dlt, noise_shape=RELEASE_NOISE_SHAPE, random_state=rng)
             errs["analyze_gauss"].append(subspace_distance(top_k_eigvecs(C, k), Q[:, :k]))
     out = {}
     for m, e in errs.items():

@@ -5,20 +5,22 @@
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #b9f9c285
 from __future__ import annotations
 import functools
+import inspect
 import math
 import numpy as np
 from ..core.validation import as_generator, check_epsilon, check_delta, check_positive, check_choice
 from ..data.datasets import wishart_second_moment
-from ..algorithms.sparse_cov import (block_covariance, banded_covariance, column_sparsity, gaussian_gamma, threshold_level,
-                                 hard_threshold)
+from ..privacy.releases import gaussian_second_moment_release
+from ..algorithms.sparse_cov import (block_covariance, banded_covariance, column_sparsity, gaussian_gamma,
+                                 dp_threshold_postprocess)
 from ..experiments.sparse_cov import estimates_from_moment
 from ..theory.error_bounds import error_bounds
 from .local import draw_bracket, log_axes
 
 
 # %% auto #0
-__all__ = ['THRESHOLD_NOTICE', 'sparse_test_covariance', 'threshold_snapshot', 'threshold_errors', 'threshold_figure',
-           'threshold_curve_figure', 'threshold_explorer']
+__all__ = ['RELEASE_NOISE_SHAPE', 'THRESHOLD_NOTICE', 'sparse_test_covariance', 'threshold_snapshot', 'threshold_errors',
+           'threshold_figure', 'threshold_curve_figure', 'threshold_explorer']
 
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #0c0ef888
 def sparse_test_covariance(p: int, s: int, *, structure: str = "block", rho: float = 0.6, trace: float = 0.2) -> np.ndarray:
@@ -35,31 +37,37 @@ def _check_np(n, p):
 def threshold_snapshot(n: int = 100_000, p: int = 40, s: int = 3, epsilon: float = 1.0, delta: float = 1e-5,
                        gamma: float | None = None, *, structure: str = "block", rho: float = 0.6, trace: float = 0.2,
                        random_state=0) -> dict:
-    "One draw of the naive and the DP-Thresholding estimates, with the threshold and the errors (a dict)."
+    "One draw of the naive and the DP-Thresholding estimates, with the thresholds and the errors (a dict)."
     _check_np(n, p)
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     Sigma = sparse_test_covariance(int(p), s, structure=structure, rho=rho, trace=trace)
     g = gaussian_gamma(Sigma) if gamma is None else check_positive(gamma, "gamma", allow_zero=True)
     rng = as_generator(random_state)
     S_n = wishart_second_moment(Sigma, int(n), rng) / n
-    est, sigma = estimates_from_moment(S_n, int(n), eps, dlt, gamma=g, random_state=rng)   # the study's noise, threshold, PSD
-    noisy, S_plus = est["naive"], est["dp_threshold"]
-    tau = threshold_level(int(n), int(p), sigma, gamma=g)
-    thresholded = hard_threshold(noisy, tau)           # the step before the PSD projection, for the picture (O(p^2))
+    # the package's release (its default noise shape) and thresholding step, as the study's fast path uses them
+    noisy, info = gaussian_second_moment_release(S_n * n, int(n), eps, dlt, random_state=rng)
+    S_plus, post = dp_threshold_postprocess(noisy, info, n=int(n), gamma=g, return_info=True)
+    thresholded = post["thresholded"]                  # the step before the PSD projection, for the picture
     nrm = float(np.linalg.norm(Sigma, 2))
     true_nz, kept = Sigma != 0, thresholded != 0
-    return dict(Sigma=Sigma, noisy=noisy, thresholded=thresholded, estimate=S_plus, sigma=sigma, gamma=g, tau=tau,
-                tau_sampling=g * math.sqrt(math.log(p) / n), s=column_sparsity(Sigma), norm_sigma=nrm,
+    return dict(Sigma=Sigma, noisy=noisy, thresholded=thresholded, estimate=S_plus, sigma=info["sigma"],
+                sigma_offdiagonal=info.get("sigma_offdiagonal", info["sigma"]), noise_shape=info.get("noise_shape", "upper"),
+                gamma=g, tau=post["tau"], tau_diagonal=post["tau_diagonal"], tau_sampling=post["tau_sampling"],
+                s=column_sparsity(Sigma), norm_sigma=nrm,
                 error_naive=float(np.linalg.norm(noisy - Sigma, 2)) / nrm,
                 error_threshold=float(np.linalg.norm(S_plus - Sigma, 2)) / nrm,
                 kept_true=int((kept & true_nz).sum()), n_true=int(true_nz.sum()), kept_false=int((kept & ~true_nz).sum()))
 
 
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #c63b984c
+# the noise shape of the package's release, which the study's fast path adds: the bounds are evaluated for the same
+RELEASE_NOISE_SHAPE = inspect.signature(gaussian_second_moment_release).parameters["noise_shape"].default
+
 @functools.lru_cache(maxsize=256)
 def _threshold_bounds(n, p, s, structure, rho, trace, epsilon, delta, gamma):
     Sigma = sparse_test_covariance(p, s, structure=structure, rho=rho, trace=trace)
-    return error_bounds("dp_threshold", n, p, epsilon=epsilon, delta=delta, Sigma=Sigma, gamma=gamma)
+    return error_bounds("dp_threshold", n, p, epsilon=epsilon, delta=delta, Sigma=Sigma, gamma=gamma,
+                        noise_shape=RELEASE_NOISE_SHAPE)
 
 def threshold_errors(n: int = 100_000, p: int = 40, s: int = 3, epsilon: float = 1.0, delta: float = 1e-5,
                      gamma: float | None = None, *, structure: str = "block", rho: float = 0.6, trace: float = 0.2,
@@ -95,7 +103,7 @@ def threshold_figure(n: int = 100_000, p: int = 40, s: int = 3, epsilon: float =
     axes = fig.subplots(1, 4, gridspec_kw=dict(width_ratios=[1, 1, 1.3, 1.1]))
     lim = float(np.abs(d["Sigma"]).max()) * 1.5
     for ax, key, title in ((axes[0], "noisy", "noisy covariance (naive, eq. 7)"),
-                           (axes[1], "thresholded", f"thresholded at tau = {d['tau']:.2e}")):
+                           (axes[1], "thresholded", f"thresholded at tau = {d['tau']:.1e} (diagonal {d['tau_diagonal']:.1e})")):
         im = ax.imshow(d[key], cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
         ax.set(title=title, xlabel="column j", ylabel="row i")
         ax.title.set_fontsize(9)
