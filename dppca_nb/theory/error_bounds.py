@@ -10,6 +10,7 @@ import numpy as np
 from scipy import integrate, special, stats
 from ..core.validation import check_epsilon, check_delta, check_k, check_int, check_positive, check_choice
 from ..privacy.mechanisms import gaussian_sigma, second_moment_sensitivity
+from ..privacy.discrete import NOISE_SHAPES
 
 # %% auto #0
 __all__ = ['ERROR_BOUND_METHODS', 'ErrorBounds', 'projection_cap', 'NoiseMoments', 'noise_moments', 'SamplingMoments',
@@ -44,7 +45,7 @@ def projection_cap(p: int, k: int) -> float:
 @dataclass(frozen=True)
 class NoiseMoments:
     "Explicit moments of a symmetric Gaussian noise matrix Z (p x p) against a k-frame V, for the perturbation bounds."
-    kind: str
+    noise_shape: str
     scale: float
     op_mean: float       # upper bound on E||Z||_2
     lipschitz: float     # ||Z||_2 is this Lipschitz in the standard Gaussian coordinates
@@ -59,15 +60,15 @@ class NoiseMoments:
         u = max(a - self.op_mean, 0.0)
         return math.exp(-u * u / (2 * self.lipschitz ** 2))
 
-def noise_moments(p: int, k: int, scale: float, kind: str = "upper") -> NoiseMoments:
-    "The moments of Z = `scale` x ('upper': every upper-triangle entry N(0, 1); 'vecd': diagonal N(0, 1), off-diagonal N(0, 1/2))."
-    check_choice(kind, "kind", ("upper", "vecd"))
+def noise_moments(p: int, k: int, scale: float, noise_shape: str = "vecd") -> NoiseMoments:
+    "The moments of Z = `scale` x ('vecd', the package default: diagonal N(0, 1), off-diagonal N(0, 1/2); 'upper': every upper-triangle entry N(0, 1))."
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
     t = check_positive(scale, "scale", allow_zero=True)
-    if kind == "upper":
-        return NoiseMoments(kind, t, t * (2 * math.sqrt(p) + 2 * math.sqrt(math.log(2))), math.sqrt(2) * t,
+    if noise_shape == "upper":
+        return NoiseMoments(noise_shape, t, t * (2 * math.sqrt(p) + 2 * math.sqrt(math.log(2))), math.sqrt(2) * t,
                             t * t * p * p, t * t * p * k, t * t * k * (p - k),
                             max(t * t * (k * (p - k) * (1 - 1 / p) - 1), 0.0))
-    return NoiseMoments(kind, t, t * (math.sqrt(2 * p) + math.sqrt(2 * math.log(2))), t,
+    return NoiseMoments(noise_shape, t, t * (math.sqrt(2 * p) + math.sqrt(2 * math.log(2))), t,
                         t * t * p * (p + 1) / 2, t * t * k * (p + 1) / 2, t * t * k * (p - k) / 2,
                         max(t * t * (k * (p - k) - 1) / 2, 0.0))
 
@@ -183,9 +184,13 @@ def spherical_kendall_spectrum(eigenvalues) -> np.ndarray:
     lam = _lam(eigenvalues)
     return np.array([_laplace_integral(lambda t, l=l: l / (1 + 2 * l * t), lam) for l in lam])
 
-def kendall_sampling_moments(eigenvalues, n: int, k: int) -> SamplingMoments:
-    "Moments of K_n - K for the spherical Kendall's tau (a U-statistic with kernel g g^T, ||g|| = 1) of n Gaussian (or elliptical) rows."
+def kendall_sampling_moments(eigenvalues, n: int, k: int, design: str = "full") -> SamplingMoments:
+    """Moments of K_n - K for the spherical Kendall's tau (kernel g g^T, ||g|| = 1) of n Gaussian (or elliptical) rows.
+
+    `design`: 'full' (the U-statistic over all pairs) or 'regular' (the mean over the n d / 2 distinct pairs of any
+    d-regular pair design fixed independently of the data): the same second moments, the spectral norm from them only."""
     lam = _lam(eigenvalues); p = lam.size; n = check_int(n, "n", minimum=2, allow_float=True)
+    check_choice(design, "design", ("full", "regular"))
     kap = spherical_kendall_spectrum(lam)
     # zeta_2 = E||V_perp^T g g^T V||_F^2 = sum_{i > k >= j} E[g_i^2 g_j^2], one Laplace integral
     lk, lp = lam[:k], lam[k:]
@@ -195,17 +200,21 @@ def kendall_sampling_moments(eigenvalues, n: int, k: int) -> SamplingMoments:
     L2p = math.log(2 * p)
     op = min(math.sqrt(2 * v * L2p / m) + L2p / (3 * m), math.sqrt(2 / n * (1 - (kap ** 2).sum())))
     tail = lambda b: 2 * p * math.exp(-(m * b * b / 2) / (v + b / 3))
-    return SamplingMoments("spherical Kendall", kap, k, op, 2 / n * (1 - (kap ** 2).sum()),
+    if design == "regular":                  # no matrix Bernstein: E||D||_2 <= sqrt(E||D||_F^2), Chebyshev tail (in .tail)
+        op, tail = math.sqrt(2 / n * (1 - (kap ** 2).sum())), (lambda b: 1.0)
+    return SamplingMoments(f"spherical Kendall ({design} design)", kap, k, op, 2 / n * (1 - (kap ** 2).sum()),
                            2 / n * float((kap[:k] - kap[:k] ** 2).sum()), 2 / n * z2, math.nan, math.nan, tail)
 
 # %% ../../nbs/04_theory/02_error_bounds.ipynb #94c8132f
 def _cauchy_fro_tail(r, D):
-    "P(||Z||_F > r) for D i.i.d. standard Cauchy entries: union over |z| > m plus Markov on the truncated squares, best of m in {r/2, r, 2r}."
-    if r <= 0: return 1.0
-    best = 1.0
-    for m in (r / 2, r, 2 * r):
-        best = min(best, 2 * D / math.pi * (math.atan(1 / m) + (m - math.atan(m)) / r ** 2))
-    return best
+    "P(||Z||_F > r) for D i.i.d. standard Cauchy entries: union over |z| > m plus Markov on the truncated squares, best of m in {r/2, r, 2r} (r a number or an array)."
+    r = np.asarray(r, dtype=np.float64)
+    rs = np.where(r > 0, r, 1.0)
+    best = np.ones_like(rs)
+    for m in (rs / 2, rs, 2 * rs):
+        best = np.minimum(best, 2 * D / np.pi * (np.arctan(1 / m) + (m - np.arctan(m)) / rs ** 2))
+    best = np.where(r > 0, best, 1.0)
+    return float(best) if best.ndim == 0 else best
 
 def frame_noise_error(scale: float, p: int, k: int, noise: str = "gaussian") -> tuple:
     """(lower, upper) on E||P_hat - P_U||_F for P_hat the span of U R + scale Z (U a p x k frame, R Haar, Z i.i.d. Gaussian or Cauchy).
@@ -229,26 +238,26 @@ def frame_noise_error(scale: float, p: int, k: int, noise: str = "gaussian") -> 
                 lo = max(lo, v)
     else:
         D = p * k
-        F = lambda r: min(1.0, _cauchy_fro_tail(r, D))
+        F = lambda r: np.minimum(1.0, _cauchy_fro_tail(r, D))
         u = np.concatenate([[0.0], np.geomspace(1e-6, 1.0, 400) * capsin])
         for th in np.linspace(0.02, 0.98, 25):                             # ||A||, ||B||_F <= ||Z||_F
             # E min(c, X) = int_0^c P(X > u) du <= left Riemann sum (the tail is decreasing): a valid upper bound
-            Fu = np.array([F(x * (1 - th) / s) for x in u[:-1]])
-            up = min(up, float((np.diff(u) * Fu).sum()) + capsin * F(th / s))
+            Fu = F(u[:-1] * (1 - th) / s)
+            up = min(up, float((np.diff(u) * Fu).sum()) + capsin * float(F(th / s)))
     return math.sqrt(2) * max(lo, 0.0), math.sqrt(2) * min(up, capsin)
 
-def smooth_bounds(eigenvalues, n: int, k: int, epsilon: float, delta: float) -> dict:
-    "Bounds on E||P_hat - P||_F of smooth-sensitivity PCA (Gaussian noise if delta > 0, Cauchy if delta = 0) on Gaussian rows."
+def smooth_bounds(eigenvalues, n: int, k: int, epsilon: float, delta: float, *, constants: str = "optimized") -> dict:
+    "Bounds on E||P_hat - P||_F of smooth-sensitivity PCA (Gaussian noise if delta > 0, Cauchy if delta = 0) on Gaussian rows, with the algorithm's `constants`."
     from dppca_nb.algorithms.smooth import smooth_sensitivity_parameters, smooth_bound_from_gap
     lam = _lam(eigenvalues); p = lam.size
-    par = smooth_sensitivity_parameters(epsilon, delta, p, k)
+    par = smooth_sensitivity_parameters(epsilon, delta, p, k, constants=constants)
     samp = gaussian_sampling_moments(lam, n, k)
     npb = noisy_top_k_bounds(noise_moments(p, k, 0.0), samp)          # the non-private error of U, the exact top-k frame
     gap, cap = npb["gap"], npb["cap"]
     scale = lambda g: smooth_bound_from_gap(g, int(n), p, k, par["beta"], par["norm"]) / par["alpha"]
     up, lo, s_lo, s_hi = cap, 0.0, math.nan, math.nan
     capsin, kp = math.sqrt(min(k, p - k)), k * (p - k)
-    s_glob = scale(-math.inf) if False else smooth_bound_from_gap(-1.0, int(n), p, k, par["beta"], par["norm"]) / par["alpha"]
+    s_glob = scale(-1.0)                                                # the largest scale (no gap: the global bound)
     ex_lo = npb["lower"] / math.sqrt(2)                                  # E||sin Theta(U, V)||_F >= this
     for b in np.geomspace(1e-3, 2, 30) * gap:                           # Weyl: |gap_hat - gap| <= 2||S_n - Sigma||
         pb = samp.tail(b)
@@ -272,7 +281,7 @@ def smooth_bounds(eigenvalues, n: int, k: int, epsilon: float, delta: float) -> 
         if u < up: up, s_hi = u, s_max
         if l > lo: lo, s_lo = l, s_min
     return dict(lower=min(max(lo, 0.0), cap), upper=min(up, cap), cap=cap, gap=gap, nonprivate=npb, noise=par["noise"],
-                scale_range=(s_lo, s_hi))
+                scale_range=(s_lo, s_hi), alpha=par["alpha"], beta=par["beta"], constants=par["constants"])
 
 # %% ../../nbs/04_theory/02_error_bounds.ipynb #b5a04757
 def _product_tails(Sigma, n, u):
@@ -281,14 +290,12 @@ def _product_tails(Sigma, n, u):
     r = np.outer(d, d)
     a, b = (r + Sigma) / 2, np.clip((r - Sigma) / 2, 0, None)
     out = np.zeros_like(Sigma)
+    f = np.concatenate([np.geomspace(1e-7, 0.5, 120), np.linspace(0.5, 0.999, 40)])[:, None, None]   # theta = f / (2 max(A, B)): inside the domain
     for sign in (1.0, -1.0):                     # upper tail of +-(x_i x_j - Sigma_ij): the roles of a and b swap
         A, B = (a, b) if sign > 0 else (b, a)
-        best = np.zeros_like(Sigma)
-        for f in np.concatenate([np.geomspace(1e-7, 0.5, 120), np.linspace(0.5, 0.999, 40)]):    # theta = f / (2 A): inside the moment generating function's domain
-            th = f / (2 * np.maximum(A, B))
-            rate = th * (u + sign * Sigma) + 0.5 * np.log1p(-2 * th * A) + 0.5 * np.log1p(2 * th * B)
-            best = np.maximum(best, rate)
-        out += np.exp(-n * best)
+        th = f / (2 * np.maximum(A, B))
+        rate = th * (u + sign * Sigma) + 0.5 * np.log1p(-2 * th * A) + 0.5 * np.log1p(2 * th * B)
+        out += np.exp(-n * np.maximum(rate.max(0), 0.0))
     return np.minimum(out, 1.0)
 
 def _expected_positive_max(m: int) -> float:
@@ -296,61 +303,67 @@ def _expected_positive_max(m: int) -> float:
     return integrate.quad(lambda u: -math.expm1(m * stats.norm.logcdf(u)), 0, np.inf, limit=200)[0]
 
 def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: float = 2.0, noise_constant: float = 4.0,
-                        threshold_diagonal: bool = True, sensitivity="tight", calibration: str = "analytic") -> dict:
-    "Bounds on E||Sigma_plus - Sigma||_2 of DP-Thresholding on n Gaussian N(0, Sigma) rows (the Wishart path)."
+                        threshold_diagonal: bool = True, sensitivity="tight", calibration: str = "analytic",
+                        noise_shape: str = "vecd") -> dict:
+    "Bounds on E||Sigma_plus - Sigma||_2 of DP-Thresholding on n Gaussian N(0, Sigma) rows (the Wishart path), every entry thresholded at the level of its noise."
     from dppca_nb.algorithms.sparse_cov import threshold_level
-    S = np.asarray(Sigma, dtype=np.float64); p = S.shape[0]
-    sig = gaussian_sigma(epsilon, delta, second_moment_sensitivity(sensitivity, n=int(n)), calibration)
-    tau = threshold_level(int(n), p, sig, gamma=gamma, noise_constant=noise_constant)
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    S = np.asarray(Sigma, dtype=np.float64); p = S.shape[0]; n = int(n)
+    sig = gaussian_sigma(epsilon, delta, second_moment_sensitivity(sensitivity, n=n), calibration)   # diagonal sd
+    sig_off = sig / math.sqrt(2) if noise_shape == "vecd" else sig
+    tau = threshold_level(n, p, sig_off, gamma=gamma, noise_constant=noise_constant)          # off-diagonal level
+    tau_d = threshold_level(n, p, sig, gamma=gamma, noise_constant=noise_constant)            # diagonal level
+    SD = np.full((p, p), sig_off); np.fill_diagonal(SD, sig)                                  # noise sd of each entry
+    TAU = np.full((p, p), tau); np.fill_diagonal(TAU, tau_d)                                  # its threshold
     iu = np.triu_indices(p)
-    # the good event G: every |S_noisy_ij - Sigma_ij| <= tau; split tau = a + (tau - a) between the noise and the sampling
+    # the good event G: every |S_noisy_ij - Sigma_ij| <= TAU_ij; split TAU = w TAU + (1 - w) TAU between the noise and the sampling
     best_pg = 1.0
     for w in np.linspace(0.05, 0.95, 19):
-        pz = p * (p + 1) / 2 * 2 * stats.norm.sf(w * tau / sig)
-        pd = _product_tails(S, int(n), (1 - w) * tau)[iu].sum()
+        pz = float((2 * stats.norm.sf(w * TAU / SD))[iu].sum())
+        pd = _product_tails(S, n, (1 - w) * TAU)[iu].sum()
         best_pg = min(best_pg, pz + pd)
-    # on G, entrywise |T - Sigma|_ij <= M_ij = max(tau, min(|Sigma_ij|, 2 tau)) on the support of Sigma, 0 off it
     supp = np.abs(S) > 0
     if not threshold_diagonal: np.fill_diagonal(supp, True)
     lmin = float(np.linalg.eigvalsh(S)[0])
     psd = lambda e: e + max(e - lmin, 0.0)                              # PSD projection adds at most (||T - Sigma|| - lambda_min)_+
-    # (i) on G, entrywise |T - Sigma|_ij <= max(tau, min(|Sigma_ij|, 2 tau)) on the support of Sigma, 0 off it
-    M = np.where(supp, np.maximum(tau, np.minimum(np.abs(S), 2 * tau)), 0.0)
+    # (i) on G, entrywise |T - Sigma|_ij <= max(TAU_ij, min(|Sigma_ij|, 2 TAU_ij)) on the support of Sigma, 0 off it
+    M = np.where(supp, np.maximum(TAU, np.minimum(np.abs(S), 2 * TAU)), 0.0)
     m2 = float(np.linalg.norm(M, 2))                                    # ||A||_2 <= || |A| ||_2 <= ||M||_2 (Perron-Frobenius)
-    # (ii) on G, |T - Sigma|_ij <= |D_ij + Z_ij| 1_supp + |Sigma_ij| 1{|Sigma_ij| <= 2 tau} (kept: the error; killed: the bias);
-    # || |A| ||_2 <= max row sum; E max_i sum_j |Z_ij| <= sigma (r sqrt(2/pi) + sqrt(2 r log p)) (Lipschitz sqrt(r) sigma), r the
-    # largest row support; E max_i sum_j |D_ij| <= sqrt(sum_i (sum_j sd(D_ij))^2) (Minkowski)
-    r = int(supp.sum(1).max())
-    dvar = (np.outer(np.diag(S), np.diag(S)) + S ** 2) / int(n)
-    ez = sig * (r * math.sqrt(2 / math.pi) + math.sqrt(2 * r * math.log(p)))
+    # (ii) on G, |T - Sigma|_ij <= |D_ij + Z_ij| 1_supp + |Sigma_ij| 1{|Sigma_ij| <= 2 TAU_ij} (kept: the error; killed: the bias);
+    # || |A| ||_2 <= max row sum; row i of |Z| 1_supp has mean sqrt(2/pi) sum_j SD_ij and is L_i = sqrt(sum_j SD_ij^2)-Lipschitz,
+    # so E max_i <= max_i mean_i + max_i L_i sqrt(2 log p); E max_i sum_j |D_ij| <= sqrt(sum_i (sum_j sd(D_ij))^2) (Minkowski)
+    dvar = (np.outer(np.diag(S), np.diag(S)) + S ** 2) / n
+    ez = float(math.sqrt(2 / math.pi) * (SD * supp).sum(1).max() + np.sqrt((SD ** 2 * supp).sum(1)).max() * math.sqrt(2 * math.log(p)))
     ed = math.sqrt(float(((np.sqrt(dvar) * supp).sum(1) ** 2).sum()))
-    bias = float(np.linalg.norm(np.where(np.abs(S) <= 2 * tau, np.abs(S), 0.0) * supp, 2))
+    bias = float(np.linalg.norm(np.where(np.abs(S) <= 2 * TAU, np.abs(S), 0.0) * supp, 2))
     on_g = min(psd(m2), psd(ez + ed + bias))                            # psd() is concave: Jensen
     # off G: err <= 2||T - Sigma||_2 <= 2(||S_noisy - Sigma||_F + ||Sigma||_F); Cauchy-Schwarz
-    samp = gaussian_sampling_moments(np.linalg.eigvalsh(S), int(n), 1)
-    e2 = 8 * (samp.fro2 + sig * sig * p * p + np.linalg.norm(S) ** 2)
+    samp = gaussian_sampling_moments(np.linalg.eigvalsh(S), n, 1)
+    e2 = 8 * (samp.fro2 + noise_moments(p, 1, sig, noise_shape).fro2 + np.linalg.norm(S) ** 2)
     upper = on_g + math.sqrt(e2 * best_pg)
     # lower: Sigma_plus >= T (PSD order), so ||Sigma_plus - Sigma||_2 >= max_j (T_jj - Sigma_jj)_+ >= max_{j in J}(S_noisy_jj - Sigma_jj)_+
-    # for J = {Sigma_jj > tau} (kept whenever the error is positive); Jensen over the sampling (mean 0, independent)
-    J = np.ones(p, bool) if not threshold_diagonal else np.diag(S) > tau
+    # for J = {Sigma_jj > tau_d} (kept whenever the error is positive); Jensen over the sampling (mean 0, independent);
+    # the diagonal noise sd is sig for both shapes
+    J = np.ones(p, bool) if not threshold_diagonal else np.diag(S) > tau_d
     lower = 0.0
     if J.any():
         lower = sig * _expected_positive_max(int(J.sum()))
         # Jensen over the noise instead: E (Sigma_jj (chi2_n / n - 1))_+ = Sigma_jj P(chi2_{n+2} > n) - Sigma_jj P(chi2_n > n)
-        nn = int(n)
-        cp = stats.chi2.sf(nn, nn + 2) - stats.chi2.sf(nn, nn)
+        cp = stats.chi2.sf(n, n + 2) - stats.chi2.sf(n, n)
         lower = max(lower, float(np.max(np.diag(S)[J])) * cp)
     # where thresholding kills most entries: err >= lambda_1 - v^T Sigma_plus v >= lambda_1 - ||T||_F, and
-    # E||T||_F <= sqrt(sum_ij sqrt(E X_ij^4) sqrt(P(|X_ij| > tau))), X = S_noisy (Minkowski for the fourth moment)
+    # E||T||_F <= sqrt(sum_ij sqrt(E X_ij^4) sqrt(P(|X_ij| > TAU_ij))), X = S_noisy (Minkowski for the fourth moment)
     q = np.ones_like(S)
+    gap_ = np.clip(TAU - np.abs(S), 0, None)
     for w in np.linspace(0.05, 0.95, 19):
-        gap_ = np.clip(tau - np.abs(S), 0, None)
-        q = np.minimum(q, 2 * stats.norm.sf(w * gap_ / sig) + _product_tails(S, int(n), (1 - w) * gap_))
-    d4 = (105 * np.outer(np.diag(S), np.diag(S)) ** 2 * 8 / int(n) + 3 * dvar ** 2 * int(n) ** 2) / int(n) ** 2
-    x4 = (np.abs(S) + d4 ** 0.25 + 3 ** 0.25 * sig) ** 4
+        q = np.minimum(q, 2 * stats.norm.sf(w * gap_ / SD) + _product_tails(S, n, (1 - w) * gap_))
+    d4 = (105 * np.outer(np.diag(S), np.diag(S)) ** 2 * 8 / n + 3 * dvar ** 2 * n ** 2) / n ** 2
+    x4 = (np.abs(S) + d4 ** 0.25 + 3 ** 0.25 * SD) ** 4
     lam1 = float(np.linalg.eigvalsh(S)[-1])
     lower = max(lower, lam1 - math.sqrt(float((np.sqrt(x4) * np.sqrt(q)).sum())))
-    return dict(lower=lower, upper=upper, tau=tau, sigma=sig, p_bad=best_pg, on_good=on_g, s=int((supp.sum(0) - 1).max()))
+    return dict(lower=lower, upper=upper, tau=tau, tau_diagonal=tau_d, sigma=sig, sigma_offdiagonal=sig_off, p_bad=best_pg,
+                on_good=on_g, s=int((supp.sum(0) - 1).max()), noise_shape=noise_shape)
+
 
 # %% ../../nbs/04_theory/02_error_bounds.ipynb #f401c200
 def clip_probability(eigenvalues, n: int, radius: float = 1.0) -> float:
@@ -369,14 +382,19 @@ _TOPK_CLASS = ("this estimator (top-k eigenvectors of the released matrix) at ev
 
 def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *,
                  eigenvalues=None, Sigma=None, s: int | None = None, gamma: float = 2.0, data: str = "gaussian",
-                 sensitivity="tight", calibration: str = "analytic") -> ErrorBounds:
+                 sensitivity="tight", calibration: str = "analytic", noise_shape: str = "vecd",
+                 constants: str = "optimized", design: str | None = None, degree: int | None = None) -> ErrorBounds:
     """Explicit lower and upper bounds on the MEAN error of `method` on n Gaussian rows N(0, V diag(eigenvalues) V^T).
 
     Error: ||P_hat - P||_F for the subspace methods, ||Sigma_plus - Sigma||_2 for 'dp_threshold' (give `Sigma`, and `gamma`).
     `data`: 'gaussian' (unclipped Gaussian rows: the Wishart path of the studies) or 'clipped' (rows clipped to the unit
-    ball first: the bounds widen by cap x P(some row is clipped))."""
+    ball first: the bounds widen by cap x P(some row is clipped)). The options are the algorithms' own, with their
+    defaults: `noise_shape` ('vecd' or 'upper') of the second-moment releases and the local reports (g-DPPCA: 'vecd'
+    only), `constants` of smooth sensitivity, `design`/`degree` of g-DPPCA's pair design (None: as the algorithm)."""
     check_choice(method, "method", ERROR_BOUND_METHODS)
     check_choice(data, "data", ("gaussian", "clipped"))
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    check_choice(constants, "constants", ("optimized", "paper"))
     p = check_int(p, "p", minimum=2)
     n = check_int(n, "n", minimum=2, allow_float=True)
     eps = check_epsilon(epsilon)
@@ -386,11 +404,13 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
         if Sigma is None: raise ValueError("Sigma: 'dp_threshold' needs the population covariance (p x p)")
         S = np.asarray(Sigma, dtype=np.float64)
         if S.shape != (p, p): raise ValueError(f"Sigma: expected a {p} x {p} matrix, got shape {S.shape}")
-        b = dp_threshold_bounds(S, n, eps, dlt, gamma=gamma, sensitivity=sensitivity, calibration=calibration)
+        b = dp_threshold_bounds(S, n, eps, dlt, gamma=gamma, sensitivity=sensitivity, calibration=calibration,
+                                noise_shape=noise_shape)
         lam = np.sort(np.linalg.eigvalsh(S))[::-1]
         q = clip_probability(lam, n) if data == "clipped" else 0.0
         if s is not None and b["s"] > s: notes.append(f"Sigma has {b['s']} off-diagonal entries in a column, more than s = {s}")
-        notes.append(f"threshold tau = {b['tau']:.3g}; P(some entry misses tau) <= {b['p_bad']:.2g}")
+        notes.append(f"thresholds tau = {b['tau']:.3g} off the diagonal, {b['tau_diagonal']:.3g} on it ('{noise_shape}' noise); "
+                     f"P(some entry misses its threshold) <= {b['p_bad']:.2g}")
         if q > 0:
             slack = q * (1 + lam[0] + b["sigma"] * p) + math.sqrt(8 * (lam.sum() ** 2 + b["sigma"] ** 2 * p * p)) * math.sqrt(q)
             b["upper"] += slack; b["lower"] = max(b["lower"] - slack, 0.0)
@@ -411,23 +431,30 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
             tau = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration) / math.sqrt(n)
         else:
             tau = gaussian_sigma(eps, dlt, second_moment_sensitivity(sensitivity, n=n), calibration)
-        r = noisy_top_k_bounds(noise_moments(p, k, tau, "upper"), gaussian_sampling_moments(lam, n, k))
+        r = noisy_top_k_bounds(noise_moments(p, k, tau, noise_shape), gaussian_sampling_moments(lam, n, k))
         lo, up = r["lower"], r["upper"]
-        notes.append(f"noise sd per released entry {tau:.3g} ('upper' construction); upper from {r['how']}")
+        off = tau / math.sqrt(2) if noise_shape == "vecd" else tau
+        notes.append(f"noise sd {tau:.3g} on the diagonal, {off:.3g} off it ('{noise_shape}'); upper from {r['how']}")
         if r["spread"] > r["gap"] * (1 + 1e-9):
             notes.append(f"lower divides by lambda_1 - lambda_p = {r['spread']:.3g}, not the gap {r['gap']:.3g}: looser by their ratio")
     elif method == "g_dppca":
         from dppca_nb.algorithms.robust import kendall_sensitivity
+        from dppca_nb.algorithms.kendall import kendall_design
+        if noise_shape != "vecd": raise ValueError(f"noise_shape: g_dppca releases 'vecd' noise only, got {noise_shape!r}")
+        plan = kendall_design(n, design, degree)
         sig = gaussian_sigma(eps, dlt, kendall_sensitivity(sensitivity, n=n), calibration)
-        r = noisy_top_k_bounds(noise_moments(p, k, sig, "vecd"), kendall_sampling_moments(lam, n, k))
+        r = noisy_top_k_bounds(noise_moments(p, k, sig, "vecd"), kendall_sampling_moments(lam, n, k, plan["design"]))
         lo, up = r["lower"], r["upper"]
         cls = _TOPK_CLASS.replace("Gaussian rows", "Gaussian (or any elliptical) rows")
-        notes.append("the lower bound counts the privacy noise only (no explicit lower bound on the U-statistic's "
+        notes.append(f"{plan['design']} pair design (degree {plan['degree']})"
+                     + ("; spectral norm of the sampling error from its Frobenius norm only" if plan["design"] == "regular" else ""))
+        notes.append("the lower bound counts the privacy noise only (no explicit lower bound on the Kendall "
                      "sampling error was derived): it is loose where the sampling error dominates")
     elif method in ("smooth_gaussian", "smooth_cauchy"):
         if method == "smooth_gaussian" and dlt == 0: raise ValueError("delta: 'smooth_gaussian' needs delta > 0 (delta = 0 is 'smooth_cauchy')")
-        r = smooth_bounds(lam, n, k, eps, dlt)
+        r = smooth_bounds(lam, n, k, eps, dlt, constants=constants)
         lo, up = r["lower"], r["upper"]
+        notes.append(f"{constants} constants: alpha = {r['alpha']:.3g}, beta = {r['beta']:.3g}")
         if method == "smooth_cauchy":
             notes.append("lower = 0: no lower bound derived for the Cauchy frame noise (||Z|| has no finite mean, and the "
                          "denominator control used for Gaussian noise is vacuous)")
@@ -441,3 +468,4 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
     if q > 0: lo, up = max(lo - cap * q, 0.0), min(up + cap * q, cap)
     hold = q <= 0.01 and method != "local_sparse"
     return ErrorBounds(method, float(lo), float(min(up, cap)), cls, 1.0, bool(hold), tuple(notes), "||P_hat - P||_F", cap)
+
