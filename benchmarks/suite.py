@@ -254,6 +254,13 @@ def _fit_estimator(cls):
     fit.__name__ = cls.__name__
     return fit
 
+def _guarantee_label(cls) -> str:
+    "The guarantee of an estimator's algorithm, read from the algorithm registry (model and measure)."
+    from dppca_nb.algorithms.registry import REGISTRY
+    a = REGISTRY[cls._key]
+    kind = "LDP (local model)" if a.model == "local" else "DP, replace-one"
+    return ("eps-" if a.measure == "pure" else "(eps, delta)-") + kind
+
 def pca_methods() -> list:
     "(name, guarantee, fit function, installed) for every method of the side-by-side comparison."
     out = [("scikit-learn PCA", "not private", _fit_sklearn, True),
@@ -262,9 +269,7 @@ def pca_methods() -> list:
         from dppca_nb.estimators import available_estimators
         for name, cls in available_estimators().items():
             if name.endswith("PCA"):
-                g = ("eps-DP (pure)" if name == "PureDPPCA" else
-                     "(eps, delta)-LDP (local model)" if name.startswith("Local") else "(eps, delta)-DP, replace-one")
-                out.append((name, g, _fit_estimator(cls), True))
+                out.append((name, _guarantee_label(cls), _fit_estimator(cls), True))
     except ImportError: pass
     out += [("diffprivlib PCA", "eps-DP (pure)", _fit_diffprivlib, importlib.util.find_spec("diffprivlib") is not None),
             ("OpenDP PCA", "certifies 2 eps (pure)", _fit_opendp, importlib.util.find_spec("opendp") is not None)]
