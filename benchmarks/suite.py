@@ -259,7 +259,7 @@ def _guarantee_label(cls) -> str:
     from dppca_nb.algorithms.registry import REGISTRY
     a = REGISTRY[cls._key]
     kind = "LDP (local model)" if a.model == "local" else "DP, replace-one"
-    return ("eps-" if a.measure == "pure" else "(eps, delta)-") + kind
+    return ("eps-DP (pure)" if a.measure == "pure" else "(eps, delta)-" + kind)
 
 def pca_methods() -> list:
     "(name, guarantee, fit function, installed) for every method of the side-by-side comparison."
