@@ -25,7 +25,30 @@ def certified_epsilon(sigma: float, delta: float, *, sensitivity="tight", n: int
 
     A named `sensitivity` is judged against the true sqrt(2) radius^2 / n, a number against itself (as declared).
     `sigma` is the sd on the released vector: of every upper-triangle entry ("upper"), of the diagonal ("vecd").
-    `grid` (and `dimension`, the number of released coordinates): a discrete Gaussian release (zCDP, CKS conversion)."""
+    `grid` (and `dimension`, the number of released coordinates): a discrete Gaussian release (zCDP, CKS conversion).
+
+    Parameters
+    ----------
+    sigma : float > 0
+        Noise sd on the released vector (diagonal sd for "vecd", every entry for "upper").
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        A name is judged against the true sqrt 2 radius^2 / n; a number against itself.
+    n : int >= 1
+        Number of rows (public).
+    radius : float > 0
+        Public norm bound: rows are clipped to this l2 radius.
+    grid : float > 0 or None
+        Grid step of a discrete Gaussian release (zCDP, CKS conversion); None: continuous.
+    dimension : int or None
+        Number of released coordinates (needed with `grid`).
+
+    Returns
+    -------
+    float
+        The smallest epsilon at which the release is (epsilon, delta)-DP, replace-one, n public.
+    """
     true = second_moment_sensitivity("tight" if isinstance(sensitivity, str) else sensitivity, n=n, radius=radius)
     if grid is None: return gaussian_epsilon(sigma, delta, true)
     return discrete_gaussian_epsilon(sigma, delta, true, grid, check_int(dimension, "dimension"))
@@ -35,7 +58,40 @@ def certified_epsilon(sigma: float, delta: float, *, sensitivity="tight", n: int
 def gaussian_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
                            radius: float = 1.0, noise: str = "continuous", noise_shape: str = "vecd",
                            random_state=None):
-    "(epsilon, delta)-DP release of the second moment (1/n) sum x x^T of rows clipped to `radius`, X numpy or dask; returns `(S, info)`."
+    """(epsilon, delta)-DP release of the second moment (1/n) sum x x^T of rows clipped to `radius`, X numpy or dask; returns `(S, info)`.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Data rows, one record per row.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        Constant c of the replace-one sensitivity c radius^2 / n of the second moment: "tight" sqrt 2 (exact),
+        "paper" 1 (too small: warns), "loose" 2, or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    radius : float > 0
+        Public norm bound: rows are clipped to this l2 radius.
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
+        Same guarantee.
+    random_state : int, numpy Generator or None
+        Seed of the noise.
+
+    Returns
+    -------
+    S : ndarray (p, p)
+        (epsilon, delta)-DP (replace-one, n public) noisy second moment (1/n) sum x x^T of the clipped rows,
+        symmetric, maybe indefinite.
+    info : dict
+        Public: mechanism, epsilon, delta, neighbouring, sensitivity, sigma (and sigma_offdiagonal), calibration, noise,
+        noise_shape, epsilon_certified, radius. Under `diagnostics_not_private`: n_clipped.
+    """
     X = check_rows(X)
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     radius = check_positive(radius, "radius")
@@ -69,7 +125,43 @@ def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, 
 
     `noise="discrete"`: the discrete Gaussian on a power-of-two grid (`dppca_nb.privacy.discrete`), no floating-point leak.
     `noise_shape="vecd"` (default): sd sigma on the diagonal, sigma / sqrt 2 off it (Frobenius sensitivity);
-    `"upper"`: sd sigma on every upper-triangle entry (the papers' construction). Same (epsilon, delta)."""
+    `"upper"`: sd sigma on every upper-triangle entry (the papers' construction). Same (epsilon, delta).
+
+    Parameters
+    ----------
+    M_sum : array (p, p)
+        sum x x^T of the n rows, already clipped to `radius` (not modified).
+    n : int >= 1
+        Number of rows summed (public).
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        Constant c of the replace-one sensitivity c radius^2 / n of the second moment: "tight" sqrt 2 (exact),
+        "paper" 1 (too small: warns), "loose" 2, or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    radius : float > 0
+        Public norm bound: rows are clipped to this l2 radius.
+    n_clipped : int >= 0
+        Number of rows that were clipped (exact, so reported only under `diagnostics_not_private`).
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
+        Same guarantee.
+    random_state : int, numpy Generator or None
+        Seed of the noise.
+
+    Returns
+    -------
+    S : ndarray (p, p)
+        M_sum / n plus symmetric Gaussian noise: (epsilon, delta)-DP, replace-one, n public.
+    info : dict
+        Public: mechanism, epsilon, delta, neighbouring, sensitivity, sigma (and sigma_offdiagonal), calibration, noise,
+        noise_shape, epsilon_certified, radius. Under `diagnostics_not_private`: n_clipped.
+    """
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     M = check_square(M_sum, "M_sum")
     n_clipped = check_int(n_clipped, "n_clipped", minimum=0)
