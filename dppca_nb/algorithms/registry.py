@@ -14,7 +14,7 @@ from ..core.validation import (check_epsilon, check_delta, check_positive, check
 from ..privacy.contract import Contract
 from ..privacy.mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon,
                                          snapping_scale, snapping_epsilon, snapping_grid)
-from ..privacy.releases import certified_epsilon, _neighbouring
+from ..privacy.releases import certified_epsilon, _neighbouring, NOISE_SHAPES, _SHAPE_WORDS, _OFFDIAG
 from ..privacy.discrete import check_discrete_calibration, discrete_calibration, discrete_gaussian_rho
 from ..privacy.accounting import zcdp_to_dp
 
@@ -121,14 +121,22 @@ def get_algorithm(name: str) -> Algorithm:
     raise KeyError(f"name: no registered algorithm {name!r}; the keys are {', '.join(REGISTRY)}")
 
 # %% ../../nbs/03_algorithms/09_registry.ipynb #0d5e130f
+# the norm the second-moment sensitivity is measured in, per noise shape (the same number sqrt2 R^2 / n in both)
+_SHAPE_NORM = {"vecd": "Frobenius (vecd)", "upper": "l2, upper triangle"}
+
+def _offdiag_note(noise_shape, sigma):
+    return (f"noise shape {noise_shape}: sd {sigma:.4g} on the diagonal, {sigma * _OFFDIAG[noise_shape]:.4g} off it")
+
 def _second_moment_plan(n, p, k, epsilon, delta, *, sensitivity="tight", calibration="analytic", radius=1.0,
-                        noise="continuous", mechanism="Gaussian mechanism on the second moment (upper triangle)"):
+                        noise="continuous", noise_shape="vecd", mechanism="Gaussian mechanism on the second moment ({shape})"):
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     check_choice(noise, "noise", ("continuous", "discrete"))
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    mechanism = mechanism.format(shape=_SHAPE_WORDS[noise_shape])
     R = check_positive(radius, "radius")
     sens = second_moment_sensitivity(sensitivity, n=n, radius=R)
     common = dict(neighbouring=_neighbouring(sensitivity), domain=f"rows clipped to ||x||_2 <= {R:g}",
-                  sensitivity=sens, sensitivity_norm="l2, upper triangle", n=n, p=p, k=k)
+                  sensitivity=sens, sensitivity_norm=_SHAPE_NORM[noise_shape], n=n, p=p, k=k)
     if noise == "discrete":
         check_discrete_calibration(calibration)
         d = p * (p + 1) // 2
@@ -138,24 +146,26 @@ def _second_moment_plan(n, p, k, epsilon, delta, *, sensitivity="tight", calibra
                         noise_scale=sigma, calibration="zcdp (CKS conversion), discrete Gaussian on a grid",
                         epsilon_certified=certified_epsilon(sigma, dlt, sensitivity=sensitivity, n=n, radius=R,
                                                             grid=grid, dimension=d),
-                        notes=(f"values rounded to the grid {grid:g} and clamped to [-R^2, R^2]",), **common)
+                        notes=(f"values rounded to the grid {grid:g} and clamped to [-R^2, R^2]",
+                               _offdiag_note(noise_shape, sigma)), **common)
     sigma = gaussian_sigma(eps, dlt, sens, calibration)
     return Contract(mechanism, eps, dlt, noise="gaussian", noise_scale=sigma, calibration=calibration,
-                    epsilon_certified=certified_epsilon(sigma, dlt, sensitivity=sensitivity, n=n, radius=R), **common)
+                    epsilon_certified=certified_epsilon(sigma, dlt, sensitivity=sensitivity, n=n, radius=R),
+                    notes=(_offdiag_note(noise_shape, sigma),), **common)
 
 def _plan_analyze_gauss(n, p, k, epsilon, delta, **o):
     return _second_moment_plan(n, p, k, epsilon, delta, mechanism="Analyze Gauss: Gaussian mechanism on the second "
-                               "moment (upper triangle), top-k eigenvectors", **o)
+                               "moment ({shape}), top-k eigenvectors", **o)
 
 def _plan_gaussian_covariance(n, p, k, epsilon, delta, **o):
     return _second_moment_plan(n, p, k, epsilon, delta, mechanism="naive Gaussian covariance: Gaussian mechanism on "
-                               "the second moment (upper triangle)", **o)
+                               "the second moment ({shape})", **o)
 
 def _plan_dp_threshold(n, p, k, epsilon, delta, **o):
     return _second_moment_plan(n, p, k, epsilon, delta, mechanism="DP-Thresholding: Gaussian mechanism on the second "
-                               "moment (upper triangle), hard threshold, PSD projection", **o)
+                               "moment ({shape}), hard threshold, PSD projection", **o)
 
-_SM = ("sensitivity", "calibration", "radius", "noise")
+_SM = ("sensitivity", "calibration", "radius", "noise", "noise_shape")
 register(Algorithm("analyze_gauss", "dppca_nb.algorithms.baselines.analyze_gauss", _plan_analyze_gauss, "central",
                    "approximate", "subspace", "central (epsilon, delta)-DP, Analyze Gauss (Dwork et al. 2014)",
                    cli="analyze-gauss", options=_SM, dask=True))
@@ -170,17 +180,18 @@ register(Algorithm("dp_threshold_covariance", "dppca_nb.algorithms.sparse_cov.dp
 
 # %% ../../nbs/03_algorithms/09_registry.ipynb #3a0fe78a
 def _plan_local(n, p, k, epsilon, delta, *, sensitivity="tight", calibration="analytic", simulate=None,
-                noise="continuous", radius=1.0, mechanism="Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each record's "
-                "x x^T + symmetric Gaussian noise, averaged by the server"):
-    from dppca_nb.algorithms.local import local_noise_sigma, local_discrete_noise
+                noise="continuous", noise_shape="vecd", radius=1.0, mechanism="Local Gaussian mechanism (Wang & Xu 2019, "
+                "Algorithm 1): each record's x x^T + {noise}, averaged by the server"):
+    from dppca_nb.algorithms.local import local_noise_sigma, local_discrete_noise, _SHAPE_TEXT
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     if simulate is not None: check_choice(simulate, "simulate", ("aggregate", "per_record"))   # None: by input
     check_choice(noise, "noise", ("continuous", "discrete"))
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
     R2 = check_positive(radius, "radius") ** 2     # the unit-ball mechanism on x / R: sensitivity and noise times R^2
     sens = second_moment_sensitivity(sensitivity, n=1) * R2
     common = dict(model="local", neighbouring="local (any two inputs of one user; replace-one)",
                   domain=f"each record clipped to ||x||_2 <= {radius:g} on its owner's device", sensitivity=sens,
-                  sensitivity_norm="l2, upper triangle of one report", n=n, p=p, k=k)
+                  sensitivity_norm=_SHAPE_NORM[noise_shape] + ", one report", n=n, p=p, k=k)
     if noise == "discrete":
         if simulate == "aggregate":
             raise ValueError("noise: 'discrete' reports need simulate='per_record' (a sum of discrete Gaussians is not one "
@@ -188,23 +199,27 @@ def _plan_local(n, p, k, epsilon, delta, *, sensitivity="tight", calibration="an
         sigma, grid = local_discrete_noise(eps, dlt, p, sensitivity=sensitivity, calibration=calibration)
         d = p * (p + 1) // 2
         # rho and the certificate are scale free (unit-ball values); the grid and sigma scale with R^2
-        return Contract(mechanism.replace("symmetric Gaussian noise", "discrete Gaussian noise on a grid"), eps, dlt,
+        shape = {"vecd": "sd sigma on the diagonal, sigma / sqrt 2 off it", "upper": "sd sigma on every upper-triangle entry"}
+        return Contract(mechanism.format(noise=f"discrete Gaussian noise on a grid ({noise_shape} shape: {shape[noise_shape]})"),
+                        eps, dlt,
                         measure="zCDP", rho=discrete_gaussian_rho(sigma, sens / R2, grid, d),
                         noise="discrete gaussian", noise_scale=sigma * R2, calibration="zcdp (CKS conversion), discrete Gaussian on a grid",
                         epsilon_certified=zcdp_to_dp(discrete_gaussian_rho(sigma, math.sqrt(2.0), grid, d), dlt),
-                        notes=(f"each report on the grid {grid * R2:g}",), **common)
+                        notes=(f"each report on the grid {grid * R2:g}", _offdiag_note(noise_shape, sigma * R2)), **common)
     sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration) * R2
-    return Contract(mechanism, eps, dlt, noise="gaussian", noise_scale=sigma, calibration=calibration,
+    return Contract(mechanism.format(noise=_SHAPE_TEXT[noise_shape]), eps, dlt, noise="gaussian", noise_scale=sigma, calibration=calibration,
                     epsilon_certified=gaussian_epsilon(sigma / R2, dlt, math.sqrt(2.0)),
-                    notes=(f"the server's average carries noise sd sigma / sqrt(n) = {sigma / math.sqrt(n):.4g}",), **common)
+                    notes=(f"the server's average carries noise sd sigma / sqrt(n) = {sigma / math.sqrt(n):.4g}",
+                           _offdiag_note(noise_shape, sigma)), **common)
 
 def _plan_local_sparse(n, p, k, epsilon, delta, **o):
+    o.setdefault("noise_shape", "vecd")     # local_sparse_pca's reports: local_second_moment at its default shape
     return _plan_local(n, p, k, epsilon, delta, mechanism="Local Gaussian mechanism - High Dimension (Wang & Xu 2019, "
-                       "Algorithm 2): Algorithm 1's reports, then Fantope ADMM and top-k eigenvectors (post-processing)", **o)
+                       "Algorithm 2): Algorithm 1's reports (x x^T + {noise}), then Fantope ADMM and top-k eigenvectors (post-processing)", **o)
 
 register(Algorithm("local_gaussian_pca", "dppca_nb.algorithms.local.local_gaussian_pca", _plan_local, "local",
                    "approximate", "subspace", "local (epsilon, delta)-DP, Local Gaussian Mechanism (Wang & Xu)",
-                   cli="local", options=("sensitivity", "calibration", "simulate", "noise", "radius"),
+                   cli="local", options=("sensitivity", "calibration", "simulate", "noise", "noise_shape", "radius"),
                    call_options=("chunk_size",), dask=True, radius_by_scaling=True))
 register(Algorithm("local_sparse_pca", "dppca_nb.algorithms.local_sparse.local_sparse_pca", _plan_local_sparse, "local",
                    "approximate", "subspace", "local (epsilon, delta)-DP, sparse PCA on the Fantope (Wang & Xu)",
@@ -213,13 +228,13 @@ register(Algorithm("local_sparse_pca", "dppca_nb.algorithms.local_sparse.local_s
                    radius_by_scaling=True))
 
 # %% ../../nbs/03_algorithms/09_registry.ipynb #5a91b3ab
-def _plan_smooth(n, p, k, epsilon, delta, *, radius=1.0):
+def _plan_smooth(n, p, k, epsilon, delta, *, constants="optimized", radius=1.0):
     from dppca_nb.algorithms.smooth import smooth_sensitivity_parameters, global_sensitivity
     eps, dlt = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
-    par = smooth_sensitivity_parameters(eps, dlt, p, k)
+    par = smooth_sensitivity_parameters(eps, dlt, p, k, constants=constants)
     notes = ["the noise scale S_beta(X) / alpha is a function of the data's eigengap: a curator-only diagnostic, "
              "never published",
-             f"alpha = {par['alpha']:.4g}, beta = {par['beta']:.4g}; global sensitivity "
+             f"{constants} constants alpha = {par['alpha']:.4g}, beta = {par['beta']:.4g}; global sensitivity "
              f"{global_sensitivity(p, k, par['norm']):.4g} ({par['norm']})"]
     R = check_positive(radius, "radius")
     if R != 1.0: notes.append(f"run on x / {R:g} (rows clipped to the unit ball): the same mechanism on rows clipped to {R:g}; "
@@ -233,16 +248,20 @@ def _plan_smooth(n, p, k, epsilon, delta, *, radius=1.0):
 register(Algorithm("smooth_sensitivity_pca", "dppca_nb.algorithms.smooth.smooth_sensitivity_pca", _plan_smooth,
                    "central", "pure when delta = 0", "subspace",
                    "central DP by smooth sensitivity (Gonem & Gilad-Bachrach); pure epsilon-DP when --delta 0",
-                   cli="smooth", k_max="p-1", dask=True, options=("radius",), radius_by_scaling=True))
+                   cli="smooth", k_max="p-1", dask=True, options=("constants", "radius"), radius_by_scaling=True))
 
 # %% ../../nbs/03_algorithms/09_registry.ipynb #4c2bfbc2
 def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorization_radius=None, sensitivity="tight",
-                  calibration="analytic", radius_quantile=0.5, radius_share=0.1, radius_bounds=None, noise="continuous"):
+                  calibration="analytic", radius_quantile=0.5, radius_share=0.1, radius_bounds=None, noise="continuous", design=None, degree=None):
     from dppca_nb.algorithms.robust import kendall_sensitivity, _private_radius_setup
+    from dppca_nb.algorithms.kendall import kendall_design
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     check_choice(transform, "transform", ("spherical", "winsorized"))
     check_choice(noise, "noise", ("continuous", "discrete"))
     r = winsorization_radius
+    des = kendall_design(n, design, degree)           # public: fixed from n (and a seed) before the data
+    pairs = (f"; pair design: {des['design']}, d = {des['degree']}, m = {des['n_pairs']} pairs fixed from n and a seed "
+             "before the data; sensitivity 2 sqrt2 c^2 / n for every d-regular design")
     what = "g-DPPCA: Gaussian mechanism (vecd) on the generalised Kendall's tau"
     if noise == "discrete":
         check_discrete_calibration(calibration)
@@ -258,7 +277,7 @@ def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorizati
                        domain=f"pair norms clipped to [{bounds[0]:.4g}, {bounds[1]:.4g}]", n=n, p=p,
                        notes=(f"the {q:g}-quantile of ||x_j - x_i|| / sqrt2 over disjoint pairs",))
         tau = Contract(what, eps_tau, dlt, noise="discrete gaussian" if noise == "discrete" else "gaussian",
-                       noise_scale=None, calibration=calibration, domain="pair differences winsorized to the released r",
+                       noise_scale=None, calibration=calibration, domain="pair differences winsorized to the released r" + pairs,
                        notes=("sensitivity 2 sqrt2 r^2 / n (tight) and the noise scale follow from the privately "
                               "released radius r: public once released, not known when planning",), **common)
         return Contract(what + ", after a private winsorization radius", eps, dlt, noise=tau.noise, noise_scale=None,
@@ -267,6 +286,7 @@ def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorizati
     else:
         r = math.sqrt(p) if r is None else check_positive(r, "winsorization_radius")
         bound, domain = r * r, f"pair differences winsorized to ||d|| <= {r:.4g}"
+    domain += pairs
     sens = kendall_sensitivity(sensitivity, n=n, bound=bound)
     if noise == "discrete":
         sigma, grid = discrete_calibration(eps, dlt, sens, p * (p + 1) // 2)
@@ -280,7 +300,7 @@ def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorizati
 register(Algorithm("g_dppca", "dppca_nb.algorithms.robust.g_dppca", _plan_g_dppca, "central", "approximate", "subspace",
                    "central (epsilon, delta)-DP, robust Kendall's tau PCA (Kim & Jung)", cli="g-dppca",
                    options=("transform", "winsorization_radius", "sensitivity", "calibration", "radius_quantile",
-                            "radius_share", "radius_bounds", "noise"),
+                            "radius_share", "radius_bounds", "noise", "design", "degree"), call_options=("progress",),
                    dask=True, location_invariant=True))
 
 # %% ../../nbs/03_algorithms/09_registry.ipynb #16f855e9
@@ -380,6 +400,12 @@ def _numbers(d):
         if isinstance(v, dict): yield from _numbers(v)
         elif isinstance(v, (int, float)) and not isinstance(v, bool): yield float(v)
 
+def _shape_said(text):
+    "Which noise shape a mechanism text names: 'vecd' (Frobenius), 'upper' (upper triangle) or None."
+    vecd, upper = ("Frobenius" in text or "vecd" in text), ("upper triangle" in text or "upper-triangle" in text
+                                                            or "upper shape" in text)
+    return "vecd" if vecd and not upper else "upper" if upper and not vecd else None
+
 def plan_mismatches(contract: Contract, info: dict) -> list:
     "Where a planned `contract` and the public part of a run's `info` disagree (an empty list: they agree)."
     pub = public_info(info)
@@ -398,6 +424,17 @@ def plan_mismatches(contract: Contract, info: dict) -> list:
     for name, part in contract.parts:
         if part.noise_scale is not None and not any(_close(x, part.noise_scale) for x in nums):
             out.append(f"parts.{name}.noise_scale: planned {part.noise_scale!r}, not among the published numbers")
+    shape = pub.get("noise_shape")
+    if shape is not None:
+        said = (_shape_said(contract.mechanism), _shape_said(str(pub.get("mechanism", ""))))
+        if said != (shape, shape): out.append(f"noise_shape: published {shape!r}; the mechanism texts say {said} (plan, run)")
+        if not (contract.sensitivity_norm or "").startswith(_SHAPE_NORM[shape]):
+            out.append(f"sensitivity_norm: planned {contract.sensitivity_norm!r} for the noise shape {shape!r}")
+    if "design" in pub:
+        said = f"pair design: {pub['design']}, d = {pub.get('degree')}, m = {pub.get('n_pairs')} pairs"
+        if said not in (contract.domain or ""): out.append(f"design: published {said!r}, planned domain {contract.domain!r}")
+    if "constants" in pub and not any(f"{pub['constants']} constants" in s for s in contract.notes):
+        out.append(f"constants: published {pub['constants']!r}, not named in the plan's notes")
     c = pub.get("epsilon_certified")
     if contract.epsilon_certified is not None and c is not None and not _close(float(c), contract.epsilon_certified):
         out.append(f"epsilon_certified: planned {contract.epsilon_certified!r}, published {c!r}")
