@@ -21,7 +21,44 @@ __all__ = ['analyze_gauss', 'sgpca', 'nsggd']
 def analyze_gauss(X, k: int, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
                   radius: float = 1.0, noise: str = "continuous", noise_shape: str = "vecd", random_state=None,
                   return_info: bool = False):
-    "(epsilon, delta)-DP top-k principal subspace (p x k) by Analyze Gauss: clip, noisy second moment, eigenvectors; X numpy or dask."
+    """(epsilon, delta)-DP top-k principal subspace (p x k) by Analyze Gauss: clip, noisy second moment, eigenvectors; X numpy or dask.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Data rows, one record per row.
+    k : int, 1 <= k <= p
+        Dimension of the principal subspace.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        Constant c of the replace-one sensitivity c radius^2 / n of the second moment: "tight" sqrt 2 (exact),
+        "paper" 1 (too small: warns), "loose" 2, or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    radius : float > 0
+        Public norm bound: rows are clipped to this l2 radius.
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
+        Same guarantee.
+    random_state : int, numpy Generator or None
+        Seed of the noise.
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    V : ndarray (p, k)
+        Orthonormal basis of the released subspace.
+    info : dict, only if `return_info`
+        (epsilon, delta)-DP, replace-one, n public. Public: the release's mechanism, epsilon, delta, neighbouring,
+        sensitivity, sigma, calibration, noise, noise_shape, epsilon_certified, radius.
+        Under `diagnostics_not_private`: n_clipped.
+    """
     X = check_rows(X)
     k = check_k(k, X.shape[1])
     S, info = gaussian_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
@@ -34,7 +71,39 @@ def analyze_gauss(X, k: int, epsilon: float, delta: float, *, sensitivity="tight
 # %% ../../nbs/03_algorithms/00_baselines.ipynb #501cb207
 def sgpca(X, k: int, epsilon: float, delta: float, *, radius: float = 1.0, eigen_share: float = 0.2,
           calibration: str = "analytic", random_state=None, return_info: bool = False):
-    "SGPCA (Cai, Xia & Zha; reconstructed): noisy top-k projector. NOT worst-case DP: its sensitivity is a high-probability spiked-model bound."
+    """SGPCA (Cai, Xia & Zha; reconstructed): noisy top-k projector. NOT worst-case DP: its sensitivity is a high-probability spiked-model bound.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Data rows, one record per row.
+    k : int, 1 <= k <= p
+        Dimension of the principal subspace.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    radius : float > 0
+        Rows are clipped to this l2 radius (bounds the eigenvalue sensitivity).
+    eigen_share : float in (0, 1)
+        Share of (epsilon, delta) spent on the eigenvalues; the rest on the projector.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration of both releases.
+    random_state : int, numpy Generator or None
+        Seed of the noise.
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    V : ndarray (p, k)
+        Orthonormal basis of the released subspace.
+    info : dict, only if `return_info`
+        NOT worst-case DP (replace-one): the eigenvalue release is (eigen_share epsilon, eigen_share delta)-DP, the
+        projector's sensitivity is a high-probability spiked-model bound (`guarantee`, `worst_case_dp=False`).
+        Keys: mechanism, epsilon, delta, neighbouring, sensitivity, sigma, noisy eigenvalues and the quantities
+        derived from them, budget. Under `diagnostics_not_private`: n_clipped.
+    """
     X = check_data(X)
     n, p = X.shape
     k = check_k(k, p)
@@ -82,7 +151,42 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_s
 
     `accounting="gaussian"` (default): the T Gaussian steps are one Gaussian mechanism of sensitivity sqrt(T) 2/b
     (exact composition, analytic calibration); `"zcdp"`: zCDP per step and the classic conversion (1.31x the noise
-    at epsilon 1, delta 1e-5; the releases of before, seed for seed)."""
+    at epsilon 1, delta 1e-5; the releases of before, seed for seed).
+
+    Parameters
+    ----------
+    X : array (n, p)
+        Data rows; normalised to the unit sphere.
+    k : int, 1 <= k <= p
+        Dimension of the principal subspace.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    n_iter : int >= 1
+        Number T of noisy gradient steps.
+    batch_size : int in [1, n] or None
+        Rows per step (None: all n).
+    step_size : float > 0
+        Initial step; step t uses step_size / sqrt(t).
+    neighbouring : {"replace"}
+        Only replace-one (n public); "add_remove" is refused with an explanation.
+    accounting : {"gaussian", "zcdp"}
+        Exact composition as one Gaussian mechanism, or zCDP with the classic conversion.
+    random_state : int, numpy Generator or None
+        Seed of the noise.
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    V : ndarray (p, k)
+        Orthonormal basis of the released subspace.
+    info : dict, only if `return_info`
+        (epsilon, delta)-DP, replace-one, n public. Public: mechanism, epsilon, delta, neighbouring, accounting,
+        sensitivity 2 / b, sigma, mu (GDP), rho (zCDP), n_iter, batch_size. Under `diagnostics_not_private`:
+        n_clipped (0).
+    """
     X = check_data(X)
     n, p = X.shape
     k = check_k(k, p)

@@ -24,7 +24,25 @@ __all__ = ['REPORT_CHUNK_ENTRIES', 'local_noise_sigma', 'local_discrete_noise', 
 
 # %% ../../nbs/03_algorithms/01_local.ipynb #f1d5cfe8
 def local_noise_sigma(epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic") -> float:
-    "Per-report noise sd of the Local Gaussian Mechanism: Gaussian calibration for the sensitivity of ut(x x^T), ||x|| <= 1."
+    """Per-report noise sd of the Local Gaussian Mechanism: Gaussian calibration for the sensitivity of ut(x x^T), ||x|| <= 1.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
+        or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+
+    Returns
+    -------
+    float
+        Noise sd sigma per report entry (diagonal sd in the "vecd" shape), (epsilon, delta)-LDP.
+    """
     sens = second_moment_sensitivity(sensitivity, n=1)
     return gaussian_sigma(epsilon, delta, sens, calibration)
 
@@ -39,7 +57,27 @@ def _certified(sigma, delta, sensitivity):
 
 def local_discrete_noise(epsilon: float, delta: float, p: int, *, sensitivity="tight", calibration: str = "analytic"):
     """(sigma, grid) of a report with `noise="discrete"` (notebook 02_privacy/02_discrete): the upper triangle of x x^T rounded to
-    a power-of-two grid plus grid * N_Z(0, (sigma/grid)^2), calibrated through zCDP for the sensitivity of ut(x x^T)."""
+    a power-of-two grid plus grid * N_Z(0, (sigma/grid)^2), calibrated through zCDP for the sensitivity of ut(x x^T).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    p : int >= 1
+        Dimension of a row.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
+        or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+
+    Returns
+    -------
+    tuple (float, float)
+        (sigma, grid): noise sd and power-of-two grid step of a discrete report.
+    """
     from dppca_nb.privacy.discrete import check_discrete_calibration, discrete_calibration
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     check_discrete_calibration(calibration)
@@ -74,7 +112,34 @@ def randomize_record(x, epsilon: float, delta: float, *, sensitivity="tight", ca
     `noise_shape="vecd"` (default): Z_ii ~ N(0, sigma^2), Z_ij ~ N(0, sigma^2 / 2) (the Gaussian mechanism on
     (m_ii, sqrt2 m_ij), whose norm is the Frobenius norm); `"upper"` (the paper's): every upper entry N(0, sigma^2).
     Both have sensitivity sqrt 2 and the same sigma. `noise="discrete"`: the released vector rounded to a
-    power-of-two grid plus discrete Gaussian noise (no floating-point leak)."""
+    power-of-two grid plus discrete Gaussian noise (no floating-point leak).
+
+    Parameters
+    ----------
+    x : array (p,)
+        One user's record; clipped to the unit ball (not modified).
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
+        or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
+        Same guarantee.
+    random_state : int, numpy Generator or None
+        Seed of the devices' noise.
+
+    Returns
+    -------
+    ndarray (p, p)
+        The (epsilon, delta)-LDP report x x^T + Z, symmetric (replace-one on the user's record).
+    """
     xa = np.asarray(x) if x is not None else None
     if xa is None or xa.ndim != 1 or xa.size < 1:
         raise ValueError(f"x: expected a non-empty 1-D record, got {'None' if xa is None else f'shape {xa.shape}'}")
@@ -101,7 +166,36 @@ def _draw_reports(xc, scale, rng, out, iu, ju):
 
 def randomize_records(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
                       packed: bool = False, noise: str = "continuous", noise_shape: str = "vecd", random_state=None):
-    "Reports of all rows of `X` (each clipped, each with its own noise, `noise_shape` as `randomize_record`): (m, p, p), or (m, p(p+1)/2) if `packed`."
+    """Reports of all rows of `X` (each clipped, each with its own noise, `noise_shape` as `randomize_record`): (m, p, p), or (m, p(p+1)/2) if `packed`.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        One record per row (one user each); clipped to the unit ball.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
+        or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    packed : bool
+        Return packed upper triangles instead of full matrices.
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
+        Same guarantee.
+    random_state : int, numpy Generator or None
+        Seed of the devices' noise.
+
+    Returns
+    -------
+    ndarray (m, p, p) or (m, p(p+1)/2)
+        One (epsilon, delta)-LDP report per row.
+    """
     X = check_data(X, min_rows=1)
     Xc, _ = clip_rows(X, 1.0)
     m, p = Xc.shape
@@ -126,7 +220,13 @@ def randomize_records(X, epsilon: float, delta: float, *, sensitivity="tight", c
 
 # %% ../../nbs/03_algorithms/01_local.ipynb #514b0ed7
 class LocalAggregator:
-    "Streaming server of the local model: sums reports (full p x p or packed upper triangles) in O(p^2) memory."
+    """Streaming server of the local model: sums reports (full p x p or packed upper triangles) in O(p^2) memory.
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension of the records.
+    """
     def __init__(self, p: int):
         self.p = check_int(p, "p")
         self._iu = np.triu_indices(self.p)
@@ -145,12 +245,34 @@ class LocalAggregator:
         return U
 
     def add(self, report):
-        "Add one report (a p x p matrix, of which the upper triangle is used, or a packed vector)."
+        """Add one report (a p x p matrix, of which the upper triangle is used, or a packed vector).
+
+        Parameters
+        ----------
+        report : array (p, p) or (p(p+1)/2,)
+            One report, full (upper triangle used) or packed.
+
+        Returns
+        -------
+        LocalAggregator
+            self, updated in place.
+        """
         self._sum += self._packed(report, 0); self.n += 1
         return self
 
     def add_many(self, reports):
-        "Add a batch of reports, shape (m, p, p) or (m, p(p+1)/2)."
+        """Add a batch of reports, shape (m, p, p) or (m, p(p+1)/2).
+
+        Parameters
+        ----------
+        reports : array (m, p, p) or (m, p(p+1)/2)
+            A batch of reports.
+
+        Returns
+        -------
+        LocalAggregator
+            self, updated in place.
+        """
         U = self._packed(reports, 1)
         self._sum += U.sum(axis=0); self.n += U.shape[0]
         return self
@@ -161,7 +283,18 @@ class LocalAggregator:
         return self
 
     def merge(self, other: "LocalAggregator"):
-        "Absorb the sums of another aggregator over the same p (e.g. another server shard)."
+        """Absorb the sums of another aggregator over the same p (e.g. another server shard).
+
+        Parameters
+        ----------
+        other : LocalAggregator
+            Aggregator over the same p.
+
+        Returns
+        -------
+        LocalAggregator
+            self, updated in place.
+        """
         if not isinstance(other, LocalAggregator) or other.p != self.p:
             raise ValueError(f"other: expected a LocalAggregator with p = {self.p}")
         self._sum += other._sum; self.n += other.n
@@ -238,7 +371,44 @@ def _merge_reports(*parts):
 def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
                         simulate: str | None = None, chunk_size: int | None = None, noise: str = "continuous",
                         noise_shape: str = "vecd", random_state=None):
-    "The server's (epsilon, delta)-LDP estimate S_hat = (1/n) sum_i (x_i x_i^T + Z_i) of a numpy or dask `X`; returns `(S_hat, info)`."
+    """The server's (epsilon, delta)-LDP estimate S_hat = (1/n) sum_i (x_i x_i^T + Z_i) of a numpy or dask `X`; returns `(S_hat, info)`.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        One record per row (one user each); clipped to the unit ball.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
+        or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    simulate : {"aggregate", "per_record"} or None
+        "per_record": every report drawn; "aggregate": their exact sum drawn at once (same law, faster). None:
+        per_record for dask, else aggregate.
+    chunk_size : int >= 1 or None
+        Reports drawn per chunk (memory only; None: an automatic size).
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
+        Same guarantee.
+    random_state : int, numpy Generator or None
+        Seed of the devices' noise.
+
+    Returns
+    -------
+    S_hat : ndarray (p, p)
+        The server's symmetric, maybe indefinite, estimate of the second moment.
+    info : dict
+        (epsilon, delta)-LDP: each report is private against any change of its user's record (replace-one).
+        Public: mechanism, epsilon, delta, neighbouring, sensitivity (sqrt 2 for "tight"), sigma, sigma_offdiagonal,
+        sigma_aggregate = sigma / sqrt n, epsilon_certified, calibration, n, simulate, noise, noise_shape (grid for
+        discrete noise). Under `diagnostics_not_private`: n_clipped (known to a simulation only).
+    """
     X = check_rows(X, finite=False)              # values checked in the pass (clip_rows per chunk, or the fused sums)
     lazy = is_dask(X)
     n, p = (int(s) for s in X.shape)
@@ -282,7 +452,40 @@ def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight",
 def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: float, *, sensitivity="tight",
                                 calibration: str = "analytic", n_clipped: int | None = None,
                                 simulate: str = "per_record", noise: str = "continuous", noise_shape: str = "vecd"):
-    "The server's release from a `LocalAggregator` of (epsilon, delta)-LDP reports: `(S_hat, info)` as `local_second_moment`'s (`n_clipped`, a simulation's count, goes to the not-private diagnostics; `noise_shape` is the devices')."
+    """The server's release from a `LocalAggregator` of (epsilon, delta)-LDP reports: `(S_hat, info)` as `local_second_moment`'s (`n_clipped`, a simulation's count, goes to the not-private diagnostics; `noise_shape` is the devices').
+
+    Parameters
+    ----------
+    agg : LocalAggregator
+        Sums of the devices' reports.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
+        or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    n_clipped : int >= 0 or None
+        A simulation's count of clipped rows (diagnostics only); None: unknown, not stated.
+    simulate : {"per_record", "aggregate"}
+        How the reports were drawn (stated in `info`).
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    noise_shape : {"vecd", "upper"}
+        The noise shape the devices used.
+
+    Returns
+    -------
+    S_hat : ndarray (p, p)
+        The server's symmetric, maybe indefinite, estimate of the second moment.
+    info : dict
+        (epsilon, delta)-LDP: each report is private against any change of its user's record (replace-one).
+        Public: mechanism, epsilon, delta, neighbouring, sensitivity (sqrt 2 for "tight"), sigma, sigma_offdiagonal,
+        sigma_aggregate = sigma / sqrt n, epsilon_certified, calibration, n, simulate, noise, noise_shape (grid for
+        discrete noise). Under `diagnostics_not_private`: n_clipped (known to a simulation only).
+    """
     if not isinstance(agg, LocalAggregator):
         raise TypeError(f"agg: expected a LocalAggregator, got {type(agg).__name__}")
     if agg.n == 0: raise ValueError("agg: no reports have been added")
@@ -301,7 +504,45 @@ def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: flo
 def local_gaussian_pca(X, k: int, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
                        simulate: str | None = None, chunk_size: int | None = None, noise: str = "continuous",
                        noise_shape: str = "vecd", random_state=None, return_info: bool = False):
-    "(epsilon, delta)-LDP top-k principal subspace (p x k) by the Local Gaussian Mechanism (Wang & Xu, Algorithm 1); X numpy or dask."
+    """(epsilon, delta)-LDP top-k principal subspace (p x k) by the Local Gaussian Mechanism (Wang & Xu, Algorithm 1); X numpy or dask.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        One record per row (one user each); clipped to the unit ball.
+    k : int, 1 <= k <= p
+        Dimension of the principal subspace.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
+        or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    simulate : {"aggregate", "per_record"} or None
+        "per_record": every report drawn; "aggregate": their exact sum drawn at once (same law, faster). None:
+        per_record for dask, else aggregate.
+    chunk_size : int >= 1 or None
+        Reports drawn per chunk (memory only; None: an automatic size).
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
+        Same guarantee.
+    random_state : int, numpy Generator or None
+        Seed of the devices' noise.
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    V : ndarray (p, k)
+        Orthonormal eigenvectors of the k largest algebraic eigenvalues of S_hat.
+    info : dict, only if `return_info`
+        As `local_second_moment`'s: (epsilon, delta)-LDP, the public keys and `diagnostics_not_private`.
+    """
     X = check_rows(X)
     k = check_k(k, X.shape[1])
     S, info = local_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
@@ -324,7 +565,36 @@ def _clip_bound(Sigma, n):
 
 def local_second_moment_wishart(Sigma, n, epsilon: float, delta: float, *, sensitivity="tight",
                                 calibration: str = "analytic", noise_shape: str = "vecd", random_state=None):
-    "Exact O(p^3) sample of the server's S_hat for n Gaussian N(0, Sigma) users (Wishart + aggregate noise); `(S_hat, info)`."
+    """Exact O(p^3) sample of the server's S_hat for n Gaussian N(0, Sigma) users (Wishart + aggregate noise); `(S_hat, info)`.
+
+    Parameters
+    ----------
+    Sigma : array (p, p)
+        Population covariance of the simulated N(0, Sigma) users.
+    n : int >= 1
+        Number of users (public).
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
+        or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
+        Same guarantee.
+    random_state : int, numpy Generator or None
+        Seed of the devices' noise.
+
+    Returns
+    -------
+    S_hat : ndarray (p, p)
+        The server's symmetric, maybe indefinite, estimate of the second moment.
+    info : dict
+        As `local_second_moment`'s (simulate="wishart", no clipped count), plus clip_bound (a property of Sigma).
+    """
     n = check_int(n, "n", allow_float=True)          # a whole float like 1e9 is accepted
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
@@ -339,7 +609,40 @@ def local_second_moment_wishart(Sigma, n, epsilon: float, delta: float, *, sensi
 def local_gaussian_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *, sensitivity="tight",
                                calibration: str = "analytic", noise_shape: str = "vecd", random_state=None,
                                return_info: bool = False):
-    "Algorithm 1's output for n Gaussian users simulated exactly in O(p^3) (studies up to n = 1e12); p x k."
+    """Algorithm 1's output for n Gaussian users simulated exactly in O(p^3) (studies up to n = 1e12); p x k.
+
+    Parameters
+    ----------
+    Sigma : array (p, p)
+        Population covariance of the simulated N(0, Sigma) users.
+    n : int >= 1
+        Number of users (public).
+    k : int, 1 <= k <= p
+        Dimension of the principal subspace.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
+        or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
+        Same guarantee.
+    random_state : int, numpy Generator or None
+        Seed of the devices' noise.
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    V : ndarray (p, k)
+        Orthonormal eigenvectors of the k largest algebraic eigenvalues of S_hat.
+    info : dict, only if `return_info`
+        As `local_second_moment_wishart`'s, plus the eigenvalues of the simulated S_hat.
+    """
     S, info = local_second_moment_wishart(Sigma, n, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
                                           noise_shape=noise_shape, random_state=random_state)
     V, w = top_k_eigvecs(S, check_k(k, S.shape[0]), return_eigenvalues=True)
@@ -348,14 +651,64 @@ def local_gaussian_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *
 
 def local_critical_n(p: int, eigengap: float, epsilon: float, delta: float, *, sensitivity="tight",
                      calibration: str = "analytic", noise_shape: str = "vecd") -> float:
-    "[D] BBP threshold n_c = sigma_off^2 p / eigengap^2 (sigma_off = sigma / w, the off-diagonal noise sd) below which Algorithm 1's output is a random guess."
+    """[D] BBP threshold n_c = sigma_off^2 p / eigengap^2 (sigma_off = sigma / w, the off-diagonal noise sd) below which Algorithm 1's output is a random guess.
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension.
+    eigengap : float > 0
+        Population eigengap lambda_k - lambda_{k+1}.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
+        or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
+        Same guarantee.
+
+    Returns
+    -------
+    float
+        n_c: below it the output is no better than a random guess (derived, [D]).
+    """
     g = check_positive(eigengap, "eigengap")
     s_off = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration) / _offdiag_weight(noise_shape)
     return s_off ** 2 * p / g ** 2
 
 def local_error_prediction(n, p: int, k: int, eigengap: float, sigma: float, *, lam1: float = 0.0,
                            lam_k1: float = 0.0, noise_shape: str = "vecd") -> np.ndarray:
-    "[D] Predicted ||P_hat - P||_F: sqrt(2k(p-k)(sigma_off^2 + lam1 lam_k1)/(n gap^2)), sigma_off = sigma / w the off-diagonal sd, capped at the random level."
+    """[D] Predicted ||P_hat - P||_F: sqrt(2k(p-k)(sigma_off^2 + lam1 lam_k1)/(n gap^2)), sigma_off = sigma / w the off-diagonal sd, capped at the random level.
+
+    Parameters
+    ----------
+    n : int or array of int
+        Number(s) of users.
+    p : int >= 1
+        Dimension of a row.
+    k : int, 1 <= k <= p
+        Dimension of the principal subspace.
+    eigengap : float > 0
+        Population eigengap lambda_k - lambda_{k+1}.
+    sigma : float > 0
+        Per-report noise sd (`local_noise_sigma`).
+    lam1 : float >= 0
+        Largest population eigenvalue (sampling term).
+    lam_k1 : float >= 0
+        Population eigenvalue lambda_{k+1} (sampling term).
+    noise_shape : {"vecd", "upper"}
+        Noise shape of the reports (sets the off-diagonal sd).
+
+    Returns
+    -------
+    ndarray
+        Predicted ||P_hat - P||_F for each n, capped at sqrt(2k(1 - k/p)) (the random level).
+    """
     k = check_k(k, p)
     n = np.asarray(n, dtype=np.float64)
     s_off = sigma / _offdiag_weight(noise_shape)
