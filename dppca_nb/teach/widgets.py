@@ -20,10 +20,11 @@ __all__ = ['EXPLORERS', 'CULL_IDLE_TIMEOUT', 'CULL_INTERVAL', 'Explorer', 'explo
            'probe_explorer', 'app_notebook', 'landing_page', 'write_app', 'app_folder', 'voila_argv', 'serve_app']
 
 # %% ../../nbs/08_teach/04_widgets.ipynb #10c9457d
-from .local import bounds_figure, bounds_explorer
-from .sparse_cov import threshold_figure, threshold_explorer
-from .smooth import smooth_sensitivity_figure, smooth_sensitivity_explorer
-from .robust import robustness_figure, robustness_explorer
+from .local import (bounds_figure, bounds_explorer, local_sparse_figure, local_sparse_explorer,
+                                  BOUNDS_NOTICE, LOCAL_SPARSE_NOTICE)
+from .sparse_cov import threshold_figure, threshold_explorer, THRESHOLD_NOTICE
+from .smooth import smooth_sensitivity_figure, smooth_sensitivity_explorer, SMOOTH_NOTICE
+from .robust import robustness_figure, robustness_explorer, ROBUST_NOTICE
 
 # %% ../../nbs/08_teach/04_widgets.ipynb #1f3e5776
 @dataclass(frozen=True)
@@ -43,21 +44,15 @@ class Explorer:
 # %% ../../nbs/08_teach/04_widgets.ipynb #7e15ff32
 EXPLORERS: dict[str, Explorer] = {e.name: e for e in [
     Explorer("bounds", "How many users does local-DP PCA need before the principal subspace appears?",
-             "The measured error stays at the random-guess level until n passes n_c = sigma^2 p / gap^2; the "
-             "theorems give the slope of the error curve, not its level.",
-             "03_algorithms/01_local.ipynb", bounds_explorer, bounds_figure),
+             BOUNDS_NOTICE, "03_algorithms/01_local.ipynb", bounds_explorer, bounds_figure),
+    Explorer("local_sparse", "Does a sparse principal subspace need fewer users?",
+             LOCAL_SPARSE_NOTICE, "03_algorithms/03_local_sparse.ipynb", local_sparse_explorer, local_sparse_figure),
     Explorer("threshold", "When does a threshold remove the privacy noise from a sparse covariance?",
-             "Thresholding pays while the true non-zero entries stand outside the threshold lines; lower n or "
-             "epsilon and the threshold grows like 1/(n epsilon) until it swallows them and the error climbs to 1.",
-             "03_algorithms/04_sparse_cov.ipynb", threshold_explorer, threshold_figure),
+             THRESHOLD_NOTICE, "03_algorithms/04_sparse_cov.ipynb", threshold_explorer, threshold_figure),
     Explorer("smooth_sensitivity", "When does the eigengap make PCA cheap to privatise?",
-             "With a large eigengap the smooth bound hugs the local one, far below the global sensitivity; shrink "
-             "the gap or n and it climbs to the global value and the release becomes a random guess.",
-             "03_algorithms/05_smooth.ipynb", smooth_sensitivity_explorer, smooth_sensitivity_figure),
+             SMOOTH_NOTICE, "03_algorithms/05_smooth.ipynb", smooth_sensitivity_explorer, smooth_sensitivity_figure),
     Explorer("robustness", "Which is more robust to heavy tails and outliers: g-DPPCA or Analyze Gauss?",
-             "Raise the outlier fraction: Analyze Gauss with a large clipping radius jumps to the random-guess level "
-             "while g-DPPCA barely moves.",
-             "03_algorithms/08_robust.ipynb", robustness_explorer, robustness_figure),
+             ROBUST_NOTICE, "03_algorithms/08_robust.ipynb", robustness_explorer, robustness_figure),
 ]}
 
 # %% ../../nbs/08_teach/04_widgets.ipynb #338d5f32
