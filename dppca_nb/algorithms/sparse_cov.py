@@ -31,7 +31,24 @@ def _check_trace(trace):
     return t
 
 def block_covariance(p: int, block_size: int, rho=0.6, *, trace: float = 0.5) -> np.ndarray:
-    "Block-diagonal Sigma with blocks (1-rho) I + rho 11^T of size `block_size` (s = block_size - 1), scaled to trace `trace`."
+    """Block-diagonal Sigma with blocks (1-rho) I + rho 11^T of size `block_size` (s = block_size - 1), scaled to trace `trace`.
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension of a row.
+    block_size : int >= 1
+        Size of each block (s = block_size - 1).
+    rho : float in [0, 1)
+        Correlation inside a block.
+    trace : float > 0
+        Trace of the returned matrix (at most 1 keeps rows in the unit ball on average).
+
+    Returns
+    -------
+    ndarray (p, p)
+        Symmetric PSD Sigma with trace `trace`.
+    """
     p = _check_int(p, "p", 1)
     b = _check_int(block_size, "block_size", 1, p)
     starts = list(range(0, p, b))
@@ -47,14 +64,42 @@ def block_covariance(p: int, block_size: int, rho=0.6, *, trace: float = 0.5) ->
     return S * (_check_trace(trace) / p)
 
 def banded_covariance(p: int, bandwidth: int, *, trace: float = 0.5) -> np.ndarray:
-    "Banded Toeplitz Sigma_ij = c (1 - |i-j|/(bandwidth+1))_+ (PSD; s = 2 bandwidth), scaled to trace `trace`."
+    """Banded Toeplitz Sigma_ij = c (1 - |i-j|/(bandwidth+1))_+ (PSD; s = 2 bandwidth), scaled to trace `trace`.
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension of a row.
+    bandwidth : int >= 0
+        Number of non-zero off-diagonals on each side.
+    trace : float > 0
+        Trace of the returned matrix (at most 1 keeps rows in the unit ball on average).
+
+    Returns
+    -------
+    ndarray (p, p)
+        Symmetric PSD Sigma with trace `trace`.
+    """
     p = _check_int(p, "p", 1)
     b = _check_int(bandwidth, "bandwidth", 0)
     d = np.abs(np.subtract.outer(np.arange(p), np.arange(p)))
     return np.clip(1 - d / (b + 1), 0, None) * (_check_trace(trace) / p)
 
 def column_sparsity(Sigma, tol: float = 0.0) -> int:
-    "The s of G_0(s): the largest number of off-diagonal entries with |sigma_ij| > tol in one column."
+    """The s of G_0(s): the largest number of off-diagonal entries with |sigma_ij| > tol in one column.
+
+    Parameters
+    ----------
+    Sigma : array (p, p)
+        A covariance matrix.
+    tol : float >= 0
+        Entries with |sigma_ij| <= tol count as zero.
+
+    Returns
+    -------
+    int
+        s, the largest off-diagonal support of a column.
+    """
     A = np.asarray(Sigma, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1]: raise ValueError(f"Sigma: expected a square matrix, got shape {A.shape}")
     nz = np.abs(A) > tol
@@ -65,7 +110,42 @@ def column_sparsity(Sigma, tol: float = 0.0) -> int:
 def gaussian_covariance(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
                         radius: float = 1.0, noise: str = "continuous", noise_shape: str = "vecd", random_state=None,
                         return_info: bool = False):
-    "(epsilon, delta)-DP naive covariance (p x p, symmetric, maybe indefinite): clipped second moment plus symmetric Gaussian noise; X numpy or dask."
+    """(epsilon, delta)-DP naive covariance (p x p, symmetric, maybe indefinite): clipped second moment plus symmetric Gaussian noise; X numpy or dask.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Data rows, one record per row.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        Constant c of the replace-one sensitivity c radius^2 / n of the second moment: "tight" sqrt 2 (exact),
+        "paper" 1 (too small: warns), "loose" 2, or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    radius : float > 0
+        Public norm bound: rows are clipped to this l2 radius.
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle
+        entry. Sets the off-diagonal sd, hence the threshold.
+    random_state : int, numpy Generator or None
+        Seed of the noise.
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    ndarray (p, p)
+        The noisy second moment (symmetric, maybe indefinite), (epsilon, delta)-DP, replace-one, n public.
+    info : dict, only if `return_info`
+        (epsilon, delta)-DP, replace-one, n public. Public: mechanism, epsilon, delta, neighbouring, sensitivity,
+        sigma, sigma_offdiagonal, calibration, noise, noise_shape, epsilon_certified, radius.
+        Under `diagnostics_not_private`: n_clipped.
+    """
     S, info = gaussian_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
                                      radius=radius, noise=noise, noise_shape=noise_shape,
                                      random_state=random_state)
@@ -74,7 +154,26 @@ def gaussian_covariance(X, epsilon: float, delta: float, *, sensitivity="tight",
 
 # %% ../../nbs/03_algorithms/04_sparse_cov.ipynb #3ba45074
 def threshold_level(n: int, p: int, sigma: float, *, gamma: float = 2.0, noise_constant: float = 4.0) -> float:
-    "Wang & Xu's threshold tau = gamma sqrt(log p / n) + noise_constant * sigma * sqrt(log p), for noise sd `sigma`."
+    """Wang & Xu's threshold tau = gamma sqrt(log p / n) + noise_constant * sigma * sqrt(log p), for noise sd `sigma`.
+
+    Parameters
+    ----------
+    n : int >= 1
+        Number of rows (public).
+    p : int >= 1
+        Dimension of a row.
+    sigma : float > 0
+        Noise sd of the entries being thresholded.
+    gamma : float > 0
+        Sampling constant of the threshold gamma sqrt(log p / n); 2 is safe for every law on the unit ball.
+    noise_constant : float > 0
+        Multiplier of sigma sqrt(log p) in the threshold (the noise part).
+
+    Returns
+    -------
+    float
+        The threshold tau.
+    """
     n, p = _check_int(n, "n", 1), _check_int(p, "p", 1)
     sigma = check_positive(sigma, "sigma", allow_zero=True)
     gamma = check_positive(gamma, "gamma", allow_zero=True)
@@ -84,7 +183,24 @@ def threshold_level(n: int, p: int, sigma: float, *, gamma: float = 2.0, noise_c
 
 # %% ../../nbs/03_algorithms/04_sparse_cov.ipynb #e9005e12
 def hard_threshold(A, tau: float, *, threshold_diagonal: bool = True, tau_diagonal: float | None = None) -> np.ndarray:
-    "Copy of `A` with every off-diagonal |a_ij| <= tau and every diagonal |a_ii| <= tau_diagonal (None: tau) set to 0 (the diagonal kept if `threshold_diagonal` is False)."
+    """Copy of `A` with every off-diagonal |a_ij| <= tau and every diagonal |a_ii| <= tau_diagonal (None: tau) set to 0 (the diagonal kept if `threshold_diagonal` is False).
+
+    Parameters
+    ----------
+    A : array (p, p)
+        Matrix to threshold (not modified).
+    tau : float >= 0
+        Off-diagonal level.
+    threshold_diagonal : bool
+        Also threshold the diagonal (at tau_diagonal); False keeps it.
+    tau_diagonal : float >= 0 or None
+        Diagonal level (None: tau).
+
+    Returns
+    -------
+    ndarray (p, p)
+        Thresholded copy of A.
+    """
     A = np.array(A, dtype=np.float64, copy=True)
     if A.ndim != 2 or A.shape[0] != A.shape[1]: raise ValueError(f"A: expected a square matrix, got shape {A.shape}")
     tau = check_positive(tau, "tau", allow_zero=True)
@@ -96,7 +212,18 @@ def hard_threshold(A, tau: float, *, threshold_diagonal: bool = True, tau_diagon
     return A
 
 def psd_projection(A) -> np.ndarray:
-    "The nearest positive semi-definite matrix to symmetric `A` in Frobenius norm: negative eigenvalues set to 0."
+    """The nearest positive semi-definite matrix to symmetric `A` in Frobenius norm: negative eigenvalues set to 0.
+
+    Parameters
+    ----------
+    A : array (p, p)
+        Symmetric matrix.
+
+    Returns
+    -------
+    ndarray (p, p)
+        Nearest PSD matrix in Frobenius norm.
+    """
     S = symmetrize(A)
     w, V = np.linalg.eigh(S)
     return symmetrize((V * np.clip(w, 0, None)) @ V.T)
@@ -106,7 +233,48 @@ def dp_threshold_covariance(X, epsilon: float, delta: float, *, gamma: float = 2
                             calibration: str = "analytic", radius: float = 1.0, threshold_diagonal: bool = True,
                             noise_constant: float = 4.0, noise: str = "continuous", noise_shape: str = "vecd",
                             random_state=None, return_info: bool = False):
-    "(epsilon, delta)-DP sparse covariance estimate (p x p, symmetric PSD) by Wang & Xu's DP-Thresholding; X numpy or dask."
+    """(epsilon, delta)-DP sparse covariance estimate (p x p, symmetric PSD) by Wang & Xu's DP-Thresholding; X numpy or dask.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Data rows, one record per row.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    gamma : float > 0
+        Sampling constant of the threshold gamma sqrt(log p / n); 2 is safe for every law on the unit ball.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        Constant c of the replace-one sensitivity c radius^2 / n of the second moment: "tight" sqrt 2 (exact),
+        "paper" 1 (too small: warns), "loose" 2, or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    radius : float > 0
+        Public norm bound: rows are clipped to this l2 radius.
+    threshold_diagonal : bool
+        Also threshold the diagonal (at tau_diagonal); False keeps it.
+    noise_constant : float > 0
+        Multiplier of sigma sqrt(log p) in the threshold (the noise part).
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle
+        entry. Sets the off-diagonal sd, hence the threshold.
+    random_state : int, numpy Generator or None
+        Seed of the noise.
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    ndarray (p, p)
+        Sigma^+, symmetric PSD, (epsilon, delta)-DP (replace-one, n public): post-processing of the naive release.
+    info : dict, only if `return_info`
+        The release's info (as `gaussian_covariance`'s), plus gamma, tau, tau_diagonal and their sampling and noise
+        parts, threshold_diagonal, the noisy and thresholded matrices, the support and n_negative_eigenvalues: all
+        post-processing of the private release, so public. Under `diagnostics_not_private`: n_clipped.
+    """
     gamma = check_positive(gamma, "gamma", allow_zero=True)
     S, info = gaussian_covariance(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
                                   radius=radius, noise=noise, noise_shape=noise_shape, random_state=random_state,
@@ -120,7 +288,34 @@ def dp_threshold_postprocess(S_noisy, info: dict, *, n: int, gamma: float = 2.0,
     """Steps 2-4 of DP-Thresholding on the naive release `(S_noisy, info)` of n rows: Sigma^+, or `(Sigma^+, info)`.
 
     `info` gives `mechanism`, `sigma` (the diagonal noise sd) and `sigma_offdiagonal` (absent: `sigma`, an upper-triangle
-    release); each entry is thresholded at the level of the noise it carries."""
+    release); each entry is thresholded at the level of the noise it carries.
+
+    Parameters
+    ----------
+    S_noisy : array (p, p)
+        The naive release (not modified).
+    info : dict
+        Its info: mechanism, sigma and (if the noise shape has one) sigma_offdiagonal.
+    n : int >= 1
+        Number of rows (public).
+    gamma : float > 0
+        Sampling constant of the threshold gamma sqrt(log p / n); 2 is safe for every law on the unit ball.
+    threshold_diagonal : bool
+        Also threshold the diagonal (at tau_diagonal); False keeps it.
+    noise_constant : float > 0
+        Multiplier of sigma sqrt(log p) in the threshold (the noise part).
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    ndarray (p, p)
+        Sigma^+ (post-processing: the privacy of the release is unchanged).
+    info : dict, only if `return_info`
+        The release's info (as `gaussian_covariance`'s), plus gamma, tau, tau_diagonal and their sampling and noise
+        parts, threshold_diagonal, the noisy and thresholded matrices, the support and n_negative_eigenvalues: all
+        post-processing of the private release, so public. Under `diagnostics_not_private`: n_clipped.
+    """
     gamma = check_positive(gamma, "gamma", allow_zero=True)
     S = check_square(S_noisy, "S_noisy")
     if not isinstance(info, dict) or "sigma" not in info or "mechanism" not in info:
@@ -146,7 +341,26 @@ def dp_threshold_postprocess(S_noisy, info: dict, *, n: int, gamma: float = 2.0,
 # %% ../../nbs/03_algorithms/04_sparse_cov.ipynb #4be14b6f
 def bickel_levina_covariance(X, *, gamma: float = 2.0, center: bool = False, threshold_diagonal: bool = True,
                              psd: bool = False) -> np.ndarray:
-    "NON-PRIVATE thresholded second moment (Bickel & Levina 2008): entries of X'X/n with |.| <= gamma sqrt(log p / n) set to 0."
+    """NON-PRIVATE thresholded second moment (Bickel & Levina 2008): entries of X'X/n with |.| <= gamma sqrt(log p / n) set to 0.
+
+    Parameters
+    ----------
+    X : array (n, p)
+        Data rows (NOT private: no noise is added).
+    gamma : float > 0
+        Sampling constant of the threshold gamma sqrt(log p / n); 2 is safe for every law on the unit ball.
+    center : bool
+        Subtract the column means first.
+    threshold_diagonal : bool
+        Also threshold the diagonal (at tau_diagonal); False keeps it.
+    psd : bool
+        Project the result onto the PSD cone.
+
+    Returns
+    -------
+    ndarray (p, p)
+        The thresholded (optionally centred, optionally PSD) second moment.
+    """
     X = check_data(X)
     n, p = X.shape
     if center: X = X - X.mean(axis=0)
@@ -156,7 +370,20 @@ def bickel_levina_covariance(X, *, gamma: float = 2.0, center: bool = False, thr
 
 # %% ../../nbs/03_algorithms/04_sparse_cov.ipynb #c1ad9c8f
 def gaussian_gamma(Sigma, factor: float = 4.0) -> float:
-    "gamma = factor * max_j Sigma_jj: a sampling threshold constant for Gaussian rows with covariance `Sigma` [OURS]."
+    """gamma = factor * max_j Sigma_jj: a sampling threshold constant for Gaussian rows with covariance `Sigma` [OURS].
+
+    Parameters
+    ----------
+    Sigma : array (p, p)
+        A covariance matrix.
+    factor : float > 0
+        Multiplier of max_j Sigma_jj.
+
+    Returns
+    -------
+    float
+        gamma.
+    """
     A = np.asarray(Sigma, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1]: raise ValueError(f"Sigma: expected a square matrix, got shape {A.shape}")
     return check_positive(factor, "factor") * float(np.max(np.diag(A)))
@@ -171,7 +398,44 @@ _OFF = {"vecd": math.sqrt(0.5), "upper": 1.0}     # off-diagonal noise sd / sigm
 def threshold_error_bound(n: int, p: int, s: int, epsilon: float = None, delta: float = None, *, gamma: float = 2.0,
                           sensitivity="tight", calibration: str = "analytic", radius: float = 1.0, sigma: float = None,
                           noise_constant: float = 4.0, constant: float = 4.0, noise_shape: str = "vecd") -> float:
-    "Spectral-norm bound constant*(s*tau + tau_diag) of DP-Thresholding [D] (`sigma`: the diagonal sd); w.p. >= 1 - C p^-6 if gamma is large enough."
+    """Spectral-norm bound constant*(s*tau + tau_diag) of DP-Thresholding [D] (`sigma`: the diagonal sd); w.p. >= 1 - C p^-6 if gamma is large enough.
+
+    Parameters
+    ----------
+    n : int >= 1
+        Number of rows (public).
+    p : int >= 1
+        Dimension of a row.
+    s : int >= 0
+        Column sparsity of Sigma.
+    epsilon : float > 0 or None
+        Privacy loss (needed when `sigma` is None).
+    delta : float in (0, 1) or None
+        Failure probability (needed when `sigma` is None).
+    gamma : float > 0
+        Sampling constant of the threshold gamma sqrt(log p / n); 2 is safe for every law on the unit ball.
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        Constant c of the replace-one sensitivity c radius^2 / n of the second moment: "tight" sqrt 2 (exact),
+        "paper" 1 (too small: warns), "loose" 2, or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    radius : float > 0
+        Public norm bound: rows are clipped to this l2 radius.
+    sigma : float > 0 or None
+        Diagonal noise sd; None: computed from epsilon, delta, sensitivity, calibration, radius.
+    noise_constant : float > 0
+        Multiplier of sigma sqrt(log p) in the threshold (the noise part).
+    constant : float > 0
+        Constant of the bound (4: derived).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle
+        entry. Sets the off-diagonal sd, hence the threshold.
+
+    Returns
+    -------
+    float
+        constant (s tau + tau_diagonal), the spectral-norm error bound.
+    """
     n, p, s = _check_int(n, "n", 1), _check_int(p, "p", 1), _check_int(s, "s", 0)
     check_choice(noise_shape, "noise_shape", tuple(_OFF))
     sig = _bound_sigma(n, epsilon, delta, sensitivity, calibration, radius, sigma)
@@ -181,7 +445,40 @@ def threshold_error_bound(n: int, p: int, s: int, epsilon: float = None, delta: 
 def naive_error_bound(n: int, p: int, epsilon: float = None, delta: float = None, *, sensitivity="tight",
                       calibration: str = "analytic", radius: float = 1.0, sigma: float = None,
                       noise_constant: float = 2.0, sample_constant: float = 1.0, noise_shape: str = "vecd") -> float:
-    "Reference bound noise_constant*sqrt(p)*sigma_off + sample_constant*sqrt(p/n) for the naive mechanism (paper's (8); constants [R])."
+    """Reference bound noise_constant*sqrt(p)*sigma_off + sample_constant*sqrt(p/n) for the naive mechanism (paper's (8); constants [R]).
+
+    Parameters
+    ----------
+    n : int >= 1
+        Number of rows (public).
+    p : int >= 1
+        Dimension of a row.
+    epsilon : float > 0 or None
+        Privacy loss (needed when `sigma` is None).
+    delta : float in (0, 1) or None
+        Failure probability (needed when `sigma` is None).
+    sensitivity : {"tight", "paper", "loose"} or float > 0
+        Constant c of the replace-one sensitivity c radius^2 / n of the second moment: "tight" sqrt 2 (exact),
+        "paper" 1 (too small: warns), "loose" 2, or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    radius : float > 0
+        Public norm bound: rows are clipped to this l2 radius.
+    sigma : float > 0 or None
+        Diagonal noise sd; None: computed from epsilon, delta, sensitivity, calibration, radius.
+    noise_constant : float > 0
+        Multiplier of sqrt(p) sigma_off.
+    sample_constant : float > 0
+        Multiplier of sqrt(p / n).
+    noise_shape : {"vecd", "upper"}
+        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle
+        entry. Sets the off-diagonal sd, hence the threshold.
+
+    Returns
+    -------
+    float
+        The reference spectral-norm error of the naive mechanism.
+    """
     n, p = _check_int(n, "n", 1), _check_int(p, "p", 1)
     check_choice(noise_shape, "noise_shape", tuple(_OFF))
     sig = _bound_sigma(n, epsilon, delta, sensitivity, calibration, radius, sigma) * _OFF[noise_shape]
