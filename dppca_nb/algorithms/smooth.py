@@ -24,7 +24,20 @@ __all__ = ['SMOOTH_TARGET', 'flip_example', 'empirical_eigengap', 'second_moment
 
 # %% ../../nbs/03_algorithms/05_smooth.ipynb #c6a7c9d6
 def flip_example(n: int, p: int = 2) -> tuple[np.ndarray, np.ndarray]:
-    "The paper's neighbours: S = (n+1) copies of e_1 and n of e_2; S' = n copies of e_1 and n+1 of e_2 (rows of R^p)."
+    """The paper's neighbours: S = (n+1) copies of e_1 and n of e_2; S' = n copies of e_1 and n+1 of e_2 (rows of R^p).
+
+    Parameters
+    ----------
+    n : int >= 1
+        Half the number of rows.
+    p : int >= 2
+        Dimension.
+
+    Returns
+    -------
+    tuple (ndarray, ndarray)
+        (S, S'), each (2n + 1, p), replace-one neighbours.
+    """
     n = check_int(n, "n")
     p = check_int(p, "p", minimum=2)
     E = np.eye(p)
@@ -44,19 +57,60 @@ def _pca_and_gap(Xc: np.ndarray, k: int):
     return _moment_pca_and_gap(Xc.T @ Xc / Xc.shape[0], k)
 
 def empirical_eigengap(X, k: int) -> float:
-    "GAP(S) = lambda_k - lambda_{k+1} of the second moment of `X` with rows clipped to the unit ball (inf if k = p)."
+    """GAP(S) = lambda_k - lambda_{k+1} of the second moment of `X` with rows clipped to the unit ball (inf if k = p).
+
+    Parameters
+    ----------
+    X : array (n, p)
+        Data rows; clipped to the unit ball.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+
+    Returns
+    -------
+    float
+        GAP(S) (exact, not private).
+    """
     X = check_data(X)
     k = check_k(k, X.shape[1])
     return _pca_and_gap(clip_rows(X)[0], k)[1]
 
 def second_moment_pca(X, k: int) -> np.ndarray:
-    "Non-private top-k eigenvectors (p x k) of the second moment of `X` with rows clipped to the unit ball."
+    """Non-private top-k eigenvectors (p x k) of the second moment of `X` with rows clipped to the unit ball.
+
+    Parameters
+    ----------
+    X : array (n, p)
+        Data rows; clipped to the unit ball.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+
+    Returns
+    -------
+    ndarray (p, k)
+        Top-k eigenvectors (not private).
+    """
     X = check_data(X)
     k = check_k(k, X.shape[1])
     return _pca_and_gap(clip_rows(X)[0], k)[0]
 
 def aligned_distance(U, V, norm: str = "l2") -> float:
-    "min over k x k orthogonal O of ||U O - V|| (Frobenius for 'l2'; entrywise l1 at the Frobenius-optimal O for 'l1')."
+    """min over k x k orthogonal O of ||U O - V|| (Frobenius for 'l2'; entrywise l1 at the Frobenius-optimal O for 'l1').
+
+    Parameters
+    ----------
+    U : array (p, k)
+        Orthonormal frame.
+    V : array (p, k)
+        Orthonormal frame.
+    norm : {"l2", "l1"}
+        Distance between aligned frames: Frobenius (Gaussian noise) or entrywise l1 (Cauchy noise).
+
+    Returns
+    -------
+    float
+        The aligned distance.
+    """
     check_choice(norm, "norm", ("l2", "l1"))
     U, V = np.atleast_2d(np.asarray(U, float).T).T, np.atleast_2d(np.asarray(V, float).T).T
     if U.shape != V.shape: raise ValueError(f"U, V: expected frames of the same shape, got {U.shape} and {V.shape}")
@@ -66,13 +120,47 @@ def aligned_distance(U, V, norm: str = "l2") -> float:
 
 # %% ../../nbs/03_algorithms/05_smooth.ipynb #20da6c76
 def global_sensitivity(p: int, k: int, norm: str = "l2") -> float:
-    "Global sensitivity of the aligned top-k frame: sqrt(2k) (l2) or sqrt(pk) sqrt(2k) (l1)."
+    """Global sensitivity of the aligned top-k frame: sqrt(2k) (l2) or sqrt(pk) sqrt(2k) (l1).
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    norm : {"l2", "l1"}
+        Distance between aligned frames: Frobenius (Gaussian noise) or entrywise l1 (Cauchy noise).
+
+    Returns
+    -------
+    float
+        Worst-case aligned distance between two frames.
+    """
     check_choice(norm, "norm", ("l2", "l1"))
     g = math.sqrt(2 * k)
     return g * math.sqrt(p * k) if norm == "l1" else g
 
 def eigengap_sensitivity_bound(gap, n: int, p: int, k: int, norm: str = "l2"):
-    "The spec's B(G): bound on the local sensitivity (aligned l2 or l1 distance) of top-k PCA at eigengap `gap`."
+    """B(G): bound on the local sensitivity (aligned l2 or l1 distance) of top-k PCA at eigengap `gap`.
+
+    Parameters
+    ----------
+    gap : float or array
+        Eigengap(s) G.
+    n : int >= 1
+        Number of rows (public).
+    p : int >= 1
+        Dimension of a row.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    norm : {"l2", "l1"}
+        Distance between aligned frames: Frobenius (Gaussian noise) or entrywise l1 (Cauchy noise).
+
+    Returns
+    -------
+    float or ndarray
+        B(G), capped at the global sensitivity.
+    """
     check_choice(norm, "norm", ("l2", "l1"))
     n = check_int(n, "n")
     g = np.asarray(gap, dtype=np.float64)
@@ -84,7 +172,22 @@ def eigengap_sensitivity_bound(gap, n: int, p: int, k: int, norm: str = "l2"):
     return float(b) if b.ndim == 0 else b
 
 def local_sensitivity_bound(X, k: int, norm: str = "l2") -> float:
-    "Upper bound B(GAP(S)) on the replace-one local sensitivity of the aligned top-k eigenvectors of `X` (rows clipped to the unit ball)."
+    """Upper bound B(GAP(S)) on the replace-one local sensitivity of the aligned top-k eigenvectors of `X` (rows clipped to the unit ball).
+
+    Parameters
+    ----------
+    X : array (n, p)
+        Data rows; clipped to the unit ball.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    norm : {"l2", "l1"}
+        Distance between aligned frames: Frobenius (Gaussian noise) or entrywise l1 (Cauchy noise).
+
+    Returns
+    -------
+    float
+        B(GAP(S)) (an exact function of the data: not private).
+    """
     X = check_data(X)
     n, p = X.shape
     k = check_k(k, p)
@@ -92,13 +195,47 @@ def local_sensitivity_bound(X, k: int, norm: str = "l2") -> float:
 
 # %% ../../nbs/03_algorithms/05_smooth.ipynb #b3f45bb2
 def replace_row(X, i: int, y) -> np.ndarray:
-    "A copy of `X` with row `i` replaced by `y` (a replace-one neighbour)."
+    """A copy of `X` with row `i` replaced by `y` (a replace-one neighbour).
+
+    Parameters
+    ----------
+    X : array (n, p)
+        Data rows (not modified).
+    i : int
+        Row to replace.
+    y : array (p,)
+        The new row.
+
+    Returns
+    -------
+    ndarray (n, p)
+        The neighbour.
+    """
     Y = np.array(X, dtype=np.float64, copy=True)
     Y[i] = y
     return Y
 
 def candidate_neighbours(X, k: int, *, n_random: int = 20, n_rows: int = 3, random_state=None) -> list:
-    "Replace-one neighbours to search: (row, new row, kind) for random unit vectors and adversarial ones (basis vectors, eigen-directions)."
+    """Replace-one neighbours to search: (row, new row, kind) for random unit vectors and adversarial ones (basis vectors, eigen-directions).
+
+    Parameters
+    ----------
+    X : array (n, p)
+        Data rows; clipped to the unit ball.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    n_random : int >= 0
+        Random unit vectors tried per row.
+    n_rows : int >= 1
+        Number of rows replaced.
+    random_state : int, numpy Generator or None
+        Seed of the rotation and the noise.
+
+    Returns
+    -------
+    list of (int, ndarray, str)
+        (row index, new row, kind) per candidate.
+    """
     X = check_data(X)
     n, p = X.shape
     k = check_k(k, p)
@@ -119,7 +256,24 @@ def candidate_neighbours(X, k: int, *, n_random: int = 20, n_rows: int = 3, rand
     return out
 
 def realised_sensitivity(X, k: int, neighbours, norm: str = "l2") -> float:
-    "Largest aligned change of the top-k eigenvectors over the given replace-one `neighbours` (a lower estimate of LS)."
+    """Largest aligned change of the top-k eigenvectors over the given replace-one `neighbours` (a lower estimate of LS).
+
+    Parameters
+    ----------
+    X : array (n, p)
+        Data rows; clipped to the unit ball.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    neighbours : list
+        Candidates from `candidate_neighbours`.
+    norm : {"l2", "l1"}
+        Distance between aligned frames: Frobenius (Gaussian noise) or entrywise l1 (Cauchy noise).
+
+    Returns
+    -------
+    float
+        The largest aligned change found (a lower bound on LS).
+    """
     X = check_data(X)
     k = check_k(k, X.shape[1])
     Xc = clip_rows(X)[0]
@@ -135,7 +289,26 @@ def realised_sensitivity(X, k: int, neighbours, norm: str = "l2") -> float:
 
 # %% ../../nbs/03_algorithms/05_smooth.ipynb #47d0f537
 def spherical_spike(n: int, p: int, k: int, gap: float, random_state=None) -> tuple[np.ndarray, np.ndarray]:
-    "n unit-norm rows whose second moment has top-k subspace V and population eigengap `gap` (0 < gap <= 1/k); returns (X, V)."
+    """n unit-norm rows whose second moment has top-k subspace V and population eigengap `gap` (0 < gap <= 1/k); returns (X, V).
+
+    Parameters
+    ----------
+    n : int >= 1
+        Number of rows (public).
+    p : int > k
+        Dimension.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    gap : float in (0, 1/k]
+        Population eigengap.
+    random_state : int, numpy Generator or None
+        Seed.
+
+    Returns
+    -------
+    tuple (ndarray (n, p), ndarray (p, k))
+        (X, V).
+    """
     k = check_k(k, p)
     if k == p: raise ValueError(f"k: expected k < p = {p} for a data set with an eigengap, got {k}")
     gap = check_positive(gap, "gap")
@@ -151,7 +324,28 @@ def spherical_spike(n: int, p: int, k: int, gap: float, random_state=None) -> tu
 
 # %% ../../nbs/03_algorithms/05_smooth.ipynb #d5cb0cd8
 def smooth_bound_from_gap(gap: float, n: int, p: int, k: int, beta: float, norm: str = "l2") -> float:
-    "S_beta = max_j exp(-beta j) B(gap - 2j/n), by enumeration over j = 0..ceil(n gap / 2) + 1."
+    """S_beta = max_j exp(-beta j) B(gap - 2j/n), by enumeration over j = 0..ceil(n gap / 2) + 1.
+
+    Parameters
+    ----------
+    gap : float
+        Eigengap lambda_k - lambda_{k+1} of the clipped second moment.
+    n : int >= 1
+        Number of rows (public).
+    p : int >= 1
+        Dimension of a row.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    beta : float > 0
+        Smoothness parameter of the smooth bound.
+    norm : {"l2", "l1"}
+        Distance between aligned frames: Frobenius (Gaussian noise) or entrywise l1 (Cauchy noise).
+
+    Returns
+    -------
+    float
+        S_beta at eigengap `gap`.
+    """
     beta = check_positive(beta, "beta", allow_zero=True)
     g = float(gap)
     if math.isinf(g) and g > 0: return 0.0
@@ -159,7 +353,24 @@ def smooth_bound_from_gap(gap: float, n: int, p: int, k: int, beta: float, norm:
     return float(np.max(np.exp(-beta * j) * eigengap_sensitivity_bound(g - 2 * j / n, n, p, k, norm)))
 
 def smooth_sensitivity_bound(X, k: int, beta: float, norm: str = "l2") -> float:
-    "beta-smooth upper bound S_beta(X) on the replace-one local sensitivity of the aligned top-k eigenvectors (rows clipped to the unit ball)."
+    """beta-smooth upper bound S_beta(X) on the replace-one local sensitivity of the aligned top-k eigenvectors (rows clipped to the unit ball).
+
+    Parameters
+    ----------
+    X : array (n, p)
+        Data rows; clipped to the unit ball.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    beta : float > 0
+        Smoothness parameter of the smooth bound.
+    norm : {"l2", "l1"}
+        Distance between aligned frames: Frobenius (Gaussian noise) or entrywise l1 (Cauchy noise).
+
+    Returns
+    -------
+    float
+        S_beta(X) (exact function of the data: not private).
+    """
     X = check_data(X)
     n, p = X.shape
     k = check_k(k, p)
@@ -180,7 +391,24 @@ def _dilation_delta(eps_half: float, D: int, lam: float) -> float:
     return max(float(stats.chi2.cdf(r0, D) - e(stats.chi2.logcdf(r0 * math.exp(2 * lam), D))), 0.0)
 
 def gaussian_admissibility(epsilon: float, D: int, alpha: float, beta: float) -> dict:
-    "Exact sliding and dilation deltas of N(0, I_D) at (epsilon/2) for shifts <= alpha (l2) and |lambda| <= beta; `delta` = chained total."
+    """Exact sliding and dilation deltas of N(0, I_D) at (epsilon/2) for shifts <= alpha (l2) and |lambda| <= beta; `delta` = chained total.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Privacy loss (the check is at epsilon / 2).
+    D : int >= 1
+        Dimension of the noise, p k.
+    alpha : float > 0
+        Largest shift (l2).
+    beta : float > 0
+        Largest log-dilation |lambda|.
+
+    Returns
+    -------
+    dict
+        delta_sliding, delta_dilation and delta, their chained total.
+    """
     eps = check_epsilon(epsilon)
     ds = gaussian_delta(eps / 2, 1.0, check_positive(alpha, "alpha"))
     dd = max(_dilation_delta(eps / 2, D, beta), _dilation_delta(eps / 2, D, -beta))
@@ -198,7 +426,26 @@ def smooth_noise_need(alpha: float, beta: float, k: int, D: int, *, target: floa
 
     S_beta(GAP) = max_j e^(-beta j) B(GAP - 2j/n) with B(g) = min(sqrt(2k), c / (n g)), c = 2 sqrt2 min(sqrt k, sqrt 2),
     is a function of m = n GAP; with j continuous its three regimes (j = 0, the interior maximum at m - 2j = 2/beta,
-    the cap sqrt(2k)) give the three terms of the max below."""
+    the cap sqrt(2k)) give the three terms of the max below.
+
+    Parameters
+    ----------
+    alpha : float > 0
+        Admissibility scale: the noise is S_beta / alpha times standard noise.
+    beta : float > 0
+        Smoothness parameter of the smooth bound.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    D : int >= 1
+        Dimension of the noise, p k.
+    target : float > 0
+        Wanted noise scale times sqrt(D).
+
+    Returns
+    -------
+    float
+        The smallest n GAP reaching it (public).
+    """
     if alpha <= 0: return math.inf
     c, glob = 2 * math.sqrt(2) * min(math.sqrt(k), math.sqrt(2)), math.sqrt(2 * k)
     q = alpha * check_positive(target, "target") / math.sqrt(D)          # S_beta must fall to q
@@ -229,7 +476,26 @@ def smooth_sensitivity_parameters(epsilon: float, delta: float, p: int, k: int, 
 
     `constants="optimized"` (default): Gaussian (alpha, beta) on the exact admissible frontier minimising the n GAP
     needed (`smooth_noise_need`), Cauchy (epsilon/2, epsilon/(2D)); `"paper"`: NRS07's recalled Gaussian constants
-    (with a fall-back epsilon' where they fail the exact check) and the conservative Cauchy (epsilon/6, epsilon/(6D))."""
+    (with a fall-back epsilon' where they fail the exact check) and the conservative Cauchy (epsilon/6, epsilon/(6D)).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in [0, 1)
+        Failure probability: > 0 Gaussian noise, (epsilon, delta)-DP; 0 Cauchy noise, pure epsilon-DP.
+    p : int >= 1
+        Dimension.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    constants : {"optimized", "paper"}
+        Admissibility constants (alpha, beta): on the exact frontier, or the recalled NRS07 / conservative ones.
+
+    Returns
+    -------
+    dict
+        noise, norm, alpha, beta, epsilon_calibrated, D, constants.
+    """
     eps = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
     check_choice(constants, "constants", ("optimized", "paper"))
@@ -260,7 +526,24 @@ def smooth_sensitivity_parameters(epsilon: float, delta: float, p: int, k: int, 
 
 # %% ../../nbs/03_algorithms/05_smooth.ipynb #4b619b59
 def perturb_frame(U, scale: float, noise: str = "gaussian", random_state=None) -> np.ndarray:
-    "U R + scale Z with R Haar on O(k) and Z i.i.d. standard Gaussian or Cauchy (p x k), before orthonormalisation."
+    """U R + scale Z with R Haar on O(k) and Z i.i.d. standard Gaussian or Cauchy (p x k), before orthonormalisation.
+
+    Parameters
+    ----------
+    U : array (p, k)
+        Orthonormal frame.
+    scale : float >= 0
+        Noise scale S_beta / alpha.
+    noise : {"gaussian", "cauchy"}
+        Law of Z.
+    random_state : int, numpy Generator or None
+        Seed of R and Z.
+
+    Returns
+    -------
+    ndarray (p, k)
+        U R + scale Z (not orthonormal).
+    """
     check_choice(noise, "noise", ("gaussian", "cauchy"))
     U = np.asarray(U, dtype=np.float64)
     scale = check_positive(scale, "scale", allow_zero=True)
@@ -272,7 +555,34 @@ def perturb_frame(U, scale: float, noise: str = "gaussian", random_state=None) -
 # %% ../../nbs/03_algorithms/05_smooth.ipynb #42248a2b
 def smooth_sensitivity_pca(X, k: int, epsilon: float, delta: float = 0.0, *, constants: str = "optimized",
                            random_state=None, return_info: bool = False):
-    "Private top-k subspace (p x k) by smooth-sensitivity output perturbation: (epsilon, delta)-DP (Gaussian) if delta > 0, epsilon-DP (Cauchy) if delta = 0; replace-one, rows clipped to the unit ball."
+    """Private top-k subspace (p x k) by smooth-sensitivity output perturbation: (epsilon, delta)-DP (Gaussian) if delta > 0, epsilon-DP (Cauchy) if delta = 0; replace-one, rows clipped to the unit ball.
+
+    Parameters
+    ----------
+    X : array (n, p)
+        Data rows; clipped to the unit ball.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in [0, 1)
+        Failure probability: > 0 Gaussian noise, (epsilon, delta)-DP; 0 Cauchy noise, pure epsilon-DP.
+    constants : {"optimized", "paper"}
+        Admissibility constants (alpha, beta): on the exact frontier, or the recalled NRS07 / conservative ones.
+    random_state : int, numpy Generator or None
+        Seed of the rotation and the noise.
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    V : ndarray (p, k)
+        Orthonormal released frame: (epsilon, delta)-DP if delta > 0, epsilon-DP if delta = 0 (replace-one, rows in the unit ball).
+    info : dict, only if `return_info`
+        Published (public quantities only): mechanism, epsilon, delta, neighbouring (replace-one), noise, norm,
+        constants, alpha, beta, epsilon_calibrated, global_sensitivity, n, p, k. Under `diagnostics_not_private`
+        (exact functions of the data): gap, local_sensitivity, sensitivity (S_beta), scale (and sigma), n_clipped.
+    """
     X = check_rows(X)                                            # numpy, or dask (checked from its metadata)
     n, p = X.shape
     k = check_k(k, p)
@@ -283,7 +593,38 @@ def smooth_sensitivity_pca(X, k: int, epsilon: float, delta: float = 0.0, *, con
 
 def smooth_sensitivity_release(S, n: int, k: int, epsilon: float, delta: float = 0.0, *, n_clipped: int = 0,
                                constants: str = "optimized", random_state=None, return_info: bool = False):
-    "The release of `smooth_sensitivity_pca` from S = (1/n) sum x x^T of n rows already clipped to the unit ball; `info`'s diagnostics (gap, bounds, noise scale) are not private."
+    """The release of `smooth_sensitivity_pca` from S = (1/n) sum x x^T of n rows already clipped to the unit ball; `info`'s diagnostics (gap, bounds, noise scale) are not private.
+
+    Parameters
+    ----------
+    S : array (p, p)
+        (1/n) sum x x^T of rows already clipped to the unit ball.
+    n : int >= 1
+        Number of rows (public).
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in [0, 1)
+        Failure probability: > 0 Gaussian noise, (epsilon, delta)-DP; 0 Cauchy noise, pure epsilon-DP.
+    n_clipped : int >= 0
+        Number of clipped rows (diagnostics only).
+    constants : {"optimized", "paper"}
+        Admissibility constants (alpha, beta): on the exact frontier, or the recalled NRS07 / conservative ones.
+    random_state : int, numpy Generator or None
+        Seed of the rotation and the noise.
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    V : ndarray (p, k)
+        Orthonormal released frame: (epsilon, delta)-DP if delta > 0, epsilon-DP if delta = 0 (replace-one, rows in the unit ball).
+    info : dict, only if `return_info`
+        Published (public quantities only): mechanism, epsilon, delta, neighbouring (replace-one), noise, norm,
+        constants, alpha, beta, epsilon_calibrated, global_sensitivity, n, p, k. Under `diagnostics_not_private`
+        (exact functions of the data): gap, local_sensitivity, sensitivity (S_beta), scale (and sigma), n_clipped.
+    """
     S = symmetrize(S)
     p = S.shape[0]
     n = check_int(n, "n")
