@@ -142,7 +142,23 @@ _DESIGN_BLOCK = 2048   # positions of the permutation per block of the regular d
 _CENTRE_ROWS = 10_000  # rows of the permutation whose median centres the data (numerics only: the sums are translation invariant)
 
 def kendall_design(n: int, design: str | None = None, degree: int | None = None) -> dict:
-    "The pair design of Kendall's tau from the public n alone: `dict(design, degree, n_pairs)`; `design=None` is 'full' for n <= FULL_MAX_N, else 'regular' (degree 20)."
+    """The pair design of Kendall's tau from the public n alone: `dict(design, degree, n_pairs)`; `design=None` is 'full' for n <= FULL_MAX_N, else 'regular' (degree 20).
+
+    Parameters
+    ----------
+    n : int >= 2
+        Number of rows (public).
+    design : {"full", "regular"} or None
+        Pairs used: all n(n-1)/2, or each row in `degree` pairs of a public random design; None: full for n <= 5000,
+        else regular.
+    degree : int >= 1 or None
+        Pairs per row of a regular design (None: 20).
+
+    Returns
+    -------
+    dict
+        design, degree, n_pairs (all public: from n and the options).
+    """
     n = check_int(n, "n", minimum=2)
     if design is None: design = "full" if n <= FULL_MAX_N else "regular"
     check_choice(design, "design", ("full", "regular"))
@@ -157,11 +173,37 @@ def kendall_design(n: int, design: str | None = None, degree: int | None = None)
     return dict(design="regular", degree=d, n_pairs=n * d // 2)
 
 def design_seed(random_state=None) -> int:
-    "The seed of a regular pair design: one integer drawn from `random_state` (an int, a Generator or None)."
+    """The seed of a regular pair design: one integer drawn from `random_state` (an int, a Generator or None).
+
+    Parameters
+    ----------
+    random_state : int, numpy Generator or None
+        Source of the seed.
+
+    Returns
+    -------
+    int
+        The design's seed.
+    """
     return int(as_generator(random_state).integers(0, 2**63))
 
 def design_pairs(n: int, degree: int, seed: int) -> tuple:
-    "The n d / 2 pairs `(i, j)` of the regular design: a circulant graph (shifts 1..d/2, and n/2 for odd d) on the random permutation drawn from `seed`."
+    """The n d / 2 pairs `(i, j)` of the regular design: a circulant graph (shifts 1..d/2, and n/2 for odd d) on the random permutation drawn from `seed`.
+
+    Parameters
+    ----------
+    n : int >= 2
+        Number of rows.
+    degree : int >= 1
+        Pairs per row.
+    seed : int
+        Seed of the random permutation.
+
+    Returns
+    -------
+    tuple (ndarray, ndarray)
+        Row indices (i, j) of the n d / 2 pairs.
+    """
     d = kendall_design(n, "regular", degree)["degree"]
     return _pairs_of(np.random.default_rng(seed).permutation(n), d)
 
@@ -277,7 +319,40 @@ def kendall_tau(X, transform: str = "spherical", radius: float | None = None, *,
 
     `design`: 'full' (all n(n-1)/2 pairs), 'regular' (each row in exactly `degree` pairs of a public random design drawn
     from `random_state`), or None ('full' for n <= FULL_MAX_N = 5000, else 'regular' with degree 20); see `kendall_design`.
-    `random_state` is used by the regular design only. Exact (not private)."""
+    `random_state` is used by the regular design only. Exact (not private).
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Data rows.
+    transform : {"spherical", "winsorized"}
+        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
+    radius : float > 0 or None
+        Winsorization radius (transform "winsorized" only; None: sqrt p).
+    method : {"fast", "pairwise"}
+        Blocked algorithm, or the plain loop over pairs (a reference; numpy only).
+    design : {"full", "regular"} or None
+        Pairs used: all n(n-1)/2, or each row in `degree` pairs of a public random design; None: full for n <= 5000,
+        else regular.
+    degree : int >= 1 or None
+        Pairs per row of a regular design (None: 20).
+    random_state : int, numpy Generator or None
+        Seed of the regular design (unused for the full one).
+    block_rows : int >= 1
+        Rows per block of the blocked computation (memory, not the result).
+    progress : bool or None
+        Show a progress bar (None: only for long runs).
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    K : ndarray (p, p)
+        Kendall's tau, exact (NOT private).
+    info : dict, only if `return_info`
+        transform, winsorization_radius, bound (||g||_inf^2), method, design, degree, n_pairs. Under
+        `diagnostics_not_private`: n_exact_pairs (near-tied pairs) and the regular design's seed.
+    """
     X = check_rows(X)
     n, p = (int(s) for s in X.shape)
     plan = kendall_design(n, design, degree)
@@ -344,7 +419,32 @@ def _pair_sum(A, B, transform, radius, block_rows, return_info):
 
 def kendall_cross_sum(A, B, transform: str = "spherical", radius: float | None = None, *, block_rows: int = 256,
                       return_info: bool = False):
-    "Sum over all pairs (a in A, b in B) of g(d) g(d)^T, d = (b - a)/sqrt2: `(S, n_pairs)` (+ info dict if `return_info`)."
+    """Sum over all pairs (a in A, b in B) of g(d) g(d)^T, d = (b - a)/sqrt2: `(S, n_pairs)` (+ info dict if `return_info`).
+
+    Parameters
+    ----------
+    A : array (m, p)
+        First block of rows.
+    B : array (l, p)
+        Second block of rows.
+    transform : {"spherical", "winsorized"}
+        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
+    radius : float > 0 or None
+        Winsorization radius (transform "winsorized" only).
+    block_rows : int >= 1
+        Rows per block of the blocked computation (memory, not the result).
+    return_info : bool
+        Also return an `info` dict.
+
+    Returns
+    -------
+    S : ndarray (p, p)
+        The sum of g(d) g(d)^T (exact, not private).
+    n_pairs : int
+        m l.
+    info : dict, only if `return_info`
+        transform, winsorization_radius, bound, n_pairs; n_exact_pairs under `diagnostics_not_private`.
+    """
     if B is None: raise TypeError("B: expected a 2-D numeric array (m rows x p columns), got None")
     return _pair_sum(A, B, transform, radius, block_rows, return_info)
 
@@ -407,5 +507,28 @@ def _kendall_regular_over_blocks(X, transform, r, perm, d):
 
 def kendall_within_sum(A, transform: str = "spherical", radius: float | None = None, *, block_rows: int = 256,
                        return_info: bool = False):
-    "Sum over the pairs i < j within A of g(d) g(d)^T: `(S, n_pairs)`; `kendall_tau(A) = S / n_pairs`."
+    """Sum over the pairs i < j within A of g(d) g(d)^T: `(S, n_pairs)`; `kendall_tau(A) = S / n_pairs`.
+
+    Parameters
+    ----------
+    A : array (m, p)
+        Block of rows.
+    transform : {"spherical", "winsorized"}
+        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
+    radius : float > 0 or None
+        Winsorization radius (transform "winsorized" only).
+    block_rows : int >= 1
+        Rows per block of the blocked computation (memory, not the result).
+    return_info : bool
+        Also return an `info` dict.
+
+    Returns
+    -------
+    S : ndarray (p, p)
+        The sum over i < j (exact, not private).
+    n_pairs : int
+        m(m-1)/2.
+    info : dict, only if `return_info`
+        As `kendall_cross_sum`'s.
+    """
     return _pair_sum(A, None, transform, radius, block_rows, return_info)

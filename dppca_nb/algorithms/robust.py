@@ -20,7 +20,22 @@ __all__ = ['kendall_sensitivity', 'private_radius', 'disjoint_pair_norms', 'priv
 
 # %% ../../nbs/03_algorithms/08_robust.ipynb #52d6fdfc
 def kendall_sensitivity(sensitivity="tight", *, n: int, bound: float = 1.0) -> float:
-    "Frobenius replace-one sensitivity of Kendall's tau with pair terms bounded by `bound` = ||g||_inf^2: 2 sqrt2 c^2/n ('tight', the default) or 4c^2/n ('paper')."
+    """Frobenius replace-one sensitivity of Kendall's tau with pair terms bounded by `bound` = ||g||_inf^2: 2 sqrt2 c^2/n ('tight', the default) or 4c^2/n ('paper').
+
+    Parameters
+    ----------
+    sensitivity : {"tight", "paper"} or float > 0
+        "tight" 2 sqrt 2 c^2 / n, "paper" 4 c^2 / n, or a number (returned as is).
+    n : int >= 2
+        Number of rows (public).
+    bound : float > 0
+        c^2 = ||g||_inf^2, the bound of one pair term.
+
+    Returns
+    -------
+    float
+        The Frobenius sensitivity.
+    """
     n = check_int(n, "n", minimum=2)
     c2 = check_positive(bound, "bound")
     if not isinstance(sensitivity, str): return check_positive(sensitivity, "sensitivity")
@@ -52,7 +67,31 @@ def _quantile_log_weights(z, q, epsilon, lo, hi):
 
 def private_radius(X, epsilon: float, *, quantile: float = 0.5, bounds=None, random_state=None,
                    return_info: bool = False):
-    "epsilon-DP (replace-one) `quantile` of the pair-difference norms ||x_j - x_i||/sqrt2 over disjoint pairs (exponential mechanism); X numpy or dask."
+    """epsilon-DP (replace-one) `quantile` of the pair-difference norms ||x_j - x_i||/sqrt2 over disjoint pairs (exponential mechanism); X numpy or dask.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Data rows.
+    epsilon : float > 0
+        Privacy loss (pure epsilon-DP).
+    quantile : float in (0, 1)
+        Quantile to release.
+    bounds : tuple (lo, hi) or None
+        Public range of the radius (None: a default from p).
+    random_state : int, numpy Generator or None
+        Seed of the pairing and the mechanism.
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    r : float
+        The epsilon-DP (replace-one) radius.
+    info : dict, only if `return_info`
+        Public: mechanism, epsilon, delta (0), neighbouring, sensitivity (1), quantile, bounds, n_pairs. Under
+        `diagnostics_not_private`: true_quantile, interval.
+    """
     X = check_rows(X)
     n, p = (int(s) for s in X.shape)
     eps = check_epsilon(epsilon)
@@ -64,12 +103,48 @@ def private_radius(X, epsilon: float, *, quantile: float = 0.5, bounds=None, ran
                                   random_state=rng, return_info=return_info)
 
 def disjoint_pair_norms(X, perm) -> np.ndarray:
-    "The floor(n/2) norms ||x_perm[2i+1] - x_perm[2i]|| / sqrt2 of the disjoint pairs of a pairing `perm` (a permutation of the rows), X numpy or dask."
+    """The floor(n/2) norms ||x_perm[2i+1] - x_perm[2i]|| / sqrt2 of the disjoint pairs of a pairing `perm` (a permutation of the rows), X numpy or dask.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Data rows.
+    perm : array of int (n,)
+        A permutation of the rows.
+
+    Returns
+    -------
+    ndarray (floor(n/2),)
+        The pair norms (exact, not private).
+    """
     return paired_row_norms(X, perm)             # for a dask X: the paired rows gathered on the cluster, the norms returned
 
 def private_radius_release(norms, epsilon: float, *, quantile: float = 0.5, bounds, random_state=None,
                            return_info: bool = False):
-    "The exponential-mechanism step of `private_radius` from the m disjoint-pair norms and public `bounds` (lo, hi)."
+    """The exponential-mechanism step of `private_radius` from the m disjoint-pair norms and public `bounds` (lo, hi).
+
+    Parameters
+    ----------
+    norms : array (m,)
+        Disjoint-pair norms (one per pair: replace-one changes at most one).
+    epsilon : float > 0
+        Privacy loss (pure epsilon-DP).
+    quantile : float in (0, 1)
+        Quantile to release.
+    bounds : tuple (lo, hi)
+        Public range of the radius.
+    random_state : int, numpy Generator or None
+        Seed of the mechanism.
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    r : float
+        The epsilon-DP radius.
+    info : dict, only if `return_info`
+        As `private_radius`'s.
+    """
     eps = check_epsilon(epsilon)
     q = _check_quantile(quantile, "quantile")
     lo, hi = _check_bounds(bounds, 1, "bounds")
@@ -108,7 +183,55 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
 
     `design`, `degree`: the pair design of the tau (`kendall_design`: None is the full U-statistic for n <= 5000, a
     20-regular design above); the sensitivity 2 sqrt2 c^2 / n is the same for both. `radius`: deprecated alias of
-    `winsorization_radius`."""
+    `winsorization_radius`.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Data rows.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    transform : {"spherical", "winsorized"}
+        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
+    winsorization_radius : float > 0, "private" or None
+        Radius of the winsorized kernel: a number (public), "private" (released first by `private_radius` with part
+        of epsilon), None: sqrt p. Spherical: must be None.
+    sensitivity : {"tight", "paper"} or float > 0
+        Frobenius replace-one sensitivity of the tau: 2 sqrt 2 c^2 / n (tight), 4 c^2 / n (paper), or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    radius_quantile : float in (0, 1)
+        Quantile of the pair-difference norms released as the private radius.
+    radius_share : float in (0, 1)
+        Share of epsilon spent on the private radius.
+    radius_bounds : tuple (lo, hi) or None
+        Public bounds of the private radius (None: a default from p).
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    design : {"full", "regular"} or None
+        Pairs used: all n(n-1)/2, or each row in `degree` pairs of a public random design; None: full for n <= 5000,
+        else regular.
+    degree : int >= 1 or None
+        Pairs per row of a regular design (None: 20).
+    progress : bool or None
+        Show a progress bar (None: only for long runs).
+    random_state : int, numpy Generator or None
+        Seed of the design, the radius and the noise.
+    radius : deprecated
+        Old name of `winsorization_radius`.
+
+    Returns
+    -------
+    K_bar : ndarray (p, p)
+        Kendall's tau plus symmetric vecd Gaussian noise.
+    info : dict
+        (epsilon, delta)-DP, replace-one, n public. Public: mechanism, epsilon, delta, neighbouring, sensitivity,
+        sigma, calibration, transform, winsorization_radius, bound, epsilon_tau, design, degree, n_pairs (and, with a
+        private radius, its epsilon, info and the composed epsilon_total). Under `diagnostics_not_private`:
+        n_clipped (0), n_exact_pairs, the design's seed.
+    """
     X = check_rows(X)                                            # numpy, or dask (checked from its metadata)
     n, p = (int(s) for s in X.shape)
     wr = _renamed_radius(winsorization_radius, radius, "noisy_kendall")
@@ -166,7 +289,49 @@ def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: flo
     `noise="discrete"`: v = (diagonal, sqrt 2 x upper off-diagonal) of K, whose l2 distance is the Frobenius one, is
     released on a power-of-two grid with discrete Gaussian noise (`dppca_nb.privacy.discrete`); K_bar is rebuilt from it.
     `design`, `degree`: the pair design K was computed over (`kendall_design`; stated in `info`, the sensitivity is the
-    same for every d-regular design)."""
+    same for every d-regular design).
+
+    Parameters
+    ----------
+    K : array (p, p)
+        Kendall's tau of the n rows (exact).
+    n : int >= 2
+        Number of rows (public).
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    bound : float > 0
+        c^2 = ||g||_inf^2 of the kernel used for K.
+    transform : {"spherical", "winsorized"}
+        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
+    winsorization_radius : float > 0 or None
+        Radius K was computed with (stated in `info`).
+    sensitivity : {"tight", "paper"} or float > 0
+        Frobenius replace-one sensitivity of the tau: 2 sqrt 2 c^2 / n (tight), 4 c^2 / n (paper), or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    design : {"full", "regular"} or None
+        The design K was computed over (stated in `info`).
+    degree : int >= 1 or None
+        Pairs per row of a regular design (None: 20).
+    random_state : int, numpy Generator or None
+        Seed of the noise.
+    radius : deprecated
+        Old name of `winsorization_radius`.
+
+    Returns
+    -------
+    K_bar : ndarray (p, p)
+        K plus symmetric vecd (continuous or discrete) Gaussian noise.
+    info : dict
+        (epsilon, delta)-DP, replace-one, n public. Public: mechanism, epsilon, delta, neighbouring, sensitivity,
+        sigma, calibration, transform, winsorization_radius, bound, epsilon_tau, design, degree, n_pairs (and, with a
+        private radius, its epsilon, info and the composed epsilon_total). Under `diagnostics_not_private`:
+        n_clipped (0), n_exact_pairs, the design's seed.
+    """
     winsorization_radius = _renamed_radius(winsorization_radius, radius, "noisy_kendall_release")
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     K = check_square(K, "K")
@@ -202,7 +367,56 @@ def g_dppca(X, k: int, epsilon: float, delta: float, *, transform: str = "spheri
     """(epsilon, delta)-DP (replace-one) top-k principal subspace (p x k) by g-DPPCA: noisy Kendall's tau, top-k eigenvectors; X numpy or dask.
 
     `design`/`degree`: the pair design of the tau (see `noisy_kendall`; the default is the full U-statistic for
-    n <= 5000 and a 20-regular design above). `radius`: deprecated alias of `winsorization_radius`."""
+    n <= 5000 and a 20-regular design above). `radius`: deprecated alias of `winsorization_radius`.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Data rows.
+    k : int, 1 <= k <= p
+        Dimension of the principal subspace.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    transform : {"spherical", "winsorized"}
+        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
+    winsorization_radius : float > 0, "private" or None
+        Radius of the winsorized kernel: a number (public), "private" (released first by `private_radius` with part
+        of epsilon), None: sqrt p. Spherical: must be None.
+    sensitivity : {"tight", "paper"} or float > 0
+        Frobenius replace-one sensitivity of the tau: 2 sqrt 2 c^2 / n (tight), 4 c^2 / n (paper), or a number.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    radius_quantile : float in (0, 1)
+        Quantile of the pair-difference norms released as the private radius.
+    radius_share : float in (0, 1)
+        Share of epsilon spent on the private radius.
+    radius_bounds : tuple (lo, hi) or None
+        Public bounds of the private radius (None: a default from p).
+    noise : {"continuous", "discrete"}
+        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
+    design : {"full", "regular"} or None
+        Pairs used: all n(n-1)/2, or each row in `degree` pairs of a public random design; None: full for n <= 5000,
+        else regular.
+    degree : int >= 1 or None
+        Pairs per row of a regular design (None: 20).
+    progress : bool or None
+        Show a progress bar (None: only for long runs).
+    random_state : int, numpy Generator or None
+        Seed of the design, the radius and the noise.
+    return_info : bool
+        Also return the `info` dict.
+    radius : deprecated
+        Old name of `winsorization_radius`.
+
+    Returns
+    -------
+    V : ndarray (p, k)
+        Top-k eigenvectors of the noisy tau, (epsilon, delta)-DP, replace-one.
+    info : dict, only if `return_info`
+        As `noisy_kendall`'s.
+    """
     X = check_rows(X)
     k = check_k(k, int(X.shape[1]))
     wr = _renamed_radius(winsorization_radius, radius, "g_dppca")
