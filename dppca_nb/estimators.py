@@ -586,17 +586,20 @@ class AnalyzeGaussPCA(_DPPCA):
     `explained_variance_ratio_` (over the sum of all p noisy eigenvalues, the noisy trace) and `n_components` in (0, 1)
     (the smallest k whose private ratio reaches it). `noise="discrete"`: the second moment is released with the
     discrete Gaussian on a grid (`dppca_nb.privacy.discrete`, no floating-point leak; the budget then composes by the
-    basic rule). See `dppca_nb.algorithms.baselines.analyze_gauss`."""
+    basic rule). `noise_shape="vecd"` (default): noise sd sigma on the diagonal, sigma / sqrt 2 off it, calibrated to the
+    Frobenius sensitivity; `"upper"`: sd sigma on every upper-triangle entry (the paper's construction); the same
+    sigma and (epsilon, delta) (`dppca_nb.privacy.releases.gaussian_second_moment`).
+    See `dppca_nb.algorithms.baselines.analyze_gauss`."""
     _key = "analyze_gauss"
-    _options = ("sensitivity", "calibration", "radius", "noise")
+    _options = ("sensitivity", "calibration", "radius", "noise", "noise_shape")
     _all_eigenvalues = True
     _takes_center = True
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, sensitivity="tight", calibration="analytic",
-                 radius=1.0, noise="continuous", centering="private", mean=None, mean_share=0.1, mean_radius=None,
-                 radius_quantile=0.5, radius_factor=2.0, radius_share=0.1, radius_bounds=None, accountant=None,
-                 random_state=None):
+                 radius=1.0, noise="continuous", noise_shape="vecd", centering="private", mean=None, mean_share=0.1,
+                 mean_radius=None, radius_quantile=0.5, radius_factor=2.0, radius_share=0.1, radius_bounds=None,
+                 accountant=None, random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
-        self.sensitivity, self.calibration, self.noise = sensitivity, calibration, noise
+        self.sensitivity, self.calibration, self.noise, self.noise_shape = sensitivity, calibration, noise, noise_shape
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
         _private_radius_params(self, radius, mean_radius, radius_quantile, radius_factor, radius_share, radius_bounds,
                                accountant)
@@ -627,14 +630,17 @@ class LocalGaussianPCA(_DPPCA):
     array, record-by-record reports in the partitions of a dask array. `noise="discrete"` (with
     `simulate="per_record"`): each report on a power-of-two grid with discrete Gaussian noise
     (`dppca_nb.privacy.discrete`). In the local model no server sees the clipped count: the simulation shows it to
-    the curator running it. See `dppca_nb.algorithms.local`."""
+    the curator running it. `noise_shape="vecd"` (default): each report's noise has sd sigma on the diagonal and
+    sigma / sqrt 2 off it (Frobenius sensitivity); `"upper"`: sd sigma on every upper-triangle entry (the paper's);
+    the same sigma and (epsilon, delta). See `dppca_nb.algorithms.local`."""
     _key = "local_gaussian_pca"
-    _options = ("sensitivity", "calibration", "simulate", "noise", "radius")
+    _options = ("sensitivity", "calibration", "simulate", "noise", "noise_shape", "radius")
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, sensitivity="tight", calibration="analytic",
-                 simulate=None, noise="continuous", radius=1.0, centering="none", mean=None, mean_share=0.1,
-                 mean_radius=None, accountant=None, random_state=None):
+                 simulate=None, noise="continuous", noise_shape="vecd", radius=1.0, centering="none", mean=None,
+                 mean_share=0.1, mean_radius=None, accountant=None, random_state=None):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
         self.sensitivity, self.calibration, self.simulate, self.noise = sensitivity, calibration, simulate, noise
+        self.noise_shape = noise_shape
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
         self.radius, self.mean_radius, self.accountant = radius, mean_radius, accountant
 
@@ -687,14 +693,16 @@ class SmoothSensitivityPCA(_DPPCA):
     Releases only the subspace: no `explained_variance_`. `components_` is an UNORDERED orthonormal basis of the
     private subspace (the output is a randomly rotated frame; `components_ordered_ = False`): do not read its first
     row as the first principal component, and do not number them. Its noise scale is a function of the data (never in
-    `privacy_` or `contract_`). See `dppca_nb.algorithms.smooth`."""
+    `privacy_` or `contract_`). `constants="optimized"` (default): the admissible (alpha, beta) that need the
+    smallest eigengap (Gaussian, on the exact frontier) and Cauchy (epsilon/2, epsilon/(2pk)); `"paper"`: the
+    published constants (`dppca_nb.algorithms.smooth.smooth_sensitivity_parameters`). See `dppca_nb.algorithms.smooth`."""
     _key = "smooth_sensitivity_pca"
-    _options = ("radius",)
+    _options = ("constants", "radius")
     _ordered = False
-    def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, radius=1.0, centering="private", mean=None,
-                 mean_share=0.1, mean_radius=None, radius_quantile=0.5, radius_factor=2.0, radius_share=0.1,
-                 radius_bounds=None, accountant=None, random_state=None):
-        self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
+    def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, constants="optimized", radius=1.0,
+                 centering="private", mean=None, mean_share=0.1, mean_radius=None, radius_quantile=0.5,
+                 radius_factor=2.0, radius_share=0.1, radius_bounds=None, accountant=None, random_state=None):
+        self.n_components, self.epsilon, self.delta, self.constants = n_components, epsilon, delta, constants
         self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
         _private_radius_params(self, radius, mean_radius, radius_quantile, radius_factor, radius_share, radius_bounds,
                                accountant)
@@ -710,15 +718,19 @@ class RobustKendallPCA(_DPPCA):
     which pair differences are winsorized (`None`: sqrt(p); a number; or `"private"`, which spends `radius_share` of
     epsilon on a private radius, basic composition). `noise="discrete"`: the tau matrix released on a grid with
     discrete Gaussian noise (`dppca_nb.privacy.discrete`; needs the analytic calibration). No `explained_variance_`.
+    `design`: the pairs of the tau, fixed from n and a seed before the data (`dppca_nb.algorithms.kendall.kendall_design`):
+    "full" (all n(n-1)/2 pairs), "regular" (a `degree`-regular design of n d / 2 pairs; `degree` None: 20), None
+    (default): full up to n = 5000, regular above; the sensitivity 2 sqrt2 c^2 / n holds for every d-regular design.
     See `dppca_nb.algorithms.robust`."""
     _key = "g_dppca"
     _options = ("spatial_sign", "winsorization_radius", "sensitivity", "calibration", "radius_quantile", "radius_share",
-                "radius_bounds", "noise")
+                "radius_bounds", "noise", "design", "degree")
     _renamed = {"spatial_sign": "transform"}
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, spatial_sign="spherical", winsorization_radius=None,
                  sensitivity="tight", calibration="analytic", radius_quantile=0.5, radius_share=0.1,
-                 radius_bounds=None, noise="continuous", centering="none", mean=None, accountant=None,
-                 random_state=None):
+                 radius_bounds=None, noise="continuous", design=None, degree=None, centering="none", mean=None,
+                 accountant=None, random_state=None):
+        self.design, self.degree = design, degree
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
         self.spatial_sign, self.winsorization_radius = spatial_sign, winsorization_radius
         self.sensitivity, self.calibration = sensitivity, calibration
@@ -754,20 +766,24 @@ for _cls in (AnalyzeGaussPCA, LocalGaussianPCA, LocalSparsePCA, SmoothSensitivit
 class DPThresholdCovariance(_PrivateFit, EmpiricalCovariance):
     """(epsilon, delta)-DP sparse covariance by DP-Thresholding (Wang & Xu 2019): Gaussian second moment of rows
     clipped to `radius`, hard threshold, PSD projection; replace-one. `noise="discrete"`: the second moment on a grid
-    with discrete Gaussian noise (`dppca_nb.privacy.discrete`). See `dppca_nb.algorithms.sparse_cov.dp_threshold_covariance`.
+    with discrete Gaussian noise (`dppca_nb.privacy.discrete`). `noise_shape="vecd"` (default): noise sd sigma on the diagonal, sigma / sqrt 2 off it, calibrated to the
+    Frobenius sensitivity; `"upper"`: sd sigma on every upper-triangle entry (Wang & Xu's construction); the same
+    sigma and (epsilon, delta) (`dppca_nb.privacy.releases.gaussian_second_moment`).
+    The thresholds follow the shape (`tau_`: the off-diagonal one). See `dppca_nb.algorithms.sparse_cov.dp_threshold_covariance`.
 
     `covariance_` (and `precision_`, `location_` = `mean_`) are private releases; `score` and `mahalanobis` of the
     training rows are not (each value is a function of one private record)."""
     _key = "dp_threshold_covariance"
-    _options = ("gamma", "sensitivity", "calibration", "radius", "threshold_diagonal", "noise_constant", "noise")
+    _options = ("gamma", "sensitivity", "calibration", "radius", "threshold_diagonal", "noise_constant", "noise",
+                "noise_shape")
     def __init__(self, *, epsilon=1.0, delta=1e-5, gamma=2.0, sensitivity="tight", calibration="analytic", radius=1.0,
-                 threshold_diagonal=True, noise_constant=4.0, noise="continuous", centering="private", mean=None,
+                 threshold_diagonal=True, noise_constant=4.0, noise="continuous", noise_shape="vecd", centering="private", mean=None,
                  mean_share=0.1, mean_radius=None, radius_quantile=0.5, radius_factor=2.0, radius_share=0.1,
                  radius_bounds=None, accountant=None, store_precision=True, random_state=None):
         self.epsilon, self.delta, self.gamma, self.sensitivity = epsilon, delta, gamma, sensitivity
         self.calibration, self.threshold_diagonal = calibration, threshold_diagonal
         self.noise_constant, self.centering, self.mean, self.mean_share = noise_constant, centering, mean, mean_share
-        self.noise, self.store_precision, self.random_state = noise, store_precision, random_state
+        self.noise, self.noise_shape, self.store_precision, self.random_state = noise, noise_shape, store_precision, random_state
         _private_radius_params(self, radius, mean_radius, radius_quantile, radius_factor, radius_share, radius_bounds,
                                accountant)
 
