@@ -14,12 +14,17 @@ _API = {                               # public name -> the module (under dppca_
     # the scikit-learn estimators
     "AnalyzeGaussPCA": "estimators", "LocalGaussianPCA": "estimators", "LocalSparsePCA": "estimators",
     "SmoothSensitivityPCA": "estimators", "RobustKendallPCA": "estimators", "PureDPPCA": "estimators",
-    "DPThresholdCovariance": "estimators", "privacy_table": "estimators",
+    "DPThresholdCovariance": "estimators", "privacy_table": "estimators", "ClippingWarning": "estimators",
+    # private preprocessing and pipelines (the budget of every step on one accountant)
+    "PrivateStandardScaler": "preprocessing", "PrivatePipeline": "preprocessing", "private_pipeline": "preprocessing",
+    "check_pipeline": "preprocessing",
     # the algorithms as functions (paper notation: each returns V, p x k, or the released matrix)
     "analyze_gauss": "algorithms.baselines", "sgpca": "algorithms.baselines", "nsggd": "algorithms.baselines",
     "local_gaussian_pca": "algorithms.local", "local_sparse_pca": "algorithms.local_sparse",
     "dp_threshold_covariance": "algorithms.sparse_cov", "smooth_sensitivity_pca": "algorithms.smooth",
     "pure_dp_pca": "algorithms.pure", "kendall_tau": "algorithms.kendall", "g_dppca": "algorithms.robust",
+    # the error bounds of each method, with explicit constants
+    "error_bounds": "theory.error_bounds",
     # the budget
     "PrivacyAccountant": "privacy.accounting",
 }
