@@ -19,7 +19,17 @@ __all__ = ['SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'is_dask', 'check_rows', 'defau
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #1d5ad9c6
 def is_dask(X) -> bool:
-    "True if `X` is a `dask.array.Array`, decided without importing dask."
+    """True if `X` is a `dask.array.Array`, decided without importing dask.
+
+    Parameters
+    ----------
+    X : any
+        Object to test.
+
+    Returns
+    -------
+    bool
+    """
     if not type(X).__module__.startswith("dask"): return False
     da = sys.modules.get("dask.array")
     return da is not None and isinstance(X, da.Array)
@@ -50,7 +60,26 @@ def _finite(A, block=1 << 20):
 def check_rows(X, *, name: str = "X", min_rows: int = 2, min_cols: int = 1, finite: bool = True):
     """Validate n x p records without copying them: a float64 numpy array (the caller's own if it is one: never write to it), or a dask array checked from its metadata.
 
-    `finite=False` skips the pass over the values (for a caller whose next step is a blocked pass that finds non-finite rows itself, as `second_moment_sums` does)."""
+    `finite=False` skips the pass over the values (for a caller whose next step is a blocked pass that finds non-finite rows itself, as `second_moment_sums` does).
+
+    Parameters
+    ----------
+    X : array_like (n, p) or dask array
+        Records, one per row.
+    name : str
+        Argument name used in error messages.
+    min_rows : int >= 1
+        Least number of rows accepted.
+    min_cols : int >= 1
+        Least number of columns accepted.
+    finite : bool
+        Check that every value is finite (numpy only; one pass).
+
+    Returns
+    -------
+    ndarray or dask array
+        X as float64 (the caller's own numpy array if it already is one; never written to).
+    """
     if is_dask(X): return _check_dask_rows(X, name, min_rows, min_cols)
     A = X if isinstance(X, np.ndarray) else None
     ok = (A is not None and A.ndim == 2 and A.dtype.kind in "biuf" and A.shape[0] >= max(1, min_rows)
@@ -62,18 +91,59 @@ def check_rows(X, *, name: str = "X", min_rows: int = 2, min_cols: int = 1, fini
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #9a4b8b21
 def default_block_rows(p: int) -> int:
-    "Rows per numpy block: about 2^22 entries (32 MB of float64)."
+    """Rows per numpy block: about 2^22 entries (32 MB of float64).
+
+    Parameters
+    ----------
+    p : int >= 1
+        Row dimension.
+
+    Returns
+    -------
+    int
+        Rows per block.
+    """
     return max(1, (1 << 22) // max(1, int(p)))
 
 def row_blocks(X, *, block_rows: int | None = None):
-    "Row blocks of a checked `X` (see `check_rows`): `(blocks, (n, p), lazy)`; dask chunks as `Delayed` (lazy), numpy views otherwise."
+    """Row blocks of a checked `X` (see `check_rows`): `(blocks, (n, p), lazy)`; dask chunks as `Delayed` (lazy), numpy views otherwise.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Records, one per row (checked by `check_rows`; never modified).
+    block_rows : int >= 1 or None
+        Rows per numpy block (None: `default_block_rows(p)`); dask uses its own chunks.
+
+    Returns
+    -------
+    tuple (list, (int, int), bool)
+        (blocks, (n, p), lazy).
+    """
     n, p = (int(s) for s in X.shape)
     if is_dask(X): return list(X.to_delayed().ravel()), (n, p), True
     m = default_block_rows(p) if block_rows is None else check_int(block_rows, "block_rows", allow_float=True)
     return [X[i:i + m] for i in range(0, n, m)], (n, p), False
 
 def tree_reduce(parts: list, combine, *, lazy: bool, split_every: int = 8):
-    "Combine `parts` `split_every` at a time until one is left (as Dask tasks if `lazy`); return the computed result."
+    """Combine `parts` `split_every` at a time until one is left (as Dask tasks if `lazy`); return the computed result.
+
+    Parameters
+    ----------
+    parts : list
+        Partial results (or Delayed objects if `lazy`).
+    combine : callable
+        Combines partial results (default `add`: sums, tuples entry by entry).
+    lazy : bool
+        Build Dask tasks and compute them once at the end.
+    split_every : int >= 2
+        Fan-in of the tree reduction.
+
+    Returns
+    -------
+    object
+        The combined result.
+    """
     s = check_int(split_every, "split_every", minimum=2, allow_float=True)
     if not parts: raise ValueError("parts: expected at least one part")
     comb = combine
@@ -87,7 +157,18 @@ def tree_reduce(parts: list, combine, *, lazy: bool, split_every: int = 8):
     return dask.compute(parts[0])[0]
 
 def add(*parts):
-    "The sum of `parts` left to right; tuples are added entry by entry (the default `combine`)."
+    """The sum of `parts` left to right; tuples are added entry by entry (the default `combine`).
+
+    Parameters
+    ----------
+    *parts : numbers, arrays or tuples of them
+        Terms to add.
+
+    Returns
+    -------
+    object
+        Their sum (entry by entry for tuples).
+    """
     if isinstance(parts[0], tuple): return tuple(add(*q) for q in zip(*parts))
     return reduce(operator.add, parts)
 
@@ -110,7 +191,34 @@ def map_blocks(X, func, *args, combine=add, seeds=None, block_rows: int | None =
                name: str = "X", finite: bool = True):
     """`func(X_b, *args)` (`func(X_b, *args, rng_b)` with `seeds`) on every row block of a checked numpy or dask `X`, combined in a tree: `(result, n_blocks)`.
 
-    `finite=False`: no isfinite pass over each block before `func` (a `func` that finds non-finite rows itself, in the pass it makes anyway)."""
+    `finite=False`: no isfinite pass over each block before `func` (a `func` that finds non-finite rows itself, in the pass it makes anyway).
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Records, one per row (checked by `check_rows`; never modified).
+    func : callable
+        Function of a row block (and the extra `args`) returning a partial result.
+    *args : any
+        Extra positional arguments passed to `func` (or `randomizer`).
+    combine : callable
+        Combines partial results (default `add`: sums, tuples entry by entry).
+    seeds : list of SeedSequence or None
+        One seed per block; `func` then gets the block's Generator last.
+    block_rows : int >= 1 or None
+        Rows per numpy block (None: `default_block_rows(p)`); dask uses its own chunks.
+    split_every : int >= 2
+        Fan-in of the tree reduction.
+    name : str
+        Argument name used in error messages.
+    finite : bool
+        Check each block for non-finite values before `func`.
+
+    Returns
+    -------
+    tuple (object, int)
+        (combined result, number of blocks).
+    """
     from functools import partial
     blocks, (n, p), lazy = row_blocks(X, block_rows=block_rows)
     if seeds is not None and len(seeds) != len(blocks):
@@ -129,7 +237,18 @@ SUB_BLOCK_ENTRIES = 1 << 17      # 1 MB of float64: a sub-block stays in a core'
 CORRECT_UP_TO = 1024            # clipped rows up to this many radii are corrected by subtraction (rounding <= about p u (1024 R)^2 each)
 
 def sub_block_rows(p: int) -> int:
-    "Rows of the fused kernel's sub-block: about `SUB_BLOCK_ENTRIES` entries, and at least p rows (so the p x p update is amortized)."
+    """Rows of the fused kernel's sub-block: about `SUB_BLOCK_ENTRIES` entries, and at least p rows (so the p x p update is amortized).
+
+    Parameters
+    ----------
+    p : int >= 1
+        Row dimension.
+
+    Returns
+    -------
+    int
+        Rows per sub-block.
+    """
     p = max(1, int(p))
     return max(1, SUB_BLOCK_ENTRIES // p, p)
 
@@ -219,7 +338,30 @@ def _fused_sums(X, radius, row_sums, center, moment, block_rows, split_every, na
 def second_moment_sums(X, *, radius: float | None = None, row_sums: bool = False, center=None,
                        block_rows: int | None = None, split_every: int = 8, name: str = "X") -> dict:
     """One fused pass over the row blocks of a numpy or dask `X`: `dict(M=sum y y^T, n, p, n_clipped[, row_sum])`, with
-    y = x - `center` (if given) clipped to `radius` (if given). Exact (not private); the caller's array is not copied."""
+    y = x - `center` (if given) clipped to `radius` (if given). Exact (not private); the caller's array is not copied.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Records, one per row (checked by `check_rows`; never modified).
+    radius : float > 0 or None
+        Clip each (centred) row to this l2 radius (None: no clipping).
+    row_sums : bool
+        Also return the sum of the rows.
+    center : array (p,) or None
+        Subtracted from every row first (None: no centring).
+    block_rows : int >= 1 or None
+        Rows per numpy block (None: `default_block_rows(p)`); dask uses its own chunks.
+    split_every : int >= 2
+        Fan-in of the tree reduction.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    dict
+        M (sum of y y^T, p x p), n, p, n_clipped, and row_sum if asked. Exact, not private.
+    """
     st = _fused_sums(X, radius, row_sums, center, True, block_rows, split_every, name)
     M = st["M"]
     if not (M == M.T).all(): st["M"] = (M + M.T) / 2
@@ -228,7 +370,28 @@ def second_moment_sums(X, *, radius: float | None = None, row_sums: bool = False
 
 def clipped_row_sums(X, *, radius: float | None = None, center=None, block_rows: int | None = None,
                      split_every: int = 8, name: str = "X") -> dict:
-    "The row sum of y = x - `center` clipped to `radius` in one pass (a private mean's statistic, no second moment): `dict(row_sum, n, p, n_clipped)`. Exact (not private)."
+    """The row sum of y = x - `center` clipped to `radius` in one pass (a private mean's statistic, no second moment): `dict(row_sum, n, p, n_clipped)`. Exact (not private).
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Records, one per row (checked by `check_rows`; never modified).
+    radius : float > 0 or None
+        Clip each (centred) row to this l2 radius (None: no clipping).
+    center : array (p,) or None
+        Subtracted from every row first (None: no centring).
+    block_rows : int >= 1 or None
+        Rows per numpy block (None: `default_block_rows(p)`); dask uses its own chunks.
+    split_every : int >= 2
+        Fan-in of the tree reduction.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    dict
+        row_sum (p,), n, p, n_clipped. Exact, not private.
+    """
     st = _fused_sums(X, radius, True, center, False, block_rows, split_every, name)
     del st["M"]
     return st
@@ -243,7 +406,30 @@ def _pair_task(func, xa, xb, args):
 
 def map_block_pairs(X, func, *args, combine=add, block_rows: int | None = None, split_every: int = 8,
                     name: str = "X"):
-    "`func(X_b, None, *args)` on every row block and `func(X_b, X_b2, *args)` on every pair b < b2 of a checked numpy or dask `X`, combined in a tree: `(result, n_blocks, n_tasks)`."
+    """`func(X_b, None, *args)` on every row block and `func(X_b, X_b2, *args)` on every pair b < b2 of a checked numpy or dask `X`, combined in a tree: `(result, n_blocks, n_tasks)`.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Records, one per row (checked by `check_rows`; never modified).
+    func : callable
+        func(A, B, *args): a partial result for block A alone (B None) or the pair (A, B).
+    *args : any
+        Extra positional arguments passed to `func` (or `randomizer`).
+    combine : callable
+        Combines partial results (default `add`: sums, tuples entry by entry).
+    block_rows : int >= 1 or None
+        Rows per numpy block (None: `default_block_rows(p)`); dask uses its own chunks.
+    split_every : int >= 2
+        Fan-in of the tree reduction.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    tuple (object, int, int)
+        (combined result, number of blocks, number of tasks).
+    """
     from functools import partial
     blocks, (n, p), lazy = row_blocks(X, block_rows=block_rows)
     task = _pair_task
@@ -259,7 +445,22 @@ def map_block_pairs(X, func, *args, combine=add, block_rows: int | None = None, 
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #34fa1264
 def paired_row_norms(X, perm, *, name: str = "X") -> np.ndarray:
-    "The floor(n/2) norms ||x_perm[2i+1] - x_perm[2i]|| / sqrt2 of the disjoint pairs of a pairing `perm`, for numpy or dask `X` (exact, not private)."
+    """The floor(n/2) norms ||x_perm[2i+1] - x_perm[2i]|| / sqrt2 of the disjoint pairs of a pairing `perm`, for numpy or dask `X` (exact, not private).
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Records, one per row (checked by `check_rows`; never modified).
+    perm : array of int (n,)
+        A permutation of the rows (the pairing).
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    ndarray (floor(n/2),)
+        The pair norms (exact, not private).
+    """
     perm = np.asarray(perm)
     m = len(perm) // 2
     a, b = perm[1:2 * m:2], perm[0:2 * m:2]
@@ -273,7 +474,20 @@ def paired_row_norms(X, perm, *, name: str = "X") -> np.ndarray:
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #50d9e95a
 def partition_seeds(random_state, n_partitions: int) -> list:
-    "Independent `SeedSequence`s, one per partition, from an int, a `SeedSequence`, a `Generator` (drawn from it) or None (OS entropy)."
+    """Independent `SeedSequence`s, one per partition, from an int, a `SeedSequence`, a `Generator` (drawn from it) or None (OS entropy).
+
+    Parameters
+    ----------
+    random_state : int, SeedSequence, numpy Generator or None
+        Source of the partitions' seeds.
+    n_partitions : int >= 1
+        Number of seeds.
+
+    Returns
+    -------
+    list of SeedSequence
+        Independent seeds, one per partition.
+    """
     m = check_int(n_partitions, "n_partitions", allow_float=True)
     if isinstance(random_state, np.random.SeedSequence): ss = random_state
     elif isinstance(random_state, np.random.Generator): ss = np.random.SeedSequence(random_state.integers(0, 2**63, size=4).tolist())
@@ -284,7 +498,32 @@ def partition_seeds(random_state, n_partitions: int) -> list:
 
 def randomized_report_sums(X, randomizer, *args, random_state=None, combine=add, block_rows: int | None = None,
                            split_every: int = 8, name: str = "X"):
-    "The local model's server sum over a numpy or dask `X`: `randomizer(X_b, *args, rng_b)` returns the sum of block b's reports, noise drawn from the block's stream: `(total, n_partitions)`."
+    """The local model's server sum over a numpy or dask `X`: `randomizer(X_b, *args, rng_b)` returns the sum of block b's reports, noise drawn from the block's stream: `(total, n_partitions)`.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Records, one per row (checked by `check_rows`; never modified).
+    randomizer : callable
+        randomizer(X_b, *args, rng_b): the sum of block b's noisy reports.
+    *args : any
+        Extra positional arguments passed to `func` (or `randomizer`).
+    random_state : int, SeedSequence, numpy Generator or None
+        Seed of the devices' noise (one stream per block).
+    combine : callable
+        Combines partial results (default `add`: sums, tuples entry by entry).
+    block_rows : int >= 1 or None
+        Rows per numpy block (None: `default_block_rows(p)`); dask uses its own chunks.
+    split_every : int >= 2
+        Fan-in of the tree reduction.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    tuple (object, int)
+        (sum of all reports, number of partitions).
+    """
     X = check_rows(X, name=name, min_rows=1)
     n_blocks = len(row_blocks(X, block_rows=block_rows)[0])
     return map_blocks(X, randomizer, *args, combine=combine, seeds=partition_seeds(random_state, n_blocks),
@@ -296,7 +535,28 @@ def _mean_reports(x, sigma, radius, rng):
 
 def randomized_mean_reports(X, sigma: float, *, radius: float = 1.0, random_state=None, block_rows: int | None = None,
                             split_every: int = 8) -> tuple:
-    "Sum of the local-model reports x_i clipped to `radius` + N(0, sigma^2 I_p), each drawn in its row's partition: `(report_sum, n)`."
+    """Sum of the local-model reports x_i clipped to `radius` + N(0, sigma^2 I_p), each drawn in its row's partition: `(report_sum, n)`.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Records, one per row (checked by `check_rows`; never modified).
+    sigma : float >= 0
+        Noise sd per coordinate of each report.
+    radius : float > 0
+        Clipping radius of each row.
+    random_state : int, SeedSequence, numpy Generator or None
+        Seed of the reports' noise.
+    block_rows : int >= 1 or None
+        Rows per numpy block (None: `default_block_rows(p)`); dask uses its own chunks.
+    split_every : int >= 2
+        Fan-in of the tree reduction.
+
+    Returns
+    -------
+    tuple (ndarray (p,), int)
+        (sum of the reports, n).
+    """
     sigma = check_positive(sigma, "sigma")
     radius = check_positive(radius, "radius")
     X = check_rows(X)
@@ -317,5 +577,16 @@ def process_memory() -> tuple:
         return peak / (1e6 if sys.platform == "darwin" else 1e3), peak / (1e6 if sys.platform == "darwin" else 1e3)
 
 def worker_memory(client) -> dict:
-    "Current and peak resident memory (MB) of each worker process of a dask.distributed `client`: {address: (rss, peak)}."
+    """Current and peak resident memory (MB) of each worker process of a dask.distributed `client`: {address: (rss, peak)}.
+
+    Parameters
+    ----------
+    client : dask.distributed.Client
+        A connected client.
+
+    Returns
+    -------
+    dict
+        {worker address: (current MB, peak MB)}.
+    """
     return client.run(process_memory)

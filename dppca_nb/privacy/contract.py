@@ -28,7 +28,51 @@ def _count(v, name):
 
 @dataclass(frozen=True)
 class Contract:
-    "What one release promises, fixed from public quantities before the data are read; `statement()` says it in one line."
+    """What one release promises, fixed from public quantities before the data are read; `statement()` says it in one line.
+
+    Parameters
+    ----------
+    mechanism : str
+        Name of the mechanism (non-empty).
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in [0, 1)
+        Failure probability (0 for a pure contract).
+    measure : {"pure", "approximate", "zCDP"}
+        Kind of guarantee.
+    model : {"central", "local"}
+        Trust model.
+    neighbouring : str
+        Neighbouring relation, e.g. "replace-one".
+    domain : str
+        The input domain the guarantee holds on.
+    rho : float or None
+        zCDP parameter (required for measure "zCDP").
+    sensitivity : float or None
+        Sensitivity of the released statistic.
+    sensitivity_norm : str or None
+        Its norm: "l2", "l1", "Frobenius", ...
+    noise : str or None
+        Noise family.
+    noise_scale : float or None
+        Noise scale (None: data-dependent or set by an earlier private release).
+    calibration : str or None
+        How the noise was calibrated.
+    epsilon_certified : float or None
+        Epsilon the noise actually certifies.
+    parts : tuple of (name, Contract) or dict
+        Sub-contracts of a composed release.
+    composition : str or None
+        How the parts compose.
+    n : int or None
+        Number of rows (public).
+    p : int or None
+        Dimension.
+    k : int or None
+        Subspace dimension.
+    notes : tuple of str or str
+        Free remarks.
+    """
     mechanism: str
     epsilon: float
     delta: float = 0.0
@@ -111,7 +155,18 @@ Contract.statement = _statement
 
 # %% ../../nbs/02_privacy/04_contract.ipynb #e674caf7
 def _part(self, name: str) -> Contract:
-    "The sub-contract called `name`."
+    """The sub-contract called `name`.
+
+    Parameters
+    ----------
+    name : str
+        Name of a part.
+
+    Returns
+    -------
+    Contract
+        That part (KeyError if absent).
+    """
     for a, b in self.parts:
         if a == name: return b
     raise KeyError(f"name: no part {name!r}; the parts are {[a for a, _ in self.parts]}")
@@ -129,7 +184,17 @@ Contract.as_dict = _as_dict
 # %% ../../nbs/02_privacy/04_contract.ipynb #bb126065
 @dataclass(frozen=True, eq=False)
 class Release:
-    "A released value with the contract it was released under and the curator-only diagnostics (NOT private)."
+    """A released value with the contract it was released under and the curator-only diagnostics (NOT private).
+
+    Parameters
+    ----------
+    value : object
+        The released value (private).
+    contract : Contract
+        What its release promises (public).
+    diagnostics : Diagnostics
+        Curator-only quantities: NOT private, never published.
+    """
     value: object
     contract: Contract
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
