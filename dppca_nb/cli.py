@@ -30,7 +30,21 @@ __all__ = ['METHODS', 'NOT_SHOWN', 'FLAGS', 'DEFAULT_RADIUS_NOTE', 'Method', 'CL
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
 class Method(NamedTuple):
-    "A `dppca fit --method`: read from the algorithm registry."
+    """A `dppca fit --method`: read from the algorithm registry.
+
+    Parameters
+    ----------
+    module : str
+        Module of the function.
+    function : str
+        Name of the function.
+    delta : str
+        Whether the method takes a delta ("delta") or is pure DP.
+    summary : str
+        One-line description.
+    key : str
+        Its key in the algorithm registry.
+    """
     module: str
     function: str
     delta: str          # "delta" (needs --delta), "optional" (pure when --delta is 0 or omitted), "none" (pure DP)
@@ -61,7 +75,18 @@ def _resolve(method):
         raise CLIError(f"--method: {method!r} needs {alg.function}, which this installation does not provide") from None
 
 def method_settings(f) -> dict:
-    "The settings `fit` passes to every method that has them: the tight sensitivity and the analytic calibration."
+    """The settings `fit` passes to every method that has them: the tight sensitivity and the analytic calibration.
+
+    Parameters
+    ----------
+    f : callable
+        The method's function.
+
+    Returns
+    -------
+    dict
+        sensitivity="tight" and calibration="analytic", for the parameters `f` has.
+    """
     params = inspect.signature(f).parameters
     return {k: v for k, v in (("sensitivity", "tight"), ("calibration", "analytic")) if k in params}
 
@@ -76,7 +101,28 @@ def _delta(method, delta):
     return None
 
 def plan_method(method: str, n: int, p: int, k: int, epsilon: float, delta: float | None = None):
-    "The Contract of `fit --method method` on n x p data (from public quantities only: printed by `fit`)."
+    """The Contract of `fit --method method` on n x p data (from public quantities only: printed by `fit`).
+
+    Parameters
+    ----------
+    method : str
+        A `fit --method` name from the algorithm registry.
+    n : int >= 1
+        Number of rows (public).
+    p : int >= 1
+        Number of columns.
+    k : int >= 1
+        Number of components.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1) or None
+        Failure probability (None for a pure-DP method; required otherwise).
+
+    Returns
+    -------
+    Contract
+        The guarantee of the run, from public quantities only.
+    """
     alg = _algorithm(method)
     kw = {o: v for o, v in method_settings(_resolve(method)).items() if o in alg.options}
     c = alg.plan(n, p, k, epsilon, _delta(method, delta), **kw)
@@ -84,7 +130,28 @@ def plan_method(method: str, n: int, p: int, k: int, epsilon: float, delta: floa
     return c
 
 def run_method(method: str, X, k: int, epsilon: float, delta: float | None = None, *, random_state=None):
-    "Run a `fit` method on `X` (tight sensitivity, analytic calibration); return `(components k x p, info dict)`."
+    """Run a `fit` method on `X` (tight sensitivity, analytic calibration); return `(components k x p, info dict)`.
+
+    Parameters
+    ----------
+    method : str
+        A `fit --method` name from the algorithm registry.
+    X : array (n, p)
+        Data rows.
+    k : int >= 1
+        Number of components.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1) or None
+        Failure probability (None for a pure-DP method; required otherwise).
+    random_state : int or None
+        Seed of the noise.
+
+    Returns
+    -------
+    tuple (ndarray (k, p), dict)
+        (components, info): the private release and its info.
+    """
     alg, f = _algorithm(method), _resolve(method)
     kw, dlt = method_settings(f), _delta(method, delta)
     if alg.output == "covariance":
@@ -114,7 +181,24 @@ def _data_text(path, what: str = "DATA") -> tuple[str, str]:
     except UnicodeDecodeError as e: raise CLIError(f"{what}: {name} is not UTF-8 text (byte {e.start})") from None
 
 def select_columns(spec: str, header, width: int, flag: str = "--columns") -> list:
-    "The 0-based indices named by `spec`: comma-separated header names or 1-based column numbers; a CLIError naming `flag`."
+    """The 0-based indices named by `spec`: comma-separated header names or 1-based column numbers; a CLIError naming `flag`.
+
+    Parameters
+    ----------
+    spec : str
+        Comma-separated header names or 1-based column numbers.
+    header : list of str or None
+        The file's header.
+    width : int >= 1
+        Number of columns in the file.
+    flag : str
+        Command-line flag named in errors.
+
+    Returns
+    -------
+    list of int
+        0-based indices.
+    """
     tokens = [t.strip() for t in str(spec).split(",")]
     if not any(tokens) or not all(tokens):
         raise CLIError(f"{flag}: expected a comma-separated list of column names or 1-based column numbers, got {spec!r}")
@@ -186,14 +270,46 @@ def read_numeric_csv(path, delimiter: str = ",", *, columns=None, drop=None):
 
     The header is optional (a first row with a field that is not a number); without one the columns are named
     x1, x2, ... by their position. `columns` / `drop`: comma-separated header names or 1-based column numbers (only
-    the chosen columns are parsed). Errors are one-line `CLIError`s that count the data rows from 1."""
+    the chosen columns are parsed). Errors are one-line `CLIError`s that count the data rows from 1.
+
+    Parameters
+    ----------
+    path : str or Path
+        CSV file, .gz file, or '-' for standard input.
+    delimiter : str
+        Field separator.
+    columns : str or None
+        Columns to keep (names or 1-based numbers).
+    drop : str or None
+        Columns to leave out.
+
+    Returns
+    -------
+    tuple (ndarray (n, p), list of str)
+        (X, column names).
+    """
     X, names, _ = _read_table(path, delimiter, columns, drop)
     return X, names
 
 
 # %% ../nbs/09_cli/00_cli.ipynb #706a67c4
 def read_mean(path, names, delimiter: str = ","):
-    "The public mean of `--mean FILE` for the columns `names`: matched by name if the file has a header, else p numbers in order."
+    """The public mean of `--mean FILE` for the columns `names`: matched by name if the file has a header, else p numbers in order.
+
+    Parameters
+    ----------
+    path : str or Path
+        File of the public mean.
+    names : list of str
+        Column names of the data.
+    delimiter : str
+        Field separator.
+
+    Returns
+    -------
+    ndarray (p,)
+        The mean, in the order of `names`.
+    """
     M, m_names, has_header = _read_table(path, delimiter, what="--mean")
     p = len(names)
     if has_header:
@@ -209,7 +325,20 @@ def read_mean(path, names, delimiter: str = ","):
 
 # %% ../nbs/09_cli/00_cli.ipynb #0200b7a2
 def check_output(out, data=None) -> tuple:
-    "The components file `out` and its sidecar `out + '.json'`, checked BEFORE any private work (no budget spent on a run that cannot be saved)."
+    """The components file `out` and its sidecar `out + '.json'`, checked BEFORE any private work (no budget spent on a run that cannot be saved).
+
+    Parameters
+    ----------
+    out : str or Path
+        Components file to write.
+    data : str, Path or None
+        The input file (must differ from `out`).
+
+    Returns
+    -------
+    tuple (Path, Path)
+        The components file and its .json sidecar.
+    """
     files = (Path(out), Path(str(out) + ".json"))
     for f in files:
         if f.is_dir(): raise CLIError(f"--out: {f} is a directory, expected a file name")
@@ -227,7 +356,24 @@ NOT_SHOWN = ("Clipped-row counts and other exact functions of the data are curat
              "(not differentially private): they are not shown, nor written to OUT or OUT.json.")
 
 def privacy_statement(info: dict, n: int, *, p: int | None = None, k: int | None = None) -> str:
-    "One line stating the guarantee of a release, from the public part of its `info` and the public n, p, k."
+    """One line stating the guarantee of a release, from the public part of its `info` and the public n, p, k.
+
+    Parameters
+    ----------
+    info : dict
+        A release's info (its `diagnostics_not_private` are ignored).
+    n : int >= 1
+        Number of rows (public).
+    p : int or None
+        Number of columns.
+    k : int or None
+        Number of components.
+
+    Returns
+    -------
+    str
+        One line stating the guarantee.
+    """
     pub = public_info(info)
     eps, dlt = float(pub["epsilon"]), float(pub.get("delta", 0.0) or 0.0)
     nb = pub.get("neighbouring", "replace-one")
@@ -245,7 +391,18 @@ def privacy_statement(info: dict, n: int, *, p: int | None = None, k: int | None
 
 # %% ../nbs/09_cli/00_cli.ipynb #15ea5210
 def estimator_for(method: str):
-    "The scikit-learn estimator class that `fit --method method` runs (the one whose registry entry is the method's)."
+    """The scikit-learn estimator class that `fit --method method` runs (the one whose registry entry is the method's).
+
+    Parameters
+    ----------
+    method : str
+        A `fit --method` name from the algorithm registry.
+
+    Returns
+    -------
+    type
+        The estimator class.
+    """
     alg = _algorithm(method)
     from dppca_nb.estimators import ESTIMATORS
     hits = [cls for _, cls in ESTIMATORS.values() if cls._algorithm_entry().key == alg.key]
@@ -263,7 +420,19 @@ def _flag_error(e: Exception) -> CLIError:
     return CLIError(FLAGS[arg] + sep + rest if sep and arg in FLAGS else msg)
 
 def parse_radius(value, flag: str = "--radius"):
-    "The value of `--radius` (or `flag`): None (not given: the estimator's default), a positive number, or 'private'."
+    """The value of `--radius` (or `flag`): None (not given: the estimator's default), a positive number, or 'private'.
+
+    Parameters
+    ----------
+    value : str, float or None
+        The flag's value.
+    flag : str
+        Command-line flag named in errors.
+
+    Returns
+    -------
+    None, float or "private"
+    """
     if value is None or value == "private": return value
     try: r = float(value)
     except ValueError: r = float("nan")
@@ -280,7 +449,36 @@ def fit_estimator(method: str, X, k: int, epsilon: float, delta: float | None = 
     'private' or 'public' (with the public `mean`); `mean_radius`: the bound of the rows for a private mean (None:
     `radius`; the raw rows are longer than the centred ones). The estimator plans its contract and spends the budget before
     it reads a record; its curator-only ClippingWarning is not shown (an exact count of the data). Errors name the
-    flags."""
+    flags.
+
+    Parameters
+    ----------
+    method : str
+        A `fit --method` name from the algorithm registry.
+    X : array (n, p)
+        Data rows.
+    k : int >= 1
+        Number of components.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1) or None
+        Failure probability (None for a pure-DP method; required otherwise).
+    radius : float > 0, "private" or None
+        Row norm bound (None: 1).
+    center : {"none", "private", "public"} or None
+        Centring (None: the estimator's default).
+    mean : array (p,) or None
+        The public mean (center "public").
+    mean_radius : float > 0, "private" or None
+        Bound of the raw rows for a private mean (None: `radius`).
+    random_state : int or None
+        Seed of the noise.
+
+    Returns
+    -------
+    estimator
+        Fitted; its contract was planned and the budget spent before a record was read.
+    """
     alg, cls = _algorithm(method), estimator_for(method)
     params = cls().get_params()
     dlt = _delta(method, delta)
@@ -325,7 +523,20 @@ def _jsonable(v):
     return v
 
 def released_components(est, k: int) -> tuple:
-    "`(components k x p, ordered, eigenvalues or None)` of a fitted estimator; a covariance estimator's top-k eigenvectors and eigenvalues (post-processing)."
+    """`(components k x p, ordered, eigenvalues or None)` of a fitted estimator; a covariance estimator's top-k eigenvectors and eigenvalues (post-processing).
+
+    Parameters
+    ----------
+    est : estimator
+        A fitted estimator of `dppca_nb.estimators`.
+    k : int >= 1
+        Number of components.
+
+    Returns
+    -------
+    tuple (ndarray (k, p), bool, ndarray or None)
+        (components, ordered, eigenvalues).
+    """
     if hasattr(est, "components_"):
         ev = getattr(est, "explained_variance_", None)
         return (np.asarray(est.components_), bool(getattr(est, "components_ordered_", True)),
@@ -336,7 +547,32 @@ def released_components(est, k: int) -> tuple:
 def fit_record(est, method: str, names, comps_file, k: int, ordered: bool, eigenvalues=None, *, radius=None) -> dict:
     """The sidecar `OUT.json`: the public record of one `fit`. The contract (`as_dict()`, `statement()`), the public
     inputs, and the released values (the private mean, a privately released radius, the private eigenvalues) where
-    there are any; never the seed (it would let anyone redraw the noise) nor a curator-only diagnostic."""
+    there are any; never the seed (it would let anyone redraw the noise) nor a curator-only diagnostic.
+
+    Parameters
+    ----------
+    est : estimator
+        A fitted estimator of `dppca_nb.estimators`.
+    method : str
+        A `fit --method` name from the algorithm registry.
+    names : list of str
+        Column names of the data.
+    comps_file : str or Path
+        The components file written.
+    k : int >= 1
+        Number of components.
+    ordered : bool
+        Whether the components are ordered.
+    eigenvalues : array or None
+        Released (private) eigenvalues.
+    radius : float, "private" or None
+        The --radius given.
+
+    Returns
+    -------
+    dict
+        The public record: contract, public inputs, released values (never the seed or a diagnostic).
+    """
     import importlib
     c, center = est.contract_, est.centering
     released = {}
@@ -374,7 +610,17 @@ def _nbs_dir():
     raise CLIError("docs: the notebooks (nbs/) were not found; run from a checkout of dppca_nb")
 
 def site_renderer(nbs=None):
-    "The checkout's `tools/render_docs.py` (found next to nbs/), imported by path; None where the checkout has none."
+    """The checkout's `tools/render_docs.py` (found next to nbs/), imported by path; None where the checkout has none.
+
+    Parameters
+    ----------
+    nbs : str, Path or None
+        The nbs/ folder (None: this checkout's).
+
+    Returns
+    -------
+    module or None
+    """
     import importlib.util
     path = Path(nbs or _nbs_dir()).parent / "tools" / "render_docs.py"
     if not path.is_file(): return None
@@ -392,7 +638,26 @@ def render_docs(out_dir, notebooks=None, *, mathjax=None, api: bool = True, site
     """Render notebooks (default: all of nbs/) to offline HTML in `out_dir`; return the index page.
 
     From a checkout with `tools/render_docs.py` (and `site` not False): its site (bundled MathJax, pages as nbdev
-    shows them, chapter pages, the API reference unless `api=False`). Otherwise: plain nbconvert pages and an index."""
+    shows them, chapter pages, the API reference unless `api=False`). Otherwise: plain nbconvert pages and an index.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Output folder.
+    notebooks : list of paths or None
+        Notebooks to render (None: all).
+    mathjax : str or None
+        MathJax source (None: the bundled one).
+    api : bool
+        Include the API reference.
+    site : bool or None
+        Use the checkout's site renderer (None: if present).
+
+    Returns
+    -------
+    Path
+        The index page.
+    """
     src = _nbs_dir()
     tool = site_renderer(src) if site is not False else None
     if site and tool is None: raise CLIError(f"docs: no {src.parent / 'tools' / 'render_docs.py'} in this checkout")
@@ -570,7 +835,18 @@ def _cmd_docs(a):
     print(f"Docs: {render_docs(a.out, a.only, mathjax=a.mathjax, api=not a.no_api, site=False if a.plain else None)}")
 
 def main(argv=None) -> int:
-    "Entry point of the `dppca` console script; returns the exit status."
+    """Entry point of the `dppca` console script; returns the exit status.
+
+    Parameters
+    ----------
+    argv : list of str or None
+        Arguments (None: sys.argv[1:]).
+
+    Returns
+    -------
+    int
+        Exit status (0 success, 2 user error).
+    """
     parser = build_parser()
     a = parser.parse_args(argv)
     if a.command is None: parser.print_help(); return 0

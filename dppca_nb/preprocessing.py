@@ -34,7 +34,29 @@ def _check_bounds(bounds, p):
     return lo, hi
 
 def scaler_contract(n: int, p: int, epsilon: float, delta: float, *, bounds=(-1.0, 1.0), with_std: bool = True) -> Contract:
-    "The Contract of `PrivateStandardScaler` on n x p data: Gaussian mechanism on the column means of z and z^2 (z: clipped, rescaled to [-1, 1]); l2 sensitivity 2 sqrt(p) / n."
+    """The Contract of `PrivateStandardScaler` on n x p data: Gaussian mechanism on the column means of z and z^2 (z: clipped, rescaled to [-1, 1]); l2 sensitivity 2 sqrt(p) / n.
+
+    Parameters
+    ----------
+    n : int >= 1
+        Number of rows (public).
+    p : int >= 1
+        Number of columns.
+    epsilon : float > 0
+        Privacy loss.
+    delta : float in (0, 1)
+        Failure probability of (epsilon, delta)-DP.
+    bounds : pair (lo, hi) of numbers or of length-p vectors
+        Public bounds of every column (values are clipped to them).
+    with_std : bool
+        Also release the second moments (for the scale); False releases the means only.
+
+    Returns
+    -------
+    Contract
+        (epsilon, delta)-DP, replace-one, n public: the Gaussian mechanism on the clipped column means of z
+        (and z^2), l2 sensitivity 2 sqrt(p) / n; fixed before any data are read.
+    """
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     lo, hi = _check_bounds(bounds, p)
     sens = 2 * math.sqrt(p) / n
@@ -75,7 +97,20 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         self.with_mean, self.with_std, self.accountant, self.random_state = with_mean, with_std, accountant, random_state
 
     def fit(self, X, y=None):
-        "Plan, spend, then release mean_, var_ and scale_; returns self."
+        """Plan, spend, then release mean_, var_ and scale_; returns self.
+
+        Parameters
+        ----------
+        X : array (n, p)
+            Data rows (not modified); clipped to `bounds` for the release.
+        y : ignored
+            For scikit-learn compatibility.
+
+        Returns
+        -------
+        PrivateStandardScaler
+            self, with the private mean_, var_, scale_ and the public contract_ / privacy_.
+        """
         X = _validate_X(self, X, reset=True)
         n, p = X.shape
         c = scaler_contract(n, p, self.epsilon, self.delta, bounds=self.bounds, with_std=bool(self.with_std))
@@ -109,7 +144,18 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         return self
 
     def transform(self, X):
-        "(X - mean_) / scale_ (as chosen by with_mean, with_std); not clipped."
+        """(X - mean_) / scale_ (as chosen by with_mean, with_std); not clipped.
+
+        Parameters
+        ----------
+        X : array (m, p)
+            Rows to scale (not clipped).
+
+        Returns
+        -------
+        ndarray (m, p)
+            (X - mean_) / scale_, as chosen by with_mean and with_std.
+        """
         check_is_fitted(self, "mean_")
         X = _validate_X(self, X, reset=False)
         if self.with_mean: X = X - self.mean_
@@ -117,7 +163,18 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         return X
 
     def inverse_transform(self, X):
-        "X * scale_ + mean_."
+        """X * scale_ + mean_.
+
+        Parameters
+        ----------
+        X : array (m, p)
+            Scaled rows.
+
+        Returns
+        -------
+        ndarray (m, p)
+            X * scale_ + mean_.
+        """
         check_is_fitted(self, "mean_")
         X = np.asarray(X, dtype=np.float64)
         if self.with_std: X = X * self.scale_
@@ -145,7 +202,17 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
 
 # %% ../nbs/06_estimators/01_preprocessing.ipynb #6cf73c29
 def is_private_step(step) -> bool:
-    "True for a step with a privacy contract (PrivateStandardScaler or an estimator of `dppca_nb.estimators`)."
+    """True for a step with a privacy contract (PrivateStandardScaler or an estimator of `dppca_nb.estimators`).
+
+    Parameters
+    ----------
+    step : object
+        A pipeline step.
+
+    Returns
+    -------
+    bool
+    """
     return isinstance(step, (PrivateStandardScaler, _PrivateFit))
 
 def _learns(step) -> bool:
@@ -155,7 +222,20 @@ def _learns(step) -> bool:
     except Exception: return True
 
 def check_pipeline(pipe, *, warn: bool = True) -> list:
-    "Names of the steps of `pipe` that learn from the data without privacy before its last private step; warns (PrivacyWarning) for each."
+    """Names of the steps of `pipe` that learn from the data without privacy before its last private step; warns (PrivacyWarning) for each.
+
+    Parameters
+    ----------
+    pipe : sklearn.pipeline.Pipeline
+        The pipeline to inspect.
+    warn : bool
+        Issue a PrivacyWarning per offending step.
+
+    Returns
+    -------
+    list of str
+        Names of the non-private learning steps before the last private one.
+    """
     if not isinstance(pipe, Pipeline): raise TypeError(f"pipe: expected a sklearn.pipeline.Pipeline, got {type(pipe).__name__}")
     steps = pipe.steps
     last = max((i for i, (_, s) in enumerate(steps) if is_private_step(s)), default=-1)
@@ -185,7 +265,19 @@ def _compose(pipe) -> tuple:
     return c, st
 
 class PrivatePipeline(Pipeline):
-    "A scikit-learn Pipeline that warns (check_pipeline) at fit about non-private steps before a private one, and states the sum of its private steps' guarantees (`contract_`, `privacy_`)."
+    """A scikit-learn Pipeline that warns (check_pipeline) at fit about non-private steps before a private one, and states the sum of its private steps' guarantees (`contract_`, `privacy_`).
+
+    Parameters
+    ----------
+    steps : list of (name, estimator)
+        As scikit-learn's Pipeline.
+    transform_input : list of str or None
+        As scikit-learn's Pipeline.
+    memory : str, joblib.Memory or None
+        As scikit-learn's Pipeline.
+    verbose : bool
+        As scikit-learn's Pipeline.
+    """
 
     def fit(self, X, y=None, **params):
         check_pipeline(self)
@@ -206,7 +298,21 @@ class PrivatePipeline(Pipeline):
         return out
 
 def private_pipeline(*steps, accountant=None, **kwargs) -> PrivatePipeline:
-    "`make_pipeline` for a PrivatePipeline; `accountant` is set on every private step (one shared budget)."
+    """`make_pipeline` for a PrivatePipeline; `accountant` is set on every private step (one shared budget).
+
+    Parameters
+    ----------
+    *steps : estimators
+        The steps, named as by make_pipeline.
+    accountant : PrivacyAccountant or None
+        Shared ledger set on every private step.
+    **kwargs : keyword arguments
+        Passed to make_pipeline (memory, verbose, ...).
+
+    Returns
+    -------
+    PrivatePipeline
+    """
     from sklearn.pipeline import make_pipeline
     pipe = PrivatePipeline(make_pipeline(*steps, **kwargs).steps)
     if accountant is not None:
