@@ -20,7 +20,22 @@ __all__ = ['clopper_pearson', 'AuditResult', 'audit_samples', 'audit_mechanism',
 
 # %% ../../nbs/02_privacy/05_audit.ipynb #a416b56d
 def clopper_pearson(k, m: int, alpha: float = 0.05):
-    "Exact two-sided (1 - alpha) binomial interval for k successes in m trials; `k` may be an array. Returns (lower, upper)."
+    """Exact two-sided (1 - alpha) binomial interval for k successes in m trials; `k` may be an array. Returns (lower, upper).
+
+    Parameters
+    ----------
+    k : int or array of int
+        Successes.
+    m : int >= 1
+        Trials.
+    alpha : float in (0, 1)
+        The lower bound holds with probability at least 1 - alpha.
+
+    Returns
+    -------
+    tuple (lower, upper)
+        Floats, or arrays like `k`.
+    """
     k = np.asarray(k)
     a = alpha / 2
     lo = np.where(k > 0, stats.beta.ppf(a, np.maximum(k, 1), m - k + 1), 0.0)
@@ -30,7 +45,27 @@ def clopper_pearson(k, m: int, alpha: float = 0.05):
 # %% ../../nbs/02_privacy/05_audit.ipynb #6d0e00b2
 @dataclass(frozen=True)
 class AuditResult:
-    "Outcome of an audit: an empirical lower bound on epsilon (valid with probability 1 - alpha) and the claim."
+    """Outcome of an audit: an empirical lower bound on epsilon (valid with probability 1 - alpha) and the claim.
+
+    Parameters
+    ----------
+    epsilon_lower : float
+        Empirical lower bound on epsilon.
+    epsilon_claimed : float
+        The claim.
+    delta : float in [0, 1)
+        The claimed delta.
+    alpha : float in (0, 1)
+        The lower bound holds with probability at least 1 - alpha.
+    n_trials : int
+        Runs per dataset.
+    threshold : float
+        Threshold of the chosen event.
+    event : str
+        The event, e.g. "> t on D vs D'".
+    counts : tuple (int, int, int)
+        Hits on the numerator and denominator datasets, evaluation runs per dataset.
+    """
     epsilon_lower: float
     epsilon_claimed: float
     delta: float
@@ -66,7 +101,30 @@ def _bounds(num, den, m, delta, alpha):
 
 def audit_samples(s0, s1, *, epsilon: float, delta: float = 0.0, alpha: float = 0.05,
                   selection_fraction: float = 0.5, n_thresholds: int = 199) -> AuditResult:
-    "Empirical lower bound on epsilon from statistics `s0` (runs on D) and `s1` (runs on D'), against the claim `epsilon`."
+    """Empirical lower bound on epsilon from statistics `s0` (runs on D) and `s1` (runs on D'), against the claim `epsilon`.
+
+    Parameters
+    ----------
+    s0 : array (m,)
+        Statistic of the runs on D.
+    s1 : array (m,)
+        Statistic of the runs on D'.
+    epsilon : float > 0
+        The claimed epsilon.
+    delta : float in [0, 1)
+        The claimed delta.
+    alpha : float in (0, 1)
+        The lower bound holds with probability at least 1 - alpha.
+    selection_fraction : float in (0, 1)
+        Share of the runs used to choose the event (the rest evaluate it).
+    n_thresholds : int >= 1
+        Number of candidate thresholds of the event.
+
+    Returns
+    -------
+    AuditResult
+        epsilon_lower (valid with probability 1 - alpha), the claim, the chosen event and its counts.
+    """
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=True)
     a = check_positive(alpha, "alpha")
@@ -98,7 +156,38 @@ def audit_samples(s0, s1, *, epsilon: float, delta: float = 0.0, alpha: float = 
 def audit_mechanism(mechanism, dataset, neighbour, *, statistic, n_trials: int = 1000, alpha: float = 0.05,
                     epsilon: float, delta: float = 0.0, selection_fraction: float = 0.5, n_thresholds: int = 199,
                     random_state=None) -> AuditResult:
-    "Run `mechanism(data, rng)` `n_trials` times on `dataset` and on `neighbour`; empirical lower bound on epsilon vs the claim."
+    """Run `mechanism(data, rng)` `n_trials` times on `dataset` and on `neighbour`; empirical lower bound on epsilon vs the claim.
+
+    Parameters
+    ----------
+    mechanism : callable
+        mechanism(data, rng): one run of the release.
+    dataset : array
+        D.
+    neighbour : array
+        D', a neighbour of D.
+    statistic : callable
+        Maps an output to a number.
+    n_trials : int >= 20
+        Runs per dataset.
+    alpha : float in (0, 1)
+        The lower bound holds with probability at least 1 - alpha.
+    epsilon : float > 0
+        The claimed epsilon.
+    delta : float in [0, 1)
+        The claimed delta.
+    selection_fraction : float in (0, 1)
+        Share of the runs used to choose the event (the rest evaluate it).
+    n_thresholds : int >= 1
+        Number of candidate thresholds of the event.
+    random_state : int, numpy Generator or None
+        Seed of the runs.
+
+    Returns
+    -------
+    AuditResult
+        epsilon_lower (valid with probability 1 - alpha), the claim, the chosen event and its counts.
+    """
     if not callable(mechanism): raise TypeError(f"mechanism: expected a callable mechanism(data, rng), got {type(mechanism).__name__}")
     if not callable(statistic): raise TypeError(f"statistic: expected a callable statistic(output) -> float, got {type(statistic).__name__}")
     n_trials = check_int(n_trials, "n_trials", minimum=20)
@@ -112,7 +201,22 @@ def audit_mechanism(mechanism, dataset, neighbour, *, statistic, n_trials: int =
 
 # %% ../../nbs/02_privacy/05_audit.ipynb #35db9c96
 def second_moment_neighbours(n: int, p: int = 2, *, base: str = "zero"):
-    "Worst-case replace-one pair for a second moment: rows of `base` ('zero' or 'u' = (e1+e2)/sqrt2) plus e1, versus plus e2."
+    """Worst-case replace-one pair for a second moment: rows of `base` ('zero' or 'u' = (e1+e2)/sqrt2) plus e1, versus plus e2.
+
+    Parameters
+    ----------
+    n : int >= 1
+        Number of rows of D.
+    p : int >= 2
+        Dimension.
+    base : {"zero", "u"}
+        The shared rows: zeros or u = (e1 + e2) / sqrt 2.
+
+    Returns
+    -------
+    tuple (ndarray (n, p), ndarray (n, p))
+        (D, D'), replace-one neighbours.
+    """
     n, p = check_int(n, "n", minimum=2), check_int(p, "p", minimum=2)
     X = np.zeros((n, p))
     if base == "u": X[:, :2] = 1 / math.sqrt(2)
@@ -123,12 +227,36 @@ def second_moment_neighbours(n: int, p: int = 2, *, base: str = "zero"):
     return D, Dp
 
 def diagonal_difference(S) -> float:
-    "S[0, 0] - S[1, 1]: the projection of a noisy second moment on the e1 vs e2 shift."
+    """S[0, 0] - S[1, 1]: the projection of a noisy second moment on the e1 vs e2 shift.
+
+    Parameters
+    ----------
+    S : array (p, p) or (..., p, p)
+        A (noisy) second moment.
+
+    Returns
+    -------
+    float
+        S[0, 0] - S[1, 1].
+    """
     S = S[0] if isinstance(S, tuple) else S
     return float(S[0, 0] - S[1, 1])
 
 def tilt_statistic(u=None, w=None):
-    "Statistic w'v / u'v of the first column v of an eigenvector output (default u = (e1+e2)/sqrt2, w = (e1-e2)/sqrt2)."
+    """Statistic w'v / u'v of the first column v of an eigenvector output (default u = (e1+e2)/sqrt2, w = (e1-e2)/sqrt2).
+
+    Parameters
+    ----------
+    u : array (p,) or None
+        Denominator direction.
+    w : array (p,) or None
+        Numerator direction.
+
+    Returns
+    -------
+    callable
+        Maps an eigenvector output to w'v / u'v.
+    """
     def stat(V):
         V = V[0] if isinstance(V, tuple) else V
         v = np.asarray(V)[:, 0]
@@ -139,7 +267,24 @@ def tilt_statistic(u=None, w=None):
     return stat
 
 def half_noise_epsilon(epsilon: float, delta: float, sensitivity: float = 1.0, calibration: str = "analytic") -> float:
-    "The epsilon at which a Gaussian mechanism calibrated like the claim gets HALF the claim's noise (a planted bug)."
+    """The epsilon at which a Gaussian mechanism calibrated like the claim gets HALF the claim's noise (a planted bug).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        The claimed epsilon.
+    delta : float in (0, 1)
+        The claimed delta.
+    sensitivity : float > 0
+        l2 sensitivity.
+    calibration : {"analytic", "classic"}
+        Calibration of the claim.
+
+    Returns
+    -------
+    float
+        The epsilon of half the claim's noise sd.
+    """
     sigma = gaussian_sigma(epsilon, delta, sensitivity, calibration)
     return gaussian_epsilon(sigma / 2, delta, sensitivity)
 
@@ -147,7 +292,40 @@ def half_noise_epsilon(epsilon: float, delta: float, sensitivity: float = 1.0, c
 def gaussian_output_audit(mean, mean_neighbour, sigma: float, *, epsilon: float, delta: float = 0.0,
                           sigma_neighbour: float | None = None, noise=None, n_trials: int = 20000, alpha: float = 0.05,
                           selection_fraction: float = 0.5, n_thresholds: int = 199, random_state=None) -> AuditResult:
-    "Audit of a release `mean + noise` (D) versus `mean_neighbour + noise` (D'): `n_trials` noise draws per dataset in one batch, each output read by its projection on the unit shift (the likelihood-ratio statistic of two Gaussians of the same covariance)."
+    """Audit of a release `mean + noise` (D) versus `mean_neighbour + noise` (D'): `n_trials` noise draws per dataset in one batch, each output read by its projection on the unit shift (the likelihood-ratio statistic of two Gaussians of the same covariance).
+
+    Parameters
+    ----------
+    mean : array (d,)
+        Noise-free release on D.
+    mean_neighbour : array (d,)
+        Noise-free release on D'.
+    sigma : float > 0
+        Noise sd on D.
+    epsilon : float > 0
+        The claimed epsilon.
+    delta : float in [0, 1)
+        The claimed delta.
+    sigma_neighbour : float > 0 or None
+        Noise sd on D' (None: `sigma`).
+    noise : callable or None
+        noise(sigma, rng, size): (size, d) draws (None: i.i.d. N(0, sigma^2)).
+    n_trials : int >= 20
+        Runs per dataset.
+    alpha : float in (0, 1)
+        The lower bound holds with probability at least 1 - alpha.
+    selection_fraction : float in (0, 1)
+        Share of the runs used to choose the event (the rest evaluate it).
+    n_thresholds : int >= 1
+        Number of candidate thresholds of the event.
+    random_state : int, numpy Generator or None
+        Seed of the runs.
+
+    Returns
+    -------
+    AuditResult
+        epsilon_lower (valid with probability 1 - alpha), the claim, the chosen event and its counts.
+    """
     a = np.asarray(mean, dtype=np.float64).ravel()
     b = np.asarray(mean_neighbour, dtype=np.float64).ravel()
     if a.shape != b.shape: raise ValueError(f"mean_neighbour: expected {a.size} values like mean, got {b.size}")
@@ -171,7 +349,20 @@ def gaussian_output_audit(mean, mean_neighbour, sigma: float, *, epsilon: float,
 
 # %% ../../nbs/02_privacy/05_audit.ipynb #7f92a9d3
 def moment_coordinates(S, noise_shape: str = "vecd") -> np.ndarray:
-    "Upper triangle of a symmetric p x p matrix `S` (or a batch (..., p, p)) in the coordinates where a second-moment release's noise of `noise_shape` is i.i.d. N(0, sigma^2): (a_ii, sqrt2 a_ij) for 'vecd', (a_ii, a_ij) for 'upper'."
+    """Upper triangle of a symmetric p x p matrix `S` (or a batch (..., p, p)) in the coordinates where a second-moment release's noise of `noise_shape` is i.i.d. N(0, sigma^2): (a_ii, sqrt2 a_ij) for 'vecd', (a_ii, a_ij) for 'upper'.
+
+    Parameters
+    ----------
+    S : array (p, p) or (..., p, p)
+        A (noisy) second moment.
+    noise_shape : {"vecd", "upper"}
+        Noise shape of the second-moment release.
+
+    Returns
+    -------
+    ndarray (..., p(p+1)/2)
+        The upper triangle in the noise's i.i.d. coordinates.
+    """
     check_choice(noise_shape, "noise_shape", ("vecd", "upper"))
     S = np.asarray(S, dtype=np.float64)
     if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
@@ -181,14 +372,40 @@ def moment_coordinates(S, noise_shape: str = "vecd") -> np.ndarray:
     return v * np.where(iu == ju, 1.0, math.sqrt(2)) if noise_shape == "vecd" else v
 
 def moment_noise(p: int, noise_shape: str = "vecd"):
-    "The shipped noise of a p x p second-moment release (mechanisms.symmetric_gaussian of kind `noise_shape`) in `moment_coordinates`, as the `noise(sigma, rng, size)` of `gaussian_output_audit`."
+    """The shipped noise of a p x p second-moment release (mechanisms.symmetric_gaussian of kind `noise_shape`) in `moment_coordinates`, as the `noise(sigma, rng, size)` of `gaussian_output_audit`.
+
+    Parameters
+    ----------
+    p : int >= 2
+        Dimension.
+    noise_shape : {"vecd", "upper"}
+        Noise shape of the second-moment release.
+
+    Returns
+    -------
+    callable
+        noise(sigma, rng, size) -> (size, p(p+1)/2) draws.
+    """
     p = check_int(p, "p")
     check_choice(noise_shape, "noise_shape", ("vecd", "upper"))
     return lambda s, rng, size: moment_coordinates(symmetric_gaussian(p, s, rng, kind=noise_shape, size=size), noise_shape)
 
 # %% ../../nbs/02_privacy/05_audit.ipynb #f0d008b7
 def eigenvalue_neighbours(p: int = 2, radius: float = 1.0):
-    "Worst-case replace-one pair for the l1 sensitivity 2R^2 of the eigenvalues of X'X: rows {R e1, R e1} versus {R e1, R e2}."
+    """Worst-case replace-one pair for the l1 sensitivity 2R^2 of the eigenvalues of X'X: rows {R e1, R e1} versus {R e1, R e2}.
+
+    Parameters
+    ----------
+    p : int >= 2
+        Dimension.
+    radius : float > 0
+        Row norm R.
+
+    Returns
+    -------
+    tuple (ndarray (2, p), ndarray (2, p))
+        (D, D').
+    """
     p = check_int(p, "p", minimum=2)
     R = check_positive(radius, "radius")
     D = np.zeros((2, p)); D[:, 0] = R
@@ -196,7 +413,24 @@ def eigenvalue_neighbours(p: int = 2, radius: float = 1.0):
     return D, Dp
 
 def laplace_log_ratio(mean, mean_neighbour, *, key: str = "eigenvalues", decimals: int | None = 9):
-    "Statistic sum_i |z_i - b_i| - |z_i - a_i| of a Laplace release z (an array, or info[key] of a (V, info) output), z rounded to `decimals` (None: raw): scale x ln p_D(z)/p_D'(z) for means a (D), b (D')."
+    """Statistic sum_i |z_i - b_i| - |z_i - a_i| of a Laplace release z (an array, or info[key] of a (V, info) output), z rounded to `decimals` (None: raw): scale x ln p_D(z)/p_D'(z) for means a (D), b (D').
+
+    Parameters
+    ----------
+    mean : array
+        Laplace centre a on D.
+    mean_neighbour : array
+        Laplace centre b on D'.
+    key : str
+        Key of info holding z for a (V, info) output.
+    decimals : int or None
+        Rounding of z (None: raw).
+
+    Returns
+    -------
+    callable
+        Maps an output to the statistic.
+    """
     a = np.asarray(mean, dtype=np.float64).ravel()
     b = np.asarray(mean_neighbour, dtype=np.float64).ravel()
     if a.shape != b.shape: raise ValueError(f"mean_neighbour: expected {a.size} values like mean, got {b.size}")
@@ -210,7 +444,20 @@ def laplace_log_ratio(mean, mean_neighbour, *, key: str = "eigenvalues", decimal
 
 # %% ../../nbs/02_privacy/05_audit.ipynb #13b718d3
 def add_remove_neighbours(n: int, p: int = 2):
-    "Worst-case add/remove pair for a second moment (1/n) sum x x^T: n rows e2 (D) versus the same plus one row e1 (D', n + 1 rows)."
+    """Worst-case add/remove pair for a second moment (1/n) sum x x^T: n rows e2 (D) versus the same plus one row e1 (D', n + 1 rows).
+
+    Parameters
+    ----------
+    n : int >= 1
+        Number of rows of D.
+    p : int >= 2
+        Dimension.
+
+    Returns
+    -------
+    tuple (ndarray (n, p), ndarray (n + 1, p))
+        (D, D'), add/remove neighbours.
+    """
     n, p = check_int(n, "n", minimum=1), check_int(p, "p", minimum=2)
     D = np.zeros((n, p)); D[:, 1] = 1
     Dp = np.vstack([D, np.eye(p)[:1]])
@@ -219,7 +466,25 @@ def add_remove_neighbours(n: int, p: int = 2):
 # %% ../../nbs/02_privacy/05_audit.ipynb #ca3a8dde
 @dataclass(frozen=True)
 class ProfileAudit:
-    "Exact delta of a Gaussian release at the claimed epsilon on one pair of neighbours, against the claimed delta."
+    """Exact delta of a Gaussian release at the claimed epsilon on one pair of neighbours, against the claimed delta.
+
+    Parameters
+    ----------
+    epsilon : float
+        The claimed epsilon.
+    delta_claimed : float
+        The claimed delta.
+    delta_true : float
+        True delta at epsilon on this pair: exact for equal noise sds, else a lower bound (the 1-D projection).
+    change : float
+        ||f(D) - f(D')||_2 in the coordinates where the noise is i.i.d.
+    sigma : float > 0
+        Noise sd on D.
+    sigma_neighbour : float > 0 or None
+        Noise sd on D' (None: `sigma`).
+    exact : bool
+        True for equal noise sds: delta_true is then the exact privacy profile on this pair.
+    """
     epsilon: float
     delta_claimed: float
     delta_true: float          # exact (equal noise scales) or a lower bound (different scales: the 1-D projection)
@@ -257,7 +522,27 @@ def _hockey_stick_1d(m0, s0, m1, s1, eps):
 
 def gaussian_profile_audit(statistic, statistic_neighbour, sigma: float, *, epsilon: float, delta: float,
                            sigma_neighbour: float | None = None) -> ProfileAudit:
-    "Exact audit of a Gaussian release f + N(0, sigma^2 I): its true delta at `epsilon` on the pair with deterministic statistics f(D), f(D'), against the claim `delta`."
+    """Exact audit of a Gaussian release f + N(0, sigma^2 I): its true delta at `epsilon` on the pair with deterministic statistics f(D), f(D'), against the claim `delta`.
+
+    Parameters
+    ----------
+    statistic : array
+        f(D).
+    statistic_neighbour : array
+        f(D').
+    sigma : float > 0
+        Noise sd on D.
+    epsilon : float > 0
+        The claimed epsilon.
+    delta : float in [0, 1)
+        The claimed delta.
+    sigma_neighbour : float > 0 or None
+        Noise sd on D' (None: `sigma`).
+
+    Returns
+    -------
+    ProfileAudit
+    """
     eps, dlt = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
     a = np.asarray(statistic, dtype=np.float64).ravel()
     b = np.asarray(statistic_neighbour, dtype=np.float64).ravel()
@@ -275,7 +560,17 @@ def gaussian_profile_audit(statistic, statistic_neighbour, sigma: float, *, epsi
 # %% ../../nbs/02_privacy/05_audit.ipynb #05687730
 @dataclass(frozen=True)
 class MetadataAudit:
-    "Published keys of a release that are exact functions of the data (same seed, different neighbour: different value; different seed, same data: same value)."
+    """Published keys of a release that are exact functions of the data (same seed, different neighbour: different value; different seed, same data: same value).
+
+    Parameters
+    ----------
+    leaked : dict
+        {key: (value on D, value on D')} of published keys that are exact functions of the data.
+    noisy : tuple of str
+        Published keys that change with the seed (noisy, fine).
+    n_keys : int
+        Number of published keys.
+    """
     leaked: dict               # key -> (value on D, value on D'): deterministic and data-dependent
     noisy: tuple               # keys that change with the seed too (noisy releases: public if their noise is calibrated)
     n_keys: int                # published keys compared
@@ -305,7 +600,26 @@ def _same(u, v):
     except (TypeError, ValueError): return False
 
 def audit_published(fn, X, X_neighbour, random_state: int = 0, *, public=()) -> MetadataAudit:
-    "Run `fn(data, random_state=seed, return_info=True)` on two neighbours with the same seed (and on each with a second seed); report the published keys (core.public_info) that are exact functions of the data."
+    """Run `fn(data, random_state=seed, return_info=True)` on two neighbours with the same seed (and on each with a second seed); report the published keys (core.public_info) that are exact functions of the data.
+
+    Parameters
+    ----------
+    fn : callable
+        fn(X, random_state=..., return_info=True) -> (output, info).
+    X : array
+        D.
+    X_neighbour : array
+        D'.
+    random_state : int
+        Seed of the first pair of runs (the second uses random_state + 1).
+    public : tuple of str
+        Keys known to be public (skipped).
+
+    Returns
+    -------
+    MetadataAudit
+        The published keys (core.public_info) that leak, and those that are noisy.
+    """
     if not callable(fn): raise TypeError(f"fn: expected a callable fn(X, random_state=..., return_info=True) -> (output, info), got {type(fn).__name__}")
     seed = check_int(random_state, "random_state", minimum=0)
     def published(Z, s):
@@ -326,7 +640,18 @@ def audit_published(fn, X, X_neighbour, random_state: int = 0, *, public=()) -> 
 
 # %% ../../nbs/02_privacy/05_audit.ipynb #58bcd75f
 def audit_table(audits: dict) -> str:
-    "A markdown table of {name: (result as shipped, result with planted bug or None)}."
+    """A markdown table of {name: (result as shipped, result with planted bug or None)}.
+
+    Parameters
+    ----------
+    audits : dict
+        {name: (AuditResult as shipped, AuditResult with a planted bug or None)}.
+
+    Returns
+    -------
+    str
+        Markdown table.
+    """
     rows = ["| mechanism | claimed epsilon (delta) | empirical lower bound, as shipped | with half the noise | runs per dataset |",
             "|---|---|---|---|---|"]
     for name, (ok, bug) in audits.items():
@@ -336,7 +661,17 @@ def audit_table(audits: dict) -> str:
     return "\n".join(rows)
 
 def plot_audits(audits: dict):
-    "Horizontal bars: empirical epsilon lower bounds as shipped and with half the noise, against the claims."
+    """Horizontal bars: empirical epsilon lower bounds as shipped and with half the noise, against the claims.
+
+    Parameters
+    ----------
+    audits : dict
+        {name: (AuditResult as shipped, AuditResult with a planted bug or None)}.
+
+    Returns
+    -------
+    matplotlib Figure
+    """
     import matplotlib.pyplot as plt
     names = list(audits)
     fig, ax = plt.subplots(figsize=(6.5, 0.45 * len(names) + 1.2))
