@@ -16,6 +16,7 @@ LAYERS = [  # lowest first: (package, what lives there)
     ("algorithms", "one module per family, each in the registry"),
     ("theory", "error bounds and the papers' theorems"),
     ("estimators", "scikit-learn estimators read from the registry"),
+    ("preprocessing", "private scaling and pipelines that add up their budgets"),
     ("experiments", "the studies behind dppca reproduce"),
     ("teach", "the explorers and the app"),
     ("cli", "the dppca command"),
