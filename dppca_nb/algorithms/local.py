@@ -12,8 +12,7 @@ from ..core.validation import (PrivacyWarning, as_generator, check_data, check_k
                            check_positive, check_choice, check_int, clip_rows, add_diagnostics)
 from ..core.linalg import top_k_eigvecs
 from ..data.datasets import wishart_second_moment
-from ..privacy.mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon, gaussian_delta,
-                                 symmetric_gaussian, upper_triangle)
+from ..privacy.mechanisms import second_moment_sensitivity, gaussian_sigma, gaussian_epsilon, symmetric_gaussian
 from ..privacy.discrete import NOISE_SHAPES
 from ..backends.statistics import check_rows, is_dask, second_moment_sums, randomized_report_sums
 

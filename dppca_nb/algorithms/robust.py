@@ -7,11 +7,10 @@ from __future__ import annotations
 import math
 import warnings
 import numpy as np
-from ..core.validation import (as_generator, check_data, check_k, check_epsilon, check_delta, check_positive,
-                           check_choice, check_int, add_diagnostics)
+from ..core.validation import as_generator, check_k, check_epsilon, check_delta, check_positive, check_choice, check_int, add_diagnostics
 from ..core.linalg import top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian, check_square
-from .kendall import kendall_tau, kendall_design, design_seed, _kendall_tau
+from .kendall import kendall_design, design_seed, _kendall_tau
 from ..backends.statistics import check_rows, paired_row_norms
 
 # %% auto #0

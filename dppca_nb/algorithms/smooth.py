@@ -8,7 +8,7 @@ import functools
 import math
 import warnings
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 from ..core.validation import (PrivacyWarning, as_generator, check_data, check_k, check_epsilon, check_delta,
                            check_positive, check_choice, check_int, clip_rows, add_diagnostics)
 from ..core.linalg import orthonormalize, haar_orthogonal, random_orthonormal, symmetrize
@@ -519,7 +519,7 @@ def smooth_sensitivity_parameters(epsilon: float, delta: float, p: int, k: int, 
             raise ValueError(f"epsilon, delta: no epsilon' in (0, {eps}] passes the Gaussian admissibility check at "
                              f"delta = {delta}, D = {D}; use delta = 0 (Cauchy noise) or a larger delta")
         warnings.warn(f"epsilon = {eps}: the Gaussian admissibility constants fail the exact check at this epsilon "
-                      f"(D = {D}, delta = {delta}); calibrating at epsilon = {e_cal:.4g} instead", PrivacyWarning)
+                      f"(D = {D}, delta = {delta}); calibrating at epsilon = {e_cal:.4g} instead", PrivacyWarning, stacklevel=2)
     alpha, beta = _gaussian_constants(e_cal, delta, D)
     return dict(noise="gaussian", norm="l2", alpha=alpha, beta=beta, epsilon_calibrated=e_cal, D=D, constants=constants)
 

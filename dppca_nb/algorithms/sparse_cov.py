@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math
 import numpy as np
-from ..core.validation import check_data, check_positive, check_epsilon, check_delta, check_choice, check_int, clip_rows
+from ..core.validation import check_data, check_positive, check_choice, check_int
 from ..core.linalg import symmetrize
 from ..privacy.mechanisms import gaussian_sigma, second_moment_sensitivity, check_square
 from ..privacy.releases import gaussian_second_moment

@@ -37,7 +37,7 @@ def is_dask(X) -> bool:
 def _check_dask_rows(X, name, min_rows, min_cols):
     dt = X.dtype
     if np.issubdtype(dt, np.complexfloating): raise TypeError(f"{name}: expected real numbers, got complex dtype {dt}")
-    if not (np.issubdtype(dt, np.number) or dt == bool):
+    if not (np.issubdtype(dt, np.number) or np.issubdtype(dt, np.bool_)):
         raise TypeError(f"{name}: expected numeric values, got non-numeric dtype {dt}")
     if X.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D array (n rows x p columns), got {X.ndim}-D with shape {X.shape}")

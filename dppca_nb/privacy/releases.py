@@ -6,9 +6,7 @@
 from __future__ import annotations
 import math
 import warnings
-import numpy as np
-from ..core.validation import (PrivacyWarning, check_epsilon, check_delta, check_choice, check_data, check_int,
-                                      check_positive, clip_rows, add_diagnostics)
+from ..core.validation import PrivacyWarning, check_epsilon, check_delta, check_choice, check_int, check_positive, add_diagnostics
 from ..backends.statistics import check_rows, second_moment_sums
 from .mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon, symmetric_gaussian,
                                          check_square)

@@ -268,7 +268,7 @@ def _voila_app():
         "Voila's page, which also sets the `_xsrf` cookie that the page's shutdown request on closing must carry."
         async def prepare(self, *args, **kwargs):
             await super().prepare(*args, **kwargs)
-            self.xsrf_token                               # reading it sets the cookie (tornado)
+            _ = self.xsrf_token                           # reading it sets the cookie (tornado)
 
     class LandingHandler(tornado.web.RequestHandler):
         "The landing page: `index.html` of the served folder (no kernel)."

@@ -13,7 +13,7 @@ from ..core.linalg import random_subspace_level
 # %% auto #0
 __all__ = ['BoundConditionWarning', 'spectrum_terms', 'effective_noise_variance', 'theorem1_lower', 'theorem2_upper',
            'theorem3_lower', 'theorem4_upper', 'nonprivate_rate', 'nonprivate_sparse_rate', 'random_level',
-           'projection_distance']
+           'projection_distance', 'threshold_error_bound', 'naive_error_bound']
 
 # %% ../../nbs/04_theory/00_bounds.ipynb #7e82eecf
 class BoundConditionWarning(UserWarning):
@@ -128,4 +128,5 @@ def projection_distance(sin2):
     return np.sqrt(2 * np.asarray(sin2, dtype=np.float64)) if np.ndim(sin2) else math.sqrt(2 * sin2)
 
 # %% ../../nbs/04_theory/00_bounds.ipynb #9d6ec1f5
-from ..algorithms.sparse_cov import threshold_error_bound, naive_error_bound
+from ..algorithms.sparse_cov import threshold_error_bound, naive_error_bound  # noqa: E402  (re-exported here)
+_all_ = ['threshold_error_bound', 'naive_error_bound']

@@ -5,9 +5,9 @@
 # %% ../../nbs/04_theory/02_error_bounds.ipynb #855e8018
 from __future__ import annotations
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import integrate, stats
 from ..core.validation import check_epsilon, check_delta, check_k, check_int, check_positive, check_choice
 from ..privacy.mechanisms import gaussian_sigma, second_moment_sensitivity
 from ..privacy.discrete import NOISE_SHAPES
@@ -128,10 +128,12 @@ def no_sampling(eigenvalues, k: int) -> SamplingMoments:
     return SamplingMoments("none", lam, k, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, lambda b: 0.0)
 
 # %% ../../nbs/04_theory/02_error_bounds.ipynb #16112191
-def _tail_sum(t, noise, samp, splits=np.linspace(0.0, 1.0, 41)):
+_SPLITS = np.linspace(0.0, 1.0, 41)
+
+def _tail_sum(t, noise, samp, splits=None):
     "P(||Z + D||_2 > t) <= min over a + b = t of P(||Z|| > a) + P(||D|| > b)."
     best = 1.0
-    for w in splits:
+    for w in (_SPLITS if splits is None else splits):
         a, b = w * t, (1 - w) * t
         pz = noise.tail(a) if a > 0 or noise.scale > 0 else (0.0 if noise.scale == 0 else 1.0)
         pd = samp.tail(b) if b > 0 else (0.0 if samp.fro2 == 0 else 1.0)
