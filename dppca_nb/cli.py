@@ -754,7 +754,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "checkout's), pages as nbdev shows them with bundled MathJax and an API reference; "
                                    "otherwise (or with --plain) nbconvert's pages and an index.")
     d.add_argument("--out", default="docs_html", metavar="DIR", help="output folder (default docs_html)")
-    d.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="render only these notebooks (e.g. 02_privacy/00_mechanisms)")
+    d.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="render only these notebooks (e.g. 03_privacy/00_mechanisms)")
     d.add_argument("--mathjax", default=None, metavar="DIR", help="a MathJax 2 folder (default: jupyter-server-mathjax's copy)")
     d.add_argument("--no-api", action="store_true", help="skip the API reference page")
     d.add_argument("--plain", action="store_true", help="nbconvert's pages, without tools/render_docs.py")

@@ -79,7 +79,7 @@ def mean_contract(n: int, p: int, epsilon: float, delta: float, *, radius: float
     if dlt == 0:
         if model == "local": raise ValueError("delta: the local mean needs delta > 0 (Gaussian reports)")
         sens = 2 * R * math.sqrt(p) / n
-        # Mironov's snapping mechanism, not floating-point Laplace noise (whose low-order bits leak, see 02_privacy/05_audit):
+        # Mironov's snapping mechanism, not floating-point Laplace noise (whose low-order bits leak, see 03_privacy/05_audit):
         # every coordinate of the mean lies in [-R, R]; the clamp bound must also exceed the scale
         B = max(R, 4 * sens / eps)
         scale = snapping_scale(eps, sens, B, dimension=p)

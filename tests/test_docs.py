@@ -1,4 +1,4 @@
-"""The offline documentation site of tools/render_docs.py: two pages (the index and 02_privacy/00_mechanisms), the
+"""The offline documentation site of tools/render_docs.py: two pages (the index and 03_privacy/00_mechanisms), the
 chapter page and the API reference are rendered into a temporary folder once, then checked: clean pages (no nbdev
 directives, no prompts, no test imports), the bundled MathJax loaded by a relative path, every link resolving inside
 the site, the API reference listing signatures and numpydoc parameters.
@@ -22,14 +22,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import render_docs  # noqa: E402
 
-PAGES = ["index.html", "02_privacy/00_mechanisms.html"]
+PAGES = ["index.html", "03_privacy/00_mechanisms.html"]
 CHROMIUM = os.environ.get("DPPCA_CHROMIUM", "/usr/bin/chromium")
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("site")
-    index = render_docs.render_site(out, only=["02_privacy/00_mechanisms"])
+    index = render_docs.render_site(out, only=["03_privacy/00_mechanisms"])
     assert index == out / "index.html"
     return out
 
@@ -117,12 +117,12 @@ def test_index_is_the_learning_path(site):
     text = _visible_text(site / "index.html")
     assert "A learning path" in text and "Quick start" in text        # the rendered index.ipynb
     hrefs = [a["href"] for a in _soup(site / "index.html").find_all("a", href=True)]
-    assert "02_privacy/00_mechanisms.html" in hrefs and "02_privacy/index.html" in hrefs and "api.html" in hrefs
-    # the backticked `02_privacy/00_mechanisms` of the learning path became a link
-    assert any(a.get_text() == "02_privacy/00_mechanisms" and a["href"] == "02_privacy/00_mechanisms.html"
+    assert "03_privacy/00_mechanisms.html" in hrefs and "03_privacy/index.html" in hrefs and "api.html" in hrefs
+    # the backticked `03_privacy/00_mechanisms` of the learning path became a link
+    assert any(a.get_text() == "03_privacy/00_mechanisms" and a["href"] == "03_privacy/00_mechanisms.html"
                for a in _soup(site / "index.html").find_all("a", href=True))
     back = [a["href"] for a in _soup(site / PAGES[1]).find_all("a", href=True)]
-    assert {"../index.html", "../02_privacy/index.html", "../api.html"} <= set(back)   # home, chapter, API
+    assert {"../index.html", "../03_privacy/index.html", "../api.html"} <= set(back)   # home, chapter, API
 
 
 def test_mathjax_is_bundled_and_loaded_relatively(site):
@@ -140,7 +140,7 @@ def test_mathjax_is_bundled_and_loaded_relatively(site):
 
 
 def test_every_link_resolves(site):
-    pages = PAGES + ["02_privacy/index.html", "api.html"]
+    pages = PAGES + ["03_privacy/index.html", "api.html"]
     ids = {}
     for name in pages:
         soup = _soup(site / name)
@@ -215,7 +215,7 @@ def dump_dom(url, budget_ms=20000, timeout=90):
 
 
 @pytest.mark.skipif(_browser_skip() is not None, reason=_browser_skip() or "")
-@pytest.mark.parametrize("name", ["02_privacy/00_mechanisms.html", "api.html"])
+@pytest.mark.parametrize("name", ["03_privacy/00_mechanisms.html", "api.html"])
 def test_math_is_typeset_in_a_browser(site, name):
     from bs4 import BeautifulSoup
     tex = len(re.findall(r"\$[^$\s][^$]{0,200}\$", _visible_text(site / name)))

@@ -4,7 +4,7 @@ What it writes under OUT:
 
 * `index.html`: the rendered `nbs/index.ipynb` (the learning path), followed by the contents: every chapter
   folder (each with its own `CHAPTER/index.html`) and every notebook page, and the API reference;
-* one page per notebook, at the notebook's own relative path (`02_privacy/00_mechanisms.html`), as nbdev shows
+* one page per notebook, at the notebook's own relative path (`03_privacy/00_mechanisms.html`), as nbdev shows
   a notebook in its docs: cells marked `#| hide` (or `#| include: false`) are left out, directive lines
   (`#| export`, `#| default_exp`, ...) and the fastcore test imports are removed, `#| echo: false` shows only the
   output, no `In [ ]` prompts; exported code (the library) and the tests (they teach) are shown; outputs exactly
@@ -14,8 +14,8 @@ What it writes under OUT:
 * `_static/`: the style sheet and a copy of MathJax 2 (only the files the pages need), which every page loads by
   a relative path, so formulas are typeset without a network.
 
-Links: markdown links to notebooks (`../03_algorithms/01_local.ipynb`) and backticked notebook names
-(`03_algorithms/01_local`, `01_local.ipynb`) become links to the pages; backticked module paths and public names
+Links: markdown links to notebooks (`../04_algorithms/01_local.ipynb`) and backticked notebook names
+(`04_algorithms/01_local`, `01_local.ipynb`) become links to the pages; backticked module paths and public names
 (`dppca_nb.privacy.accounting`, `gaussian_sigma`) link into the API reference. A relative link whose target is not
 in the site is turned into plain text, so that every link of the site resolves.
 
@@ -24,7 +24,7 @@ from `--mathjax DIR` (a MathJax 2 folder with MathJax.js). Where Quarto is insta
 way to build nbdev's own site; this script is for a checkout without Quarto and for reading offline.
 
     python tools/render_docs.py --out site                       # every notebook, the index and the API page
-    python tools/render_docs.py --out site --only index 02_privacy/00_mechanisms
+    python tools/render_docs.py --out site --only index 03_privacy/00_mechanisms
 """
 from __future__ import annotations
 
@@ -299,7 +299,7 @@ class Links:
     "Resolves notebook names and API names to site paths (relative to the site root)."
 
     def __init__(self, pages: dict[str, str], api_names: dict[str, str], api_modules: set[str], api_anchors=()):
-        self.pages = pages                    # "02_privacy/00_mechanisms" -> "02_privacy/00_mechanisms.html"
+        self.pages = pages                    # "03_privacy/00_mechanisms" -> "03_privacy/00_mechanisms.html"
         self.stems = {}
         for key in pages:
             self.stems.setdefault(Path(key).name, []).append(key)
@@ -677,7 +677,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="render_docs.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="docs_html", metavar="DIR", help="output folder (default docs_html)")
     p.add_argument("--only", nargs="+", metavar="NOTEBOOK",
-                   help="render only these notebooks (keys such as 02_privacy/00_mechanisms, or paths); the index always")
+                   help="render only these notebooks (keys such as 03_privacy/00_mechanisms, or paths); the index always")
     p.add_argument("--mathjax", metavar="DIR", help="a MathJax 2 folder (default: jupyter-server-mathjax's copy)")
     p.add_argument("--no-api", action="store_true", help="skip the API reference page")
     a = p.parse_args(argv)

@@ -1,6 +1,6 @@
 """Execute notebooks in place, the way the test suite runs them, and keep their outputs for readers.
 
-Usage: python tools/run_nb.py nbs/01_data/00_datasets.ipynb [more.ipynb ...] [--flags slow]
+Usage: python tools/run_nb.py nbs/02_data/00_datasets.ipynb [more.ipynb ...] [--flags slow]
 
 Cells flagged with a tst_flags flag (e.g. `slow`) and `#| eval: false` cells are skipped unless the
 flag is passed with --flags; their previous outputs are kept. Then runs nbdev_clean on each file.

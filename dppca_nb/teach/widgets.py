@@ -44,15 +44,15 @@ class Explorer:
 # %% ../../nbs/08_teach/04_widgets.ipynb #7e15ff32
 EXPLORERS: dict[str, Explorer] = {e.name: e for e in [
     Explorer("bounds", "How many users does local-DP PCA need before the principal subspace appears?",
-             BOUNDS_NOTICE, "03_algorithms/01_local.ipynb", bounds_explorer, bounds_figure),
+             BOUNDS_NOTICE, "04_algorithms/01_local.ipynb", bounds_explorer, bounds_figure),
     Explorer("local_sparse", "Does a sparse principal subspace need fewer users?",
-             LOCAL_SPARSE_NOTICE, "03_algorithms/03_local_sparse.ipynb", local_sparse_explorer, local_sparse_figure),
+             LOCAL_SPARSE_NOTICE, "04_algorithms/03_local_sparse.ipynb", local_sparse_explorer, local_sparse_figure),
     Explorer("threshold", "When does a threshold remove the privacy noise from a sparse covariance?",
-             THRESHOLD_NOTICE, "03_algorithms/04_sparse_cov.ipynb", threshold_explorer, threshold_figure),
+             THRESHOLD_NOTICE, "04_algorithms/04_sparse_cov.ipynb", threshold_explorer, threshold_figure),
     Explorer("smooth_sensitivity", "When does the eigengap make PCA cheap to privatise?",
-             SMOOTH_NOTICE, "03_algorithms/05_smooth.ipynb", smooth_sensitivity_explorer, smooth_sensitivity_figure),
+             SMOOTH_NOTICE, "04_algorithms/05_smooth.ipynb", smooth_sensitivity_explorer, smooth_sensitivity_figure),
     Explorer("robustness", "Which is more robust to heavy tails and outliers: g-DPPCA or Analyze Gauss?",
-             ROBUST_NOTICE, "03_algorithms/08_robust.ipynb", robustness_explorer, robustness_figure),
+             ROBUST_NOTICE, "04_algorithms/08_robust.ipynb", robustness_explorer, robustness_figure),
 ]}
 
 # %% ../../nbs/08_teach/04_widgets.ipynb #338d5f32
