@@ -469,7 +469,9 @@ def test_many_pages_together_then_memory_returns(culling_app):
         try:
             page.call("Page.enable")
             page.call("Page.bringToFront")
-            assert _until(lambda: page.js("document.readyState") == "complete", 30), "the landing page did not load"
+            # wait for the links themselves: a fresh target reports readyState "complete" for about:blank first
+            assert _until(lambda: page.js("document.readyState") == "complete"
+                          and len(page.js(JS_LINKS) or []) == len(EXPLORERS), 60), "the landing page did not load"
             links = page.js(JS_LINKS)
             (ARTIFACTS / "landing.png").write_bytes(page.screenshot())
             assert [l["text"] for l in links] == [e.question for e in EXPLORERS.values()], links

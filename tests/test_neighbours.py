@@ -205,7 +205,8 @@ def _mean_release(X, delta=DLT, model="central"):
 
 
 def _kendall_release(X):
-    K_, ki = RB.kendall_tau(X, "winsorized", 1.0, return_info=True)
+    from dppca_nb.algorithms.kendall import kendall_tau
+    K_, ki = kendall_tau(X, "winsorized", 1.0, return_info=True)
     return RB.noisy_kendall_release(K_, N, EPS, DLT, bound=ki["bound"], transform="winsorized",
                                     winsorization_radius=1.0, random_state=SEED)
 
