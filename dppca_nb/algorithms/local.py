@@ -12,7 +12,8 @@ from ..core.validation import (PrivacyWarning, as_generator, check_data, check_k
                            check_positive, check_choice, check_int, clip_rows, add_diagnostics)
 from ..core.linalg import top_k_eigvecs
 from ..data.datasets import wishart_second_moment
-from ..privacy.mechanisms import second_moment_sensitivity, gaussian_sigma, gaussian_epsilon, symmetric_gaussian
+from ..privacy.mechanisms import second_moment_sensitivity, gaussian_sigma, symmetric_gaussian
+from ..privacy.releases import certified_epsilon
 from ..privacy.discrete import NOISE_SHAPES
 from ..backends.statistics import check_rows, is_dask, second_moment_sums, randomized_report_sums
 
@@ -45,9 +46,10 @@ def local_noise_sigma(epsilon: float, delta: float, *, sensitivity="tight", cali
     sens = second_moment_sensitivity(sensitivity, n=1)
     return gaussian_sigma(epsilon, delta, sens, calibration)
 
-def _certified(sigma, delta, sensitivity):
-    "epsilon that `sigma` certifies against the true sqrt 2; warn if the user chose a sensitivity below it."
-    eps_true = gaussian_epsilon(sigma, delta, math.sqrt(2.0))
+def _certified(sigma, delta, sensitivity, *, grid=None, p=None):
+    """epsilon that a report's noise certifies against the true sqrt 2 (`releases.certified_epsilon`; with `grid`, a
+    discrete report of the p(p+1)/2 upper-triangle entries); warn if the user chose a sensitivity below sqrt 2."""
+    eps_true = certified_epsilon(sigma, delta, n=1, grid=grid, dimension=None if grid is None else p * (p + 1) // 2)
     sens = second_moment_sensitivity(sensitivity, n=1)
     if sens < math.sqrt(2.0) - 1e-12:
         warnings.warn(f"sensitivity={sensitivity!r} ({sens:.3g}) is below the local model's true sensitivity sqrt 2: "
@@ -83,15 +85,6 @@ def local_discrete_noise(epsilon: float, delta: float, p: int, *, sensitivity="t
     p = check_int(p, "p")
     return discrete_calibration(eps, dlt, second_moment_sensitivity(sensitivity, n=1), p * (p + 1) // 2)
 
-def _certified_discrete(sigma, grid, p, delta, sensitivity):
-    "epsilon that a discrete report (sigma, grid) certifies against the true sqrt 2 (zCDP, CKS conversion); warn as `_certified`."
-    from dppca_nb.privacy.discrete import discrete_gaussian_rho
-    from dppca_nb.privacy.accounting import zcdp_to_dp
-    eps_true = zcdp_to_dp(discrete_gaussian_rho(sigma, math.sqrt(2.0), grid, p * (p + 1) // 2), delta)
-    if second_moment_sensitivity(sensitivity, n=1) < math.sqrt(2.0) - 1e-12:
-        warnings.warn(f"sensitivity={sensitivity!r} is below the local model's true sensitivity sqrt 2: "
-                      f"the reports are only ({eps_true:.4g}, {delta:g})-LDP", PrivacyWarning, stacklevel=3)
-    return eps_true
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #df953535
 def _offdiag_weight(noise_shape) -> float:
@@ -322,7 +315,7 @@ def _local_info(epsilon, delta, sensitivity, calibration, sigma, n, n_clipped, s
                 neighbouring="local (any two inputs of one user; replace-one)",
                 sensitivity=second_moment_sensitivity(sensitivity, n=1), sigma=sigma, sigma_offdiagonal=sigma / w,
                 sigma_aggregate=sigma / math.sqrt(n),
-                epsilon_certified=(_certified_discrete(sigma, grid, p, delta, sensitivity) if noise == "discrete"
+                epsilon_certified=(_certified(sigma, delta, sensitivity, grid=grid, p=p) if noise == "discrete"
                                    else _certified(sigma, delta, sensitivity)),
                 calibration=calibration, n=int(n), simulate=simulate, noise=noise, noise_shape=noise_shape)
     if noise == "discrete":
