@@ -18,7 +18,7 @@ from dppca_nb.data.datasets import sample_gaussian
 
 __all__ = ['SIZES', 'SECTIONS', 'machine_info', 'best_time', 'run_limited', 'bench_kendall', 'bench_kendall_design', 'bench_local', 'fantope_instance',
            'bench_fantope', 'pca_methods', 'bench_libraries', 'bench_dask', 'bingham3_mean', 'bench_bingham',
-           'bench_explorers', 'bench_fit_cost', 'bench_local_randomizer', 'run_all', 'merge_results', 'results_markdown', 'load_results', 'speedup_figure']
+           'bench_explorers', 'bench_fit_cost', 'bench_local_randomizer', 'bench_accuracy', 'GOALS', 'goals_table', 'run_all', 'merge_results', 'results_markdown', 'load_results', 'speedup_figure']
 
 def machine_info(blas_threads: int | None = None) -> dict:
     "The machine, the library versions and the BLAS in use (with its thread count under the current limits)."
@@ -154,6 +154,15 @@ def bench_kendall_design(n: int = 1_000_000, p: int = 40, *, degree: int = 20, k
                      f"full U-statistic (extrapolated as n^2 from n={n_full_time})", t_full, f"regular design, d={degree}",
                      tr, f"goal <= 2 s: {'met' if tr <= 2 else 'not met'}; CPU {cpu:.3g} s per fit; error {subspace_distance(Vr, V):.3g}",
                      cpu_seconds=cpu, baseline_extrapolated=True))
+    from dppca_nb.estimators import RobustKendallPCA                  # the estimator at its defaults (design chosen from n)
+    est = RobustKendallPCA(k, epsilon=epsilon, delta=delta, random_state=0)
+    c0 = time.process_time()
+    te, est = best_time(est.fit, X, repeat=repeat)
+    cpu = (time.process_time() - c0) / max(1, repeat)
+    rows.append(_row("Kendall's tau design", f"RobustKendallPCA fit, n={n:.0e}, p={p}, k={k}, eps={epsilon}",
+                     f"full U-statistic (extrapolated as n^2 from n={n_full_time})", t_full, "RobustKendallPCA().fit (defaults)",
+                     te, f"goal <= 2 s: {'met' if te <= 2 else 'not met'}; CPU {cpu:.3g} s per fit; error "
+                     f"{subspace_distance(est.components_.T, V):.3g}", cpu_seconds=cpu, baseline_extrapolated=True))
     del X
     err = {key: [] for key in ("full", "regular", "full_tau", "regular_tau")}
     t_f, t_r = [], []
@@ -515,6 +524,85 @@ def bench_local_randomizer(n: int = 100_000, p: int = 40, *, epsilon: float = 1.
                          f"(all reports at once: {n * d * 8 / 1e6:.0f} MB)", cost_ratio=ratio, peak_bytes=mem))
     return rows
 
+def bench_accuracy(n: int = 100_000, p: int = 40, *, k: int = 5, epsilon: float = 1.0, delta: float = 1e-4,
+                   n_fits: int = 10, n_smooth: int = 300_000, smooth_fits: int = 10, seed: int = 0) -> list:
+    """Mean subspace error ||V_hat V_hat' - V V'||_F over `n_fits` fits (seeds 0, 1, ...) on the anchors' design (one data
+    set, as in `bench_libraries`): AnalyzeGaussPCA at its defaults and with centering="none", scikit-learn's PCA (not
+    private), and SmoothSensitivityPCA at `n_smooth` rows over `smooth_fits` fits; time: median per fit."""
+    from sklearn.decomposition import PCA
+    from dppca_nb.estimators import AnalyzeGaussPCA, SmoothSensitivityPCA
+    rows = []
+    def measure(X, V, make, fits):
+        errs, times = [], []
+        for s in range(fits):
+            est = make(s)
+            t = time.perf_counter(); est.fit(X); times.append(time.perf_counter() - t)
+            errs.append(subspace_distance(est.components_.T, V))
+        return float(np.mean(errs)), float(np.std(errs, ddof=1)) if fits > 1 else float("nan"), float(np.median(times))
+    X, V, _ = _spiked(p, k, n, seed)
+    e_sk, _, t_sk = measure(X, V, lambda s: PCA(k, random_state=s), 1)
+    cases = [("AnalyzeGaussPCA() (defaults: private centring)", X, V, n,
+              lambda s: AnalyzeGaussPCA(k, epsilon=epsilon, delta=delta, random_state=s), n_fits),
+             ("AnalyzeGaussPCA(centering='none')", X, V, n,
+              lambda s: AnalyzeGaussPCA(k, epsilon=epsilon, delta=delta, centering="none", random_state=s), n_fits)]
+    if n_smooth:
+        Xs, Vs, _ = _spiked(p, k, n_smooth, seed)
+        cases.append(("SmoothSensitivityPCA() (defaults)", Xs, Vs, n_smooth,
+                      lambda s: SmoothSensitivityPCA(k, epsilon=epsilon, delta=delta, random_state=s), smooth_fits))
+    for name, Xc, Vc, m, make, fits in cases:
+        err, sd, t = measure(Xc, Vc, make, fits)
+        rows.append(_row("Accuracy", f"n={m:.0e}, p={p}, k={k}, eps={epsilon}, delta={delta:g}, {fits} fits", None, None,
+                         name, t, f"mean error {err:.4f} (s.d. {sd:.3f} over fits); not private at n={n:.0e}: {e_sk:.4f}; "
+                         f"random guess {random_subspace_level(p, k):.3g}", error=err, error_sd=sd, n_fits=fits,
+                         error_not_private=e_sk, seconds_not_private=t_sk))
+    return rows
+
+# The goals of the accuracy-and-scale work: (label, section, method prefix, field, goal, unit, what).
+GOALS = (
+    ("1", "Accuracy", "AnalyzeGaussPCA()", "error", 0.062, "", "AnalyzeGaussPCA error (defaults), mean of the fits"),
+    ("2a", "Kendall's tau design", "RobustKendallPCA().fit", "t_method", 2.0, " s", "RobustKendallPCA fit time (defaults)"),
+    ("2b", "Kendall's tau design", "regular design", "error_ratio", 1.05, "x",
+     "regular-design error / full U-statistic's error (private g-DPPCA)"),
+    ("3", "Accuracy", "SmoothSensitivityPCA()", "error", 0.3, "", "SmoothSensitivityPCA error (defaults), mean of the fits"),
+    ("4a", "Fit cost", "AnalyzeGaussPCA().fit", "cost_ratio", 1.5, "x", "AnalyzeGaussPCA fit time / one X.T @ X (private centring)"),
+    ("4b", "Fit cost", "AnalyzeGaussPCA(centering='none')", "cost_ratio", 1.5, "x", "AnalyzeGaussPCA fit time / one X.T @ X (centering='none')"),
+    ("4c", "Fit cost", "scikit-learn PCA", "cost_ratio", None, "x", "scikit-learn PCA(svd_solver='covariance_eigh') fit time / one X.T @ X"),
+    ("5a", "Fit cost", "AnalyzeGaussPCA().fit", "memory_ratio", 0.5, "x", "extra peak memory of the fit / data size (private centring)"),
+    ("5b", "Fit cost", "AnalyzeGaussPCA(centering='none')", "memory_ratio", 0.5, "x", "extra peak memory of the fit / data size (centering='none')"),
+    ("6a", "Local randomizer", "per_record, noise_shape='vecd'", "cost_ratio", 1.5, "x", "per-record local randomizer / normal-variate floor ('vecd', streaming)"),
+    ("6b", "Local randomizer", "per_record, noise_shape='upper'", "cost_ratio", 1.5, "x", "per-record local randomizer / normal-variate floor ('upper', streaming)"),
+)
+
+def goals_table(res: dict) -> list:
+    """One row per goal in `GOALS` from the measured rows of a `run_all` result (merged or not): dict(goal, what,
+    measured, target, met, settings). `met` is None where the goal's row was not measured (or the row has no target);
+    `settings` gives the row's case, the BLAS threads and the load at the start of the run that measured it."""
+    out = []
+    for label, section, prefix, field, target, unit, what in GOALS:
+        row = next((r for r in res["rows"] if r["section"] == section and r["method"].startswith(prefix)
+                    and r.get(field) is not None), None)
+        m = res.get("environments", {}).get(_ROW_SECTION.get(section)) or res["machine"]
+        if row is None:
+            out.append(dict(goal=label, what=what, measured=None, target=target, unit=unit, met=None, settings="not measured"))
+            continue
+        v = float(row[field])
+        settings = (f"{row['case']}; {m['blas_threads']} BLAS thread(s); load {m['load_average'][0]} at start"
+                    + ("; measured separately, " + m["date"] if m is not res["machine"] else ""))
+        out.append(dict(goal=label, what=what, measured=v, target=target, unit=unit,
+                        met=None if target is None else bool(v <= target), settings=settings))
+    return out
+
+def _goals_markdown(res: dict) -> list:
+    def fmt(v, unit): return "–" if v is None else f"{v:.3g}{unit}"
+    L = ["## Goals", "", "Each goal's figure from the rows below (same run unless said; n = 1e5, p = 40, the anchors' "
+         "design unless the settings say otherwise); met: measured <= goal.", "",
+         "| # | what | measured now | goal | met | settings |", "|---|---|---|---|---|---|"]
+    for g in goals_table(res):
+        met = "–" if g["met"] is None else ("met" if g["met"] else "**not met**")
+        L.append(f"| {g['goal']} | {g['what']} | {fmt(g['measured'], g.get('unit', ''))} | "
+                 f"{'–' if g['target'] is None else '<= ' + fmt(g['target'], g.get('unit', ''))} | {met} | {g['settings']} |")
+    return L + [""]
+
 SIZES = {
     "full": dict(kendall=dict(ns=(2000, 5000), p=100, n_fast=20_000),
                  kendall_design=dict(n=1_000_000, p=40, n_error=20_000, n_seeds=10),
@@ -525,7 +613,8 @@ SIZES = {
                  bingham=dict(n_draws=5000, limit_s=120.0),
                  explorers=dict(repeat=3),
                  fit_cost=dict(n=1_000_000, p=20),
-                 local_randomizer=dict(n=100_000, p=40)),
+                 local_randomizer=dict(n=100_000, p=40),
+                 accuracy=dict(n=100_000, p=40, n_fits=10, n_smooth=300_000, smooth_fits=10)),
     "small": dict(kendall=dict(ns=(200, 400), p=20, n_fast=2000),
                   kendall_design=dict(n=20_000, p=10, n_error=1000, n_seeds=2, n_full_time=1000, repeat=1),
                   local=dict(n=5000, p=10, n_wishart=1e9),
@@ -535,10 +624,12 @@ SIZES = {
                   bingham=dict(n_draws=500, limit_s=60.0),
                   explorers=dict(repeat=1),
                   fit_cost=dict(n=20_000, p=10, repeat=1),
-                  local_randomizer=dict(n=2000, p=10, repeat=1)),
+                  local_randomizer=dict(n=2000, p=10, repeat=1),
+                  accuracy=dict(n=5000, p=10, k=2, n_fits=2, n_smooth=10_000, smooth_fits=2)),
 }
 
-SECTIONS = ("kendall", "kendall_design", "local", "fantope", "libraries", "dask", "bingham", "explorers", "fit_cost", "local_randomizer")
+SECTIONS = ("kendall", "kendall_design", "local", "fantope", "libraries", "dask", "bingham", "explorers", "fit_cost", "local_randomizer",
+            "accuracy")
 
 def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log=print) -> dict:
     "Run the benchmark sections at `size` ('full' or 'small') under `blas_threads` BLAS threads; a dict for `results_markdown`."
@@ -547,7 +638,7 @@ def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log
     check_choice(size, "size", tuple(SIZES))
     funcs = dict(kendall=bench_kendall, kendall_design=bench_kendall_design, local=bench_local, fantope=bench_fantope, libraries=bench_libraries, dask=bench_dask,
                  bingham=bench_bingham, explorers=bench_explorers, fit_cost=bench_fit_cost,
-                 local_randomizer=bench_local_randomizer)
+                 local_randomizer=bench_local_randomizer, accuracy=bench_accuracy)
     for s in sections: check_choice(s, "sections", SECTIONS)
     out = dict(size=size, rows=[], pca=[], dask_memory=None, bingham=None, seconds={})
     with threadpool_limits(limits=blas_threads, user_api="blas"):
@@ -565,7 +656,7 @@ def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log
     return out
 
 _ROW_SECTION = {"Kendall's tau": "kendall", "Kendall's tau design": "kendall_design", "Local model": "local", "Fantope": "fantope", "Dask vs numpy": "dask",
-                "Explorers": "explorers", "Fit cost": "fit_cost", "Local randomizer": "local_randomizer"}
+                "Explorers": "explorers", "Fit cost": "fit_cost", "Local randomizer": "local_randomizer", "Accuracy": "accuracy"}
 
 def merge_results(old: dict, new: dict) -> dict:
     """`old` with the sections that `new` ran replaced by `new`'s results (rows kept in section order); the
@@ -603,7 +694,8 @@ def results_markdown(res: dict) -> str:
          f"start {m['load_average'][0]}); Python {m['python']}, " + ", ".join(f"{k} {v}" for k, v in m["versions"].items()) + ".",
          f"BLAS: {blas}; limited to {m['blas_threads']} thread(s) with threadpoolctl. Dask workers: one thread each.",
          "Each row is measured side by side in one run; speed-up = baseline time / method time (best of the repeats).",
-         "Produced by `python benchmarks/run.py`; explained in `nbs/10_benchmarks/00_benchmarks.ipynb`.", "",
+         "Produced by `python benchmarks/run.py`; explained in `nbs/10_benchmarks/00_benchmarks.ipynb`.", ""] + _goals_markdown(res) + [
+         "## All rows", "",
          "| section | case | baseline | time | method | time | speed-up | note |", "|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
         sp = "–" if r.get("speedup") is None else f"{r['speedup']:.3g}x"
