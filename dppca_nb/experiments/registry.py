@@ -9,6 +9,7 @@ import hashlib
 import importlib
 import itertools
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +18,10 @@ import numpy as np
 from ..core.validation import check_int
 
 # %% auto #0
-__all__ = ['STUDIES', 'STUDY_MODULES', 'Study', 'expand_grid', 'register_study', 'load_all_studies', 'get_study', 'rep_seed',
-           'default_cache_dir', 'study_client', 'run_study', 'summarize', 'plot_lines', 'reproduce', 'markdown_to_html']
+__all__ = ['STUDIES', 'STUDY_MODULES', 'CLAIM_COLUMNS', 'Study', 'expand_grid', 'register_study', 'load_all_studies', 'get_study',
+           'rep_seed', 'default_cache_dir', 'study_client', 'run_study', 'summarize', 'plot_lines', 'Check',
+           'bracket_verdict', 'cached_error_bounds', 'claims_table', 'claims_markdown', 'run_log', 'reproduce',
+           'markdown_to_html']
 
 # %% ../../nbs/07_experiments/00_registry.ipynb #25a5c5d8
 @dataclass
@@ -43,6 +46,9 @@ class Study:
         Text of the report: what the figure shows, and the paper's claim it checks.
     version : int
         Bump to invalidate cached results.
+    checks : callable or None
+        `checks(mode) -> list of Check`: the settings at which the claim is checked against `error_bounds`
+        (see `claims_table`); the report prints one table of them per study.
     """
     name: str
     family: str
@@ -53,6 +59,7 @@ class Study:
     caption: str = ""
     claim: str = ""
     version: int = 1
+    checks: Callable | None = None
 
     def points(self, mode: str = "quick") -> list[dict]:
         "The grid points of `mode` as a list of dicts."
@@ -177,12 +184,21 @@ def _rows(out, point, rep):
     return [{**point, "rep": rep, **{k: _canon(v) for k, v in r.items()}} for r in out]
 
 def _run_one(study_name, run, point, rep, seed):
+    "One repetition: its rows and the seconds it took (on the worker that ran it)."
+    import time
     try:
         from threadpoolctl import threadpool_limits
         limits = threadpool_limits(1)
     except ImportError: limits = contextlib.nullcontext()
+    t0 = time.perf_counter()
     with limits: out = run(point, np.random.default_rng(rep_seed(study_name, point, rep, seed)))
-    return _rows(out, point, rep)
+    return {"rows": _rows(out, point, rep), "seconds": time.perf_counter() - t0}
+
+def _read_cached(f):
+    "A cached repetition: (rows, seconds); a file of the first format (a bare list of rows) has no time (nan)."
+    data = json.loads(f.read_text())
+    if isinstance(data, list): return data, float("nan")
+    return data["rows"], float(data.get("seconds", float("nan")))
 
 def default_cache_dir() -> Path:
     """Where results are cached: $DPPCA_CACHE, else ~/.cache/dppca_nb.
@@ -296,7 +312,9 @@ def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_
     -------
     pandas.DataFrame
         One row per metric record, with the point's parameters and `rep`; `df.attrs` holds `wall_s` (seconds),
-        `computed` and `cached` (repetitions run now and read from the cache) and `where` (what ran them).
+        `computed` and `cached` (repetitions run now and read from the cache), `where` (what ran them), and
+        `cached_worker_s` (the seconds the cached repetitions took when they were computed, summed over the
+        `cached_timed` of them whose time was recorded).
     """
     import time
     import pandas as pd
@@ -306,17 +324,17 @@ def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_
     scheduler = _check_scheduler(scheduler)
     cache = Path(cache_dir or default_cache_dir()) / study.name
     tasks = [(pt, r) for pt in study.points(mode) for r in range(study.n_reps(mode))]
-    results, todo = {}, []
+    results, seconds, todo = {}, {}, []
     for i, (pt, r) in enumerate(tasks):
         f = cache / (_digest(dict(point=pt, rep=r, seed=seed, version=study.version)) + ".json")
-        if use_cache and f.exists(): results[i] = json.loads(f.read_text())
+        if use_cache and f.exists(): results[i], seconds[i] = _read_cached(f)
         else: todo.append((i, f))
     bar = _progress_bar(len(tasks), len(tasks) - len(todo), study.name, progress and bool(todo))
-    def _store(i, f, rows):
-        results[i] = rows
+    def _store(i, f, res):
+        results[i] = res["rows"]
         if use_cache:
             f.parent.mkdir(parents=True, exist_ok=True)
-            tmp = f.with_suffix(".tmp"); tmp.write_text(json.dumps(rows)); os.replace(tmp, f)
+            tmp = f.with_suffix(".tmp"); tmp.write_text(json.dumps(res)); os.replace(tmp, f)
         if bar is not None: bar.update(1)
     try:
         if todo and scheduler is not None:
@@ -336,8 +354,9 @@ def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_
     finally:
         if bar is not None: bar.close()
     df = pd.DataFrame([row for i in range(len(tasks)) for row in results[i]])
+    cached_s = [s for s in seconds.values() if np.isfinite(s)]
     df.attrs.update(wall_s=time.perf_counter() - t0, computed=len(todo), cached=len(tasks) - len(todo),
-                    where=_where(scheduler, jobs))
+                    where=_where(scheduler, jobs), cached_worker_s=float(sum(cached_s)), cached_timed=len(cached_s))
     return df
 
 
@@ -418,9 +437,228 @@ def plot_lines(df, x: str, y: str, hue: str | None = None, *, ax=None, logx: boo
     fig.tight_layout()
     return fig
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #46cf70ed
+@dataclass(frozen=True)
+class Check:
+    """One setting at which a study's claim is checked: the mean of `metric` over the rows `where` against `bound`.
+
+    Parameters
+    ----------
+    label : str
+        What is measured (e.g. the method), for the table.
+    where : dict
+        Column -> value selecting the rows of the study's table (numbers match to a relative 1e-9).
+    metric : str
+        The column averaged over the repetitions.
+    bound : dict or None
+        Keyword arguments of `error_bounds` (with `method`) at that setting; None: no bound applies.
+    no_bound : str
+        Why no bound applies (one phrase), when `bound` is None.
+    """
+    label: str
+    where: dict
+    metric: str = "error"
+    bound: dict | None = None
+    no_bound: str = ""
+
+    def __post_init__(self):
+        if self.bound is None and not self.no_bound:
+            raise ValueError(f"no_bound: check {self.label!r} has no bound; expected a phrase saying why none applies")
+        if self.bound is not None and "method" not in self.bound:
+            raise ValueError(f"bound: check {self.label!r} needs the error_bounds method, got keys {sorted(self.bound)}")
+
+def bracket_verdict(mean: float, se: float, lower: float, upper: float, conditions_hold: bool = True) -> str:
+    """Whether a measured mean error (standard error `se`) lies in the bracket [lower, upper] of its bounds.
+
+    Parameters
+    ----------
+    mean, se : float
+        The measured mean and its standard error (nan: unknown, e.g. one repetition).
+    lower, upper : float
+        The bounds on the expected error.
+    conditions_hold : bool
+        The bounds' assumptions hold at this setting (if not, the verdict says so).
+
+    Returns
+    -------
+    str
+        "inside", "inside within 2 se" or "OUTSIDE", with " (the bound's conditions fail)" where they do.
+    """
+    if not np.isfinite(mean): return "no measurement"
+    if lower <= mean <= upper: v = "inside"
+    elif np.isfinite(se) and mean + 2 * se >= lower and mean - 2 * se <= upper: v = "inside within 2 se"
+    else: v = "OUTSIDE"
+    return v if conditions_hold else v + " (the bound's conditions fail)"
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #8b9d6eb3
+def _bounds_source_digest() -> str:
+    "A digest of the error-bounds module's source: a cached bound is reused only while its formulas are unchanged."
+    from dppca_nb.theory import error_bounds as eb
+    return hashlib.sha1(Path(eb.__file__).read_bytes()).hexdigest()[:16]
+
+def _bound_key(kwargs: dict) -> str:
+    plain = {k: (np.asarray(v).tolist() if isinstance(v, (np.ndarray, list, tuple)) else v) for k, v in kwargs.items()}
+    return _digest(dict(kwargs=plain, source=_bounds_source_digest()))
+
+_BOUNDS_MEMO: dict = {}
+
+def cached_error_bounds(bound: dict, cache_dir=None) -> dict:
+    """`error_bounds(**bound)` as a dict (method, lower, upper, lower_class, conditions_hold, notes), cached on disk.
+
+    Parameters
+    ----------
+    bound : dict
+        Keyword arguments of `dppca_nb.theory.error_bounds.error_bounds`, `method` included.
+    cache_dir : None or path
+        The result cache (None: `default_cache_dir()`); bounds go to its `_bounds` folder, keyed by the arguments
+        and the source of the error-bounds module.
+
+    Returns
+    -------
+    dict
+    """
+    from dppca_nb.theory.error_bounds import error_bounds
+    key = _bound_key(bound)
+    if key in _BOUNDS_MEMO: return _BOUNDS_MEMO[key]
+    f = Path(cache_dir or default_cache_dir()) / "_bounds" / f"{key}.json"
+    if f.exists(): out = json.loads(f.read_text())
+    else:
+        b = error_bounds(**bound)
+        out = dict(method=b.method, lower=float(b.lower), upper=float(b.upper), lower_class=b.lower_class,
+                   conditions_hold=bool(b.conditions_hold), notes=list(b.notes))
+        f.parent.mkdir(parents=True, exist_ok=True)
+        tmp = f.with_suffix(".tmp"); tmp.write_text(json.dumps(out)); os.replace(tmp, f)
+    _BOUNDS_MEMO[key] = out
+    return out
+
+def _select(df, where: dict):
+    import pandas as pd
+    sel = df
+    for col, v in where.items():
+        if col not in sel.columns: raise KeyError(f"where: the study's table has no column {col!r}; it has {list(df.columns)}")
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+            sel = sel[np.isclose(pd.to_numeric(sel[col], errors="coerce"), float(v), rtol=1e-9, atol=0)]
+        else: sel = sel[sel[col] == v]
+    return sel
+
+def _setting_text(where: dict, skip=()) -> str:
+    fmt = lambda v: f"{v:g}" if isinstance(v, (float, np.floating)) else str(v)
+    return ", ".join(f"{k} = {fmt(v)}" for k, v in where.items() if k not in skip) or "all points"
+
+CLAIM_COLUMNS = ["study", "setting", "measured", "metric", "mean", "se", "reps", "lower", "upper", "bound", "lower_class",
+                 "verdict"]
+
+def claims_table(study, df, mode: str = "quick", *, cache_dir=None, checks=None):
+    """The claim checks of `study` on its results `df`: measured mean (and standard error) beside the bounds.
+
+    Parameters
+    ----------
+    study : Study
+        The study (its `checks(mode)` lists the settings), or anything with a `name` when `checks` is given.
+    df : pandas.DataFrame
+        Its results (`run_study`).
+    mode : {"quick", "full"}
+        Passed to `study.checks`.
+    cache_dir : None or path
+        Where computed bounds are cached (see `cached_error_bounds`).
+    checks : None or list of Check
+        Use these instead of `study.checks(mode)`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per check, columns `CLAIM_COLUMNS` (lower, upper and bound empty where no bound applies).
+    """
+    import pandas as pd
+    if checks is None: checks = [] if getattr(study, "checks", None) is None else list(study.checks(mode))
+    rows = []
+    for c in checks:
+        if not isinstance(c, Check): raise TypeError(f"checks: expected Check objects, got {type(c).__name__}")
+        if c.metric not in df.columns: raise KeyError(f"metric: the study's table has no column {c.metric!r}")
+        vals = _select(df, c.where)[c.metric].astype(float).to_numpy()
+        vals = vals[np.isfinite(vals)]
+        m = float(vals.mean()) if vals.size else float("nan")
+        se = float(vals.std(ddof=1) / math.sqrt(vals.size)) if vals.size > 1 else float("nan")
+        row = dict(study=study.name, setting=_setting_text(c.where, skip=("method", "algorithm")), measured=c.label,
+                   metric=c.metric, mean=m, se=se, reps=int(vals.size))
+        if c.bound is None:
+            row.update(lower=float("nan"), upper=float("nan"), bound="", lower_class="", verdict=f"no bound applies: {c.no_bound}")
+        else:
+            b = cached_error_bounds(c.bound, cache_dir)
+            row.update(lower=b["lower"], upper=b["upper"], bound=b["method"], lower_class=b["lower_class"],
+                       verdict=bracket_verdict(m, se, b["lower"], b["upper"], b["conditions_hold"]))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+def claims_markdown(table) -> str:
+    """The claims table as Markdown: one row per check, and what each lower bound is valid for as numbered notes.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of `claims_table`.
+
+    Returns
+    -------
+    str
+    """
+    if table is None or len(table) == 0: return ""
+    g = lambda v: "" if not np.isfinite(v) else f"{v:.3g}"
+    classes = [c for c in dict.fromkeys(table["lower_class"]) if c]
+    lines = ["| setting | measured | mean ± se (reps) | lower | upper | bound [lower valid for] | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for r in table.itertuples():
+        ms = f"{g(r.mean)} ± {g(r.se) or '?'} ({r.reps})" if np.isfinite(r.mean) else "no rows"
+        bd = f"{r.bound} [{classes.index(r.lower_class) + 1}]" if r.bound else ""
+        lines.append(f"| {r.setting} | {r.measured} ({r.metric}) | {ms} | {g(r.lower)} | {g(r.upper)} | {bd} | **{r.verdict}** |"
+                     if r.verdict.startswith("OUTSIDE") else
+                     f"| {r.setting} | {r.measured} ({r.metric}) | {ms} | {g(r.lower)} | {g(r.upper)} | {bd} | {r.verdict} |")
+    notes = [f"[{i + 1}] lower bound valid for: {c}." for i, c in enumerate(classes)]
+    return "\n".join(lines) + ("\n\n" + " ".join(notes) if notes else "")
+
 # %% ../../nbs/07_experiments/00_registry.ipynb #baf8aaf5
 def _seconds(s: float) -> str:
     return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.2f} h"
+
+_RUN_LOG = "_runs.jsonl"
+
+def _log_study_run(cache_dir, record: dict):
+    "Append one study's run (mode, seed, wall time, repetitions computed, where) to the cache's run log."
+    f = Path(cache_dir or default_cache_dir()) / _RUN_LOG
+    f.parent.mkdir(parents=True, exist_ok=True)
+    with open(f, "a", encoding="utf-8") as fh: fh.write(json.dumps(record) + "\n")
+
+def run_log(cache_dir=None, *, mode: str | None = None, seed: int | None = None) -> list[dict]:
+    """The runs recorded in a result cache, one record per study run by `reproduce` (oldest first).
+
+    Parameters
+    ----------
+    cache_dir : None or path
+        The cache (None: `default_cache_dir()`).
+    mode, seed : optional
+        Keep only the records of this mode and master seed.
+
+    Returns
+    -------
+    list of dict
+        Each with `run` (when the run started, UTC), `id` (of the run), `study`, `mode`, `seed`, `wall_s`, `computed`, `cached`, `where`.
+    """
+    f = Path(cache_dir or default_cache_dir()) / _RUN_LOG
+    if not f.exists(): return []
+    recs = [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r for r in recs if (mode is None or r.get("mode") == mode) and (seed is None or r.get("seed") == seed)]
+
+def _filled_by(log, names) -> str:
+    "A sentence on the earlier runs that computed the cached repetitions of the studies `names`, from the run log."
+    import pandas as pd
+    d = pd.DataFrame([r for r in log if r["study"] in names and r["computed"] > 0])
+    if d.empty: return ""
+    runs = d.groupby(["run", "id", "where"], sort=True).agg(wall_s=("wall_s", "sum"), computed=("computed", "sum"),
+                                                      studies=("study", "nunique")).reset_index()
+    parts = [f"{r.run} UTC on {r.where}: {r.computed} repetitions of {r.studies} studies in {_seconds(r.wall_s)}"
+             for r in runs.itertuples()]
+    return (f"The cached repetitions were computed by {len(runs)} earlier run{'s' if len(runs) > 1 else ''} "
+            f"(measured wall time {_seconds(runs['wall_s'].sum())} in all): " + "; ".join(parts) + ".")
 
 def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: int = 1, cache_dir=None,
               progress: bool = True, studies=None, scheduler=None) -> Path:
@@ -450,12 +688,15 @@ def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: i
     Returns
     -------
     pathlib.Path
-        The report (report.md; report.html beside it), which states the measured wall time of the run.
+        The report (report.md; report.html beside it), which states the measured wall time of the run and, for
+        results read from the cache, the wall time of the earlier runs that computed them (from `run_log`).
     """
-    import time
+    import time, datetime
     import matplotlib
     import matplotlib.pyplot as plt
     t0 = time.perf_counter()
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    run_id = hashlib.sha1(f"{started} {os.getpid()} {time.perf_counter_ns()}".encode()).hexdigest()[:12]
     jobs = check_int(jobs, "jobs")
     scheduler = _check_scheduler(scheduler)
     reg = dict(studies) if studies is not None else {k: v for k, v in load_all_studies().items() if v.family != "demo"}
@@ -463,13 +704,15 @@ def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: i
     unknown = [n for n in names if n not in reg]
     if unknown: raise KeyError(f"only: unknown studies {unknown}; known: {', '.join(sorted(reg))}")
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    sections, computed, cached = [], 0, 0
+    sections, computed, cached, claims = [], 0, 0, []
     client = None if scheduler is None else _LazyClient(scheduler, jobs)   # started only if something must be computed
     try:
         for name in names:
             st = reg[name]
             df = run_study(st, mode=mode, seed=seed, cache_dir=cache_dir, progress=progress, jobs=jobs, scheduler=client)
             computed, cached = computed + df.attrs["computed"], cached + df.attrs["cached"]
+            _log_study_run(cache_dir, dict(run=started, id=run_id, study=name, mode=mode, seed=seed, wall_s=df.attrs["wall_s"],
+                                           computed=df.attrs["computed"], cached=df.attrs["cached"], where=df.attrs["where"]))
             df.to_csv(out / f"{name}.csv", index=False)
             fig_line = ""
             if st.plot is not None:
@@ -477,23 +720,37 @@ def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: i
                     fig = st.plot(df)
                     fig.savefig(out / f"{name}.png", dpi=110, bbox_inches="tight"); plt.close(fig)
                 fig_line = f"![{name}]({name}.png)\n\n"
+            ct = claims_table(st, df, mode, cache_dir=cache_dir)
+            claims.append(ct)
+            table = (f"**The claim against its bounds** (mean error over the repetitions at each setting, and the lower and "
+                     f"upper bound on the mean error from `error_bounds`):\n\n{claims_markdown(ct)}\n\n") if len(ct) else ""
             sections.append(f"## {name} ({st.family})\n\n{fig_line}**What it shows.** {st.caption}\n\n"
-                            f"**Claim checked.** {st.claim}\n\n"
+                            f"**Claim checked.** {st.claim}\n\n{table}"
                             f"Mode `{mode}`, {st.n_reps(mode)} repetitions per point, seed {seed}; "
                             f"{df.attrs['computed']} repetitions computed in {_seconds(df.attrs['wall_s'])}, "
-                            f"{df.attrs['cached']} read from the cache; raw results: [{name}.csv]({name}.csv).\n")
+                            f"{df.attrs['cached']} read from the cache"
+                            + (f" (they took {_seconds(df.attrs['cached_worker_s'])} of worker time when computed)"
+                               if df.attrs["cached_timed"] else "")
+                            + f"; raw results: [{name}.csv]({name}.csv).\n")
     finally:
         if client is not None: client.close()
+    import pandas as pd
+    allc = pd.concat(claims, ignore_index=True) if any(len(t) for t in claims) else pd.DataFrame(columns=CLAIM_COLUMNS)
+    allc.to_csv(out / "claims.csv", index=False)
+    tally = allc["verdict"].str.replace(r":.*| \(.*", "", regex=True).value_counts()
+    summary = (f"Claims against their bounds: {len(allc)} checks; " + ", ".join(f"{v} {k}" for k, v in tally.items())
+               + " (every check: [claims.csv](claims.csv)).\n\n") if len(allc) else ""
     wall = time.perf_counter() - t0
+    earlier = _filled_by([r for r in run_log(cache_dir, mode=mode, seed=seed) if r.get("id") != run_id], names) if cached else ""
     md = (f"# dppca_nb: reproduced studies\n\nMode `{mode}`, master seed {seed}, {len(names)} studies. "
           f"Wall time of this run: {_seconds(wall)} on {_where(scheduler, jobs)} ({computed} repetitions computed, "
-          f"{cached} read from the cache).\n\n" + "\n".join(sections))
+          f"{cached} read from the cache).{' ' + earlier if earlier else ''}\n\n" + summary + "\n".join(sections))
     (out / "report.md").write_text(md, encoding="utf-8")
     (out / "report.html").write_text(markdown_to_html(md, title="dppca_nb report"), encoding="utf-8")
     return out / "report.md"
 
 def markdown_to_html(md: str, title: str = "") -> str:
-    """Minimal Markdown to HTML (headings, paragraphs, bold, code, images, links): enough for the report.
+    """Minimal Markdown to HTML (headings, paragraphs, bold, code, images, links, pipe tables): enough for the report.
 
     Parameters
     ----------
@@ -514,8 +771,17 @@ def markdown_to_html(md: str, title: str = "") -> str:
         t = re.sub(r"\[([^\]]+)\]\(([^)]+)\)", r'<a href="\2">\1</a>', t)
         t = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", t)
         return re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
+    def table(lines):
+        cells = lambda l: [x.strip() for x in l.strip().strip("|").split("|")]
+        head, rows = cells(lines[0]), [cells(l) for l in lines[2:]]
+        return ("<table border='1' style='border-collapse:collapse;font-size:85%'><tr>"
+                + "".join(f"<th>{inline(h)}</th>" for h in head) + "</tr>"
+                + "".join("<tr>" + "".join(f"<td>{inline(x)}</td>" for x in r) + "</tr>" for r in rows) + "</table>")
     body = []
     for block in re.split(r"\n\s*\n", md.strip()):
+        lines = block.splitlines()
+        if len(lines) >= 2 and all(l.startswith("|") for l in lines) and set(lines[1]) <= set("|-: "):
+            body.append(table(lines)); continue
         m = re.match(r"^(#{1,6}) (.*)", block)
         body.append(f"<h{len(m.group(1))}>{inline(m.group(2))}</h{len(m.group(1))}>" if m else f"<p>{inline(block)}</p>")
     return (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
