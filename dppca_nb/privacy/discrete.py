@@ -7,13 +7,15 @@ from __future__ import annotations
 import functools
 import math
 import numpy as np
-from ..core.validation import as_generator, check_int, check_positive, check_epsilon, check_delta
+from ..core.validation import as_generator, check_int, check_positive, check_epsilon, check_delta, check_choice
 from .accounting import zcdp_delta, zcdp_to_dp
+from .mechanisms import gaussian_delta
 
 # %% auto #0
-__all__ = ['NOISE_SHAPES', 'sample_discrete_gaussian', 'discrete_grid', 'discrete_gaussian_rho', 'discrete_gaussian_sigma',
-           'discrete_gaussian_epsilon', 'discrete_gaussian_release', 'check_discrete_calibration',
-           'discrete_calibration', 'discrete_symmetric_release', 'discrete_second_moment_release']
+__all__ = ['DISCRETE_CALIBRATIONS', 'DISCRETE_CALIBRATION_WORDS', 'NOISE_SHAPES', 'sample_discrete_gaussian', 'discrete_grid',
+           'discrete_gaussian_rho', 'discrete_gaussian_delta', 'discrete_gaussian_sigma', 'discrete_gaussian_epsilon',
+           'discrete_gaussian_release', 'check_discrete_calibration', 'discrete_calibration',
+           'discrete_symmetric_release', 'discrete_second_moment_release']
 
 # %% ../../nbs/03_privacy/02_discrete.ipynb #29ce5a19
 def sample_discrete_gaussian(sigma2: float, size=None, random_state=None):
@@ -98,9 +100,61 @@ def discrete_gaussian_rho(sigma: float, sensitivity: float, grid: float, dimensi
     d = check_int(dimension, "dimension")
     return (sens + g * math.sqrt(d)) ** 2 / (2 * s * s)
 
+# %% ../../nbs/03_privacy/02_discrete.ipynb #86c9cbaa
+_SMOOTHING = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)   # the tau tried: any tau in (0, sigma/grid) gives a valid bound
+
+def _theta_excess(t):
+    "Upper bound 2 e^-c / (1 - e^-3c), c = 2 pi^2 t^2, on eta(t) = 2 sum_(k>=1) e^(-c k^2) (as k^2 >= 3k - 2)."
+    c = 2 * math.pi ** 2 * t * t
+    return 2 * math.exp(-c) / -math.expm1(-3 * c)
+
+def _direct_delta(eps, sz, D, d):
+    "The direct bound in grid units: sigma sz, l2 distance D between integer inputs, d coordinates."
+    best, log_s = 1.0, math.log1p(_theta_excess(sz))
+    for t in _SMOOTHING:
+        if t >= sz: break
+        et = _theta_excess(t)
+        if et >= 1: continue
+        ep = eps - d * (math.log1p(et) - math.log1p(-et) + log_s)        # epsilon - d ln(A / B)
+        if ep < 0: continue
+        best = min(best, math.exp(d * math.log1p(et)) * gaussian_delta(ep, math.sqrt(sz * sz - t * t), D))
+    return best
+
+def discrete_gaussian_delta(epsilon: float, sigma: float, sensitivity: float, grid: float, dimension: int) -> float:
+    """Delta at which the discrete Gaussian release (sigma, grid) is (epsilon, delta)-DP by the direct bound (this notebook).
+
+    Rounding to `grid` and adding grid * N_Z(0, (sigma/grid)^2) per coordinate, for a statistic of l2 `sensitivity`
+    under the caller's neighbouring relation: the rounded inputs differ by at most sensitivity + grid sqrt(d).
+
+    Parameters
+    ----------
+    epsilon : float >= 0
+        Privacy loss at which delta is certified.
+    sigma : float > 0
+        Noise parameter (on the value scale, not the grid's).
+    sensitivity : float > 0
+        l2 sensitivity of the statistic before rounding.
+    grid : float > 0
+        Grid spacing gamma.
+    dimension : int >= 1
+        Number of coordinates released.
+
+    Returns
+    -------
+    float
+        A certified delta (1.0 where sigma / grid is too small for the bound to say anything).
+    """
+    eps = check_positive(epsilon, "epsilon", allow_zero=True)
+    s, sens, g = check_positive(sigma, "sigma"), check_positive(sensitivity, "sensitivity"), check_positive(grid, "grid")
+    d = check_int(dimension, "dimension")
+    return _direct_delta(eps, s / g, sens / g + math.sqrt(d), d)
+
 # %% ../../nbs/03_privacy/02_discrete.ipynb #35ff7458
-def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, grid: float, dimension: int) -> float:
-    """Smallest sigma (relative 1e-9) such that the discrete Gaussian release is (epsilon, delta)-DP via zCDP (CKS conversion).
+DISCRETE_CALIBRATIONS = ("analytic", "zcdp")   # the calibrations of a discrete Gaussian release
+
+def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, grid: float, dimension: int,
+                            calibration: str = "analytic") -> float:
+    """Smallest sigma (relative 1e-9) at which the discrete Gaussian release is certified (epsilon, delta)-DP.
 
     Parameters
     ----------
@@ -114,6 +168,9 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, gr
         Grid spacing gamma (e.g. from `discrete_grid`).
     dimension : int >= 1
         Number of coordinates released.
+    calibration : {"analytic", "zcdp"}
+        "analytic" (default): the smaller sigma of the direct bound (`discrete_gaussian_delta`) and zCDP;
+        "zcdp": through zCDP and the CKS conversion only (the calibration before the direct bound).
 
     Returns
     -------
@@ -122,14 +179,14 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, gr
     """
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     sens, g = check_positive(sensitivity, "sensitivity"), check_positive(grid, "grid")
-    return _discrete_sigma(eps, dlt, sens, g, check_int(dimension, "dimension"))
+    check_choice(calibration, "calibration", DISCRETE_CALIBRATIONS)
+    d = check_int(dimension, "dimension")
+    zc = _discrete_sigma(eps, dlt, sens, g, d)
+    return zc if calibration == "zcdp" else min(zc, _direct_sigma(eps, dlt, sens, g, d))
 
-@functools.lru_cache(maxsize=1024)
-def _discrete_sigma(eps, dlt, sensitivity, grid, dimension):
-    "The bisection of `discrete_gaussian_sigma` (validated arguments), cached: a release calls it with the same values."
-    ok = lambda s: zcdp_delta(discrete_gaussian_rho(s, sensitivity, grid, dimension), eps) <= dlt
-    dp = sensitivity + grid * math.sqrt(dimension)
-    lo = hi = dp / eps
+def _bisect_sigma(ok, start):
+    "Smallest sigma (relative 1e-9, from above) with ok(sigma), for ok monotone in sigma."
+    lo = hi = start
     while not ok(hi): hi *= 2
     while ok(lo): lo /= 2
     while hi / lo > 1 + 1e-9:
@@ -137,9 +194,23 @@ def _discrete_sigma(eps, dlt, sensitivity, grid, dimension):
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi
 
+@functools.lru_cache(maxsize=1024)
+def _discrete_sigma(eps, dlt, sensitivity, grid, dimension):
+    "The zCDP bisection of `discrete_gaussian_sigma` (validated arguments), cached: a release calls it with the same values."
+    ok = lambda s: zcdp_delta(discrete_gaussian_rho(s, sensitivity, grid, dimension), eps) <= dlt
+    return _bisect_sigma(ok, (sensitivity + grid * math.sqrt(dimension)) / eps)
+
+@functools.lru_cache(maxsize=1024)
+def _direct_sigma(eps, dlt, sensitivity, grid, dimension):
+    "The bisection of the direct bound (validated arguments), cached; the bound decreases as sigma grows."
+    D = sensitivity / grid + math.sqrt(dimension)
+    ok = lambda s: _direct_delta(eps, s / grid, D, dimension) <= dlt
+    return _bisect_sigma(ok, D * grid / eps)
+
 # %% ../../nbs/03_privacy/02_discrete.ipynb #978761f2
-def discrete_gaussian_epsilon(sigma: float, delta: float, sensitivity: float, grid: float, dimension: int) -> float:
-    """Epsilon that a discrete Gaussian release (sigma, grid) certifies at `delta` for l2 `sensitivity` (zCDP, CKS conversion).
+def discrete_gaussian_epsilon(sigma: float, delta: float, sensitivity: float, grid: float, dimension: int,
+                              calibration: str = "analytic") -> float:
+    """Epsilon that a discrete Gaussian release (sigma, grid) certifies at `delta` for l2 `sensitivity`.
 
     Parameters
     ----------
@@ -153,13 +224,27 @@ def discrete_gaussian_epsilon(sigma: float, delta: float, sensitivity: float, gr
         Grid spacing of the release.
     dimension : int >= 1
         Number of coordinates released.
+    calibration : {"analytic", "zcdp"}
+        "analytic" (default): the smaller epsilon of the direct bound and zCDP (CKS conversion); "zcdp": zCDP only.
 
     Returns
     -------
     float
         The certified epsilon.
     """
-    return zcdp_to_dp(discrete_gaussian_rho(sigma, sensitivity, grid, dimension), check_delta(delta))
+    dlt = check_delta(delta)
+    check_choice(calibration, "calibration", DISCRETE_CALIBRATIONS)
+    ez = zcdp_to_dp(discrete_gaussian_rho(sigma, sensitivity, grid, dimension), dlt)
+    if calibration == "zcdp": return ez
+    D = sensitivity / grid + math.sqrt(dimension)
+    f = lambda e: _direct_delta(e, sigma / grid, D, dimension)
+    if f(0.0) <= dlt: return 0.0
+    lo, hi = 0.0, max(ez, 1e-3)
+    if f(hi) > dlt: return ez                                  # the direct bound certifies no smaller epsilon
+    while hi - lo > 1e-13 * hi:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if f(mid) <= dlt else (mid, hi)
+    return min(ez, hi)
 
 # %% ../../nbs/03_privacy/02_discrete.ipynb #c86eb8e3
 def discrete_gaussian_release(values, sigma: float, grid: float, random_state=None, *, bound: float | None = None) -> np.ndarray:
@@ -203,20 +288,24 @@ def discrete_gaussian_release(values, sigma: float, grid: float, random_state=No
     return (m + z) * g
 
 # %% ../../nbs/03_privacy/02_discrete.ipynb #8d1fb085
-def check_discrete_calibration(calibration: str) -> None:
-    """A `noise='discrete'` release is calibrated through zCDP: refuse any `calibration` but the default 'analytic'.
+def check_discrete_calibration(calibration: str, choices: tuple = ("analytic",)) -> None:
+    """Refuse a `calibration` of a `noise='discrete'` release that is not among the `choices` the caller passes on.
 
     Parameters
     ----------
     calibration : str
         The caller's `calibration` argument.
+    choices : tuple of str
+        The calibrations the caller forwards to `discrete_calibration` (a subset of `DISCRETE_CALIBRATIONS`).
     """
-    if calibration != "analytic":
-        raise ValueError("calibration: noise='discrete' is calibrated through zCDP (dppca_nb.privacy.discrete); "
-                         f"leave calibration at 'analytic', got {calibration!r}")
+    if calibration not in choices:
+        raise ValueError(f"calibration: noise='discrete' accepts {', '.join(map(repr, choices))} here ('analytic': the "
+                         "smaller sigma of the direct (epsilon, delta) bound and zCDP; 'zcdp': zCDP only; see "
+                         f"dppca_nb.privacy.discrete), got {calibration!r}")
 
 # %% ../../nbs/03_privacy/02_discrete.ipynb #aeafc213
-def discrete_calibration(epsilon: float, delta: float, sensitivity: float, dimension: int) -> tuple:
+def discrete_calibration(epsilon: float, delta: float, sensitivity: float, dimension: int, *,
+                         calibration: str = "analytic") -> tuple:
     """`(sigma, grid)` of a discrete Gaussian release of `dimension` numbers with l2 `sensitivity` at (epsilon, delta).
 
     Parameters
@@ -229,6 +318,8 @@ def discrete_calibration(epsilon: float, delta: float, sensitivity: float, dimen
         l2 sensitivity of the released vector.
     dimension : int >= 1
         Number of coordinates released.
+    calibration : {"analytic", "zcdp"}
+        As in `discrete_gaussian_sigma`: the smaller sigma of the direct bound and zCDP (default), or zCDP only.
 
     Returns
     -------
@@ -236,7 +327,11 @@ def discrete_calibration(epsilon: float, delta: float, sensitivity: float, dimen
         (sigma, grid).
     """
     grid = discrete_grid(sensitivity, dimension)
-    return discrete_gaussian_sigma(epsilon, delta, sensitivity, grid, dimension), grid
+    return discrete_gaussian_sigma(epsilon, delta, sensitivity, grid, dimension, calibration), grid
+
+DISCRETE_CALIBRATION_WORDS = {
+    "analytic": "analytic: direct (epsilon, delta) bound of the discrete Gaussian (or zCDP where smaller), on a grid",
+    "zcdp": "zcdp (CKS conversion), discrete Gaussian on a grid"}
 
 # %% ../../nbs/03_privacy/02_discrete.ipynb #9c3f528e
 def discrete_symmetric_release(A, sigma: float, grid: float, random_state=None, *, offdiag_weight: float = 1.0,
@@ -280,7 +375,8 @@ def discrete_symmetric_release(A, sigma: float, grid: float, random_state=None, 
 NOISE_SHAPES = ("vecd", "upper")      # the two noise shapes of a symmetric release (notebook 03_privacy/03_releases)
 
 def discrete_second_moment_release(M: np.ndarray, n: int, epsilon: float, delta: float, sensitivity: float,
-                                   random_state=None, *, radius: float = 1.0, noise_shape: str = "vecd"):
+                                   random_state=None, *, radius: float = 1.0, noise_shape: str = "vecd",
+                                   calibration: str = "analytic"):
     """(S, extra info) for M / n of rows clipped to `radius` released on a grid with discrete Gaussian noise.
 
     (epsilon, delta)-DP for replace-one neighbours with n public, given the l2 `sensitivity` of the released vector
@@ -306,6 +402,8 @@ def discrete_second_moment_release(M: np.ndarray, n: int, epsilon: float, delta:
     noise_shape : {"vecd", "upper"}
         "vecd" (default): off-diagonal weight sqrt 2, noise sd sigma on the diagonal and sigma / sqrt 2 off it;
         "upper": weight 1, sd sigma on every upper-triangle entry.
+    calibration : {"analytic", "zcdp"}
+        As in `discrete_calibration`: the smaller sigma of the direct bound and zCDP (default), or zCDP only.
 
     Returns
     -------
@@ -318,8 +416,8 @@ def discrete_second_moment_release(M: np.ndarray, n: int, epsilon: float, delta:
         raise ValueError(f"noise_shape: expected one of {', '.join(map(repr, NOISE_SHAPES))}, got {noise_shape!r}")
     w = math.sqrt(2.0) if noise_shape == "vecd" else 1.0
     d = M.shape[0] * (M.shape[0] + 1) // 2
-    sigma, grid = discrete_calibration(epsilon, delta, sensitivity, d)
+    sigma, grid = discrete_calibration(epsilon, delta, sensitivity, d, calibration=calibration)
     S = discrete_symmetric_release(M / n, sigma, grid, random_state, offdiag_weight=w,
                                    bound=check_positive(radius, "radius") ** 2)
-    return S, dict(noise="discrete", noise_shape=noise_shape, sigma=sigma, sigma_offdiagonal=sigma / w, grid=grid, rho=discrete_gaussian_rho(sigma, sensitivity, grid, d),
-                   calibration="zcdp (CKS conversion), discrete Gaussian on a grid")
+    return S, dict(noise="discrete", noise_shape=noise_shape, sigma=sigma, sigma_offdiagonal=sigma / w, grid=grid,
+                   rho=discrete_gaussian_rho(sigma, sensitivity, grid, d), calibration=DISCRETE_CALIBRATION_WORDS[calibration])

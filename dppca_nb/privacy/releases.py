@@ -11,19 +11,20 @@ from ..backends.statistics import check_rows, second_moment_sums
 from .mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon, symmetric_gaussian,
                                          check_square)
 from .discrete import (discrete_gaussian_epsilon, check_discrete_calibration,
-                                       discrete_second_moment_release, NOISE_SHAPES)
+                                       discrete_second_moment_release, NOISE_SHAPES, DISCRETE_CALIBRATIONS)
 
 # %% auto #0
 __all__ = ['certified_epsilon', 'gaussian_second_moment', 'gaussian_second_moment_release']
 
 # %% ../../nbs/03_privacy/03_releases.ipynb #6a58e421
 def certified_epsilon(sigma: float, delta: float, *, sensitivity="tight", n: int = 1, radius: float = 1.0,
-                      grid: float | None = None, dimension: int | None = None) -> float:
+                      grid: float | None = None, dimension: int | None = None, calibration: str = "analytic") -> float:
     """Epsilon that noise sd `sigma` certifies at `delta` on (1/n) sum x x^T (either noise shape), replace-one, n public.
 
     A named `sensitivity` is judged against the true sqrt(2) radius^2 / n, a number against itself (as declared).
     `sigma` is the sd on the released vector: of every upper-triangle entry ("upper"), of the diagonal ("vecd").
-    `grid` (and `dimension`, the number of released coordinates): a discrete Gaussian release (zCDP, CKS conversion).
+    `grid` (and `dimension`, the number of released coordinates): a discrete Gaussian release (`discrete_gaussian_epsilon`:
+    the smaller epsilon of the direct bound and zCDP, or zCDP only with `calibration="zcdp"`).
 
     Parameters
     ----------
@@ -38,9 +39,12 @@ def certified_epsilon(sigma: float, delta: float, *, sensitivity="tight", n: int
     radius : float > 0
         Public norm bound: rows are clipped to this l2 radius.
     grid : float > 0 or None
-        Grid step of a discrete Gaussian release (zCDP, CKS conversion); None: continuous.
+        Grid step of a discrete Gaussian release; None: continuous.
     dimension : int or None
         Number of released coordinates (needed with `grid`).
+    calibration : {"analytic", "zcdp"}
+        With `grid` only: the certificate of the discrete release, as in `discrete_gaussian_epsilon` (the continuous
+        epsilon is exact whatever the calibration).
 
     Returns
     -------
@@ -49,7 +53,7 @@ def certified_epsilon(sigma: float, delta: float, *, sensitivity="tight", n: int
     """
     true = second_moment_sensitivity("tight" if isinstance(sensitivity, str) else sensitivity, n=n, radius=radius)
     if grid is None: return gaussian_epsilon(sigma, delta, true)
-    return discrete_gaussian_epsilon(sigma, delta, true, grid, check_int(dimension, "dimension"))
+    return discrete_gaussian_epsilon(sigma, delta, true, grid, check_int(dimension, "dimension"), calibration)
 
 
 # %% ../../nbs/03_privacy/03_releases.ipynb #d706b36b
@@ -69,8 +73,9 @@ def gaussian_second_moment(X, epsilon: float, delta: float, *, sensitivity="tigh
     sensitivity : {"tight", "paper", "loose"} or float > 0
         Constant c of the replace-one sensitivity c radius^2 / n of the second moment: "tight" sqrt 2 (exact),
         "paper" 1 (too small: warns), "loose" 2, or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    calibration : {"analytic", "classic", "zcdp"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
+        `noise="discrete"`: "analytic" (the direct bound or zCDP, the smaller sigma) or "zcdp" (zCDP only).
     radius : float > 0
         Public norm bound: rows are clipped to this l2 radius.
     noise : {"continuous", "discrete"}
@@ -138,8 +143,9 @@ def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, 
     sensitivity : {"tight", "paper", "loose"} or float > 0
         Constant c of the replace-one sensitivity c radius^2 / n of the second moment: "tight" sqrt 2 (exact),
         "paper" 1 (too small: warns), "loose" 2, or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    calibration : {"analytic", "classic", "zcdp"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
+        `noise="discrete"`: "analytic" (the direct bound or zCDP, the smaller sigma) or "zcdp" (zCDP only).
     radius : float > 0
         Public norm bound: rows are clipped to this l2 radius.
     n_clipped : int >= 0
@@ -168,11 +174,12 @@ def gaussian_second_moment_release(M_sum, n: int, epsilon: float, delta: float, 
     shape = _SHAPE_WORDS[noise_shape]
     sens = second_moment_sensitivity(sensitivity, n=n, radius=radius)
     if noise == "discrete":
-        check_discrete_calibration(calibration)
+        check_discrete_calibration(calibration, DISCRETE_CALIBRATIONS)
         S, extra = discrete_second_moment_release(M, n, eps, dlt, sens, random_state, radius=radius,
-                                                  noise_shape=noise_shape)
+                                                  noise_shape=noise_shape, calibration=calibration)
         eps_true = certified_epsilon(extra["sigma"], dlt, sensitivity=sensitivity, n=n, radius=radius,
-                                     grid=extra["grid"], dimension=M.shape[0] * (M.shape[0] + 1) // 2)
+                                     grid=extra["grid"], dimension=M.shape[0] * (M.shape[0] + 1) // 2,
+                                     calibration=calibration)
         what = f"Discrete Gaussian mechanism on the second moment ({shape}, on a power-of-two grid)"
     else:
         sigma = gaussian_sigma(eps, dlt, sens, calibration)
