@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 import numpy as np
-from scipy import optimize
+from scipy import optimize, special
 from ..core.validation import (as_generator, check_data, check_k, check_epsilon, check_positive, check_choice, check_int,
                            clip_rows, add_diagnostics)
 from ..core.linalg import symmetrize, random_orthonormal
@@ -15,7 +15,9 @@ from ..privacy.mechanisms import snapping_laplace, snapping_scale, snapping_epsi
 
 # %% auto #0
 __all__ = ['PURE_SENSITIVITY', 'acg_b', 'acg_log_bound', 'acg_limit_acceptance', 'bingham_sample', 'bingham_acceptance_rate',
-           'anchors_covariance', 'pure_dp_budget', 'pure_dp_pca', 'pure_dp_audit_statistic', 'compare_pure_vs_gauss']
+           'anchors_covariance', 'pure_dp_budget', 'pure_dp_pca', 'pure_dp_audit_statistic', 'compare_pure_vs_gauss',
+           'macg_limit_acceptance', 'matrix_bingham_envelope', 'matrix_bingham_sample',
+           'matrix_bingham_acceptance_rate', 'pure_dp_subspace']
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #fdf373af
 def acg_b(lam) -> float:
@@ -375,3 +377,214 @@ def compare_pure_vs_gauss(X, V, k: int, epsilons, *, delta: float = 1e-6, reps: 
                 rows.append(dict(method=name, epsilon=e, rep=r, error=subspace_distance(Vh, V),
                                  seconds=time.perf_counter() - t0))
     return rows
+
+# %% ../../nbs/04_algorithms/06_pure.ipynb #8816907e
+def macg_limit_acceptance(p: int, k: int) -> float:
+    """Acceptance rate of the flattened MACG envelope for exp(-tr V'AV) on V_{p,k} as the gap a_{k+1} - a_k grows without bound (a_1 = ... = a_k).
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension.
+    k : int in [1, p]
+        Number of columns.
+
+    Returns
+    -------
+    float
+        Gamma_k(p/2) / Gamma_k(k/2) (2e/k)^{k(p-k)/2} (k/p)^{pk/2}, with Gamma_k the multivariate gamma function.
+    """
+    p = check_int(p, "p")
+    k = check_k(k, p)
+    lg = special.multigammaln
+    return math.exp(lg(p / 2, k) - lg(k / 2, k) + k * (p - k) / 2 * (1 + math.log(2 / k)) + p * k / 2 * math.log(k / p))
+
+def _macg_log_bound(beta, k, b):
+    "log K = sum_j max over [beta_j, beta_{j+p-k}] of -mu + (p/2) log(1 + 2 mu/b): the interlacing bound (<= k log M)."
+    p = beta.size
+    mu = np.clip((p - b) / 2.0, beta[:k], beta[p - k:])
+    return float(np.sum(-mu + p / 2.0 * np.log1p(2.0 * mu / b)))
+
+def matrix_bingham_envelope(A, k: int, *, flatten=None) -> dict:
+    """The envelope of `matrix_bingham_sample` for exp(-tr V'AV) on V_{p,k}: flattening level m, constant b, log bound.
+
+    Parameters
+    ----------
+    A : array_like, shape (p, p)
+        Finite symmetric parameter (not modified).
+    k : int in [1, p]
+        Number of columns.
+    flatten : None or int in [1, k]
+        Raise the m smallest eigenvalues of A to the m-th (m = 1: no flattening); None picks the m of largest acceptance.
+
+    Returns
+    -------
+    dict
+        lam (eigenvalues of A, ascending, shifted to min 0), Q (eigenvectors), m, beta (the flattened, shifted
+        eigenvalues), b, log_K (the MACG bound), log_D (log of the normaliser of the whole envelope: the acceptance
+        rate is E_uniform[exp(-tr V'AV)] / D).
+    """
+    lam, Q, _, _ = _bingham_setup(A)
+    p = lam.size
+    k = check_k(k, p)
+    ms = range(1, k + 1) if flatten is None else [check_int(flatten, "flatten")]
+    if ms[-1] > k: raise ValueError(f"flatten: expected an integer in [1, k = {k}], got {flatten!r}")
+    best = None
+    for m in ms:
+        beta = np.clip(lam - lam[m - 1], 0.0, None)          # B = max(A, a_m I) - a_m I in the eigenbasis
+        b = acg_b(beta)
+        log_K = _macg_log_bound(beta, k, b)
+        flat = lam[m - 1] - lam[:m]                            # a_m - a_i >= 0, i <= m
+        log_D = float(flat.sum()) - k * lam[m - 1] + log_K - k / 2 * float(np.sum(np.log1p(2.0 * beta / b)))
+        if best is None or log_D < best["log_D"]:
+            best = dict(lam=lam, Q=Q, m=m, beta=beta, b=b, log_K=log_K, flat=flat, log_D=log_D)
+    return best
+
+def _macg_propose(env, k, n, rng):
+    "n MACG(Sigma) frames in the eigenbasis, Sigma^{-1} = I + 2 diag(beta)/b: the polar factor of Z ~ N(0, Sigma)."
+    sd = np.sqrt(env["b"] / (env["b"] + 2.0 * env["beta"]))
+    Z = rng.standard_normal((n, sd.size, k)) * sd[:, None]
+    U, _, Wt = np.linalg.svd(Z, full_matrices=False)
+    return U @ Wt                                              # Z (Z'Z)^{-1/2}
+
+def _matrix_log_accept(V, env):
+    p, beta, b, m = env["beta"].size, env["beta"], env["b"], env["m"]
+    mu = np.clip(np.linalg.eigvalsh(np.einsum("npi,p,npj->nij", V, beta, V)), 0.0, None)   # eigenvalues of V'BV
+    la = np.sum(-mu + p / 2.0 * np.log1p(2.0 * mu / b), axis=1) - env["log_K"]
+    if m > 1: la = la - np.sum(env["flat"] * (1.0 - np.sum(V[:, :m, :] ** 2, axis=2)), axis=1)
+    return la
+
+def matrix_bingham_sample(A, k: int, random_state=None, *, size=None, flatten=None, max_trials: int = 10 ** 6,
+                          return_trials: bool = False):
+    """Exact draw(s) V in V_{p,k} (p x k, orthonormal columns) with density proportional to exp(-tr V'AV), by rejection from a flattened MACG envelope.
+
+    Parameters
+    ----------
+    A : array_like, shape (p, p)
+        Finite symmetric parameter (not modified).
+    k : int in [1, p]
+        Number of columns.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+    size : None or int >= 1
+        Number of draws; None returns one matrix.
+    flatten : None or int in [1, k]
+        Flattening level m of the envelope (None: the one of largest acceptance); never changes the law of the draws.
+    max_trials : int >= 1
+        Proposals allowed in all; more raises a RuntimeError (the acceptance rate can be tiny for large k).
+    return_trials : bool
+        Also return the number of proposals used (a function of A: not private when A depends on data).
+
+    Returns
+    -------
+    V : ndarray, shape (p, k) or (size, p, k)
+        Orthonormal frames; their law is invariant under V -> V O (O orthogonal k x k): the basis is Haar-random
+        within its span.
+    trials : int
+        Only with `return_trials=True`.
+    """
+    env = matrix_bingham_envelope(A, k, flatten=flatten)
+    k = check_k(k, env["lam"].size)
+    rng = as_generator(random_state)
+    need = 1 if size is None else check_int(size, "size")
+    max_trials = check_int(max_trials, "max_trials", allow_float=True)
+    p = env["lam"].size
+    cap = max(64, (1 << 21) // (p * k))                       # at most ~16 MB of proposals at a time
+    out, trials, batch = [], 0, min(cap, max(16, 2 * need))
+    while need > 0:
+        if trials >= max_trials:
+            raise RuntimeError(f"max_trials: {max_trials} proposals gave {sum(map(len, out))} of the requested draws; the "
+                               f"acceptance rate for this A, k = {k}, p = {p} is too small (see matrix_bingham_acceptance_rate)")
+        n = min(batch, max_trials - trials)
+        V = _macg_propose(env, k, n, rng)
+        acc = np.flatnonzero(np.log(rng.random(n)) < _matrix_log_accept(V, env))
+        if acc.size >= need:
+            out.append(V[acc[:need]]); trials += int(acc[need - 1]) + 1; need = 0
+        else:
+            out.append(V[acc]); trials += n; need -= acc.size
+            batch = min(2 * batch, cap)
+    V = np.einsum("ij,njk->nik", env["Q"], np.concatenate(out))
+    V = V[0] if size is None else V
+    return (V, trials) if return_trials else V
+
+def matrix_bingham_acceptance_rate(A, k: int, *, flatten=None, n_proposals: int = 4000, random_state=None) -> float:
+    """Monte Carlo estimate (mean acceptance probability over envelope proposals) of `matrix_bingham_sample`'s acceptance rate.
+
+    Parameters
+    ----------
+    A : array_like, shape (p, p)
+        Finite symmetric parameter.
+    k : int in [1, p]
+        Number of columns.
+    flatten : None or int in [1, k]
+        As in `matrix_bingham_sample`.
+    n_proposals : int >= 1
+        Number of proposals averaged (below about 10 / n_proposals the estimate gives the order of magnitude only).
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    float
+        Estimated acceptance probability per proposal.
+    """
+    env = matrix_bingham_envelope(A, k, flatten=flatten)
+    k = check_k(k, env["lam"].size)
+    rng = as_generator(random_state)
+    n = check_int(n_proposals, "n_proposals", allow_float=True)
+    la = np.concatenate([_matrix_log_accept(_macg_propose(env, k, min(2048, n - i), rng), env) for i in range(0, n, 2048)])
+    return float(np.exp(special.logsumexp(la) - math.log(n)))
+
+# %% ../../nbs/04_algorithms/06_pure.ipynb #c7970b22
+def pure_dp_subspace(X, k: int, epsilon: float, *, radius: float = 1.0, max_trials: int = 10 ** 6, random_state=None,
+                     return_info: bool = False):
+    """Pure epsilon-DP k-subspace (p x k, basis unordered) from ONE draw of the exponential mechanism with utility tr(V'CV); replace-one.
+
+    epsilon-DP (delta = 0) for replace-one neighbours with n public, rows clipped to `radius`: the density of V is
+    proportional to exp(epsilon tr(V'CV) / (2 R^2)), an exact matrix Bingham draw. The rejection count and the running
+    time are not private (`info["diagnostics_not_private"]`); a run that exhausts `max_trials` raises, and whether it
+    does depends on the data.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        One record per row (not modified).
+    k : int in [1, p]
+        Target dimension.
+    epsilon : float > 0
+        Budget, all of it on the subspace.
+    radius : float > 0
+        Clipping bound R of the rows.
+    max_trials : int >= 1
+        Proposals allowed to the sampler (see `matrix_bingham_acceptance_rate`; the rate falls fast with k).
+    random_state : None, int or numpy.random.Generator
+        Source of randomness.
+    return_info : bool
+        Also return `info`.
+
+    Returns
+    -------
+    V : ndarray, shape (p, k)
+        Orthonormal columns: a Haar-random basis of the released subspace (no order).
+    info : dict
+        Only with `return_info=True`: epsilon, delta, neighbouring, sensitivity R^2 of the utility, the exponent (all
+        public) and "diagnostics_not_private" (trials, n_clipped).
+    """
+    X = check_data(X)
+    p = X.shape[1]
+    k = check_k(k, p)
+    eps = check_epsilon(epsilon)
+    R = check_positive(radius, "radius")
+    max_trials = check_int(max_trials, "max_trials", allow_float=True)
+    rng = as_generator(random_state)
+    X, n_clipped = clip_rows(X, R)                      # rows onto the ball of radius R, before anything else
+    C = symmetrize(X.T @ X)
+    eta = eps / (2.0 * R ** 2)                          # utility sensitivity R^2, replace-one: eps = 2 eta R^2
+    V, trials = matrix_bingham_sample(-eta * C, k, rng, max_trials=max_trials, return_trials=True)
+    if not return_info: return V
+    info = dict(mechanism="joint exponential mechanism on the k-subspace, utility tr(V'CV): one exact matrix Bingham "
+                          "draw (flattened MACG envelope, rejection)",
+                epsilon=eps, delta=0.0, neighbouring="replace-one", sensitivity=R ** 2, exponent=eta, radius=R,
+                basis="unordered (Haar-random within the subspace)", max_trials=max_trials, n=X.shape[0], p=p, k=k)
+    # NOT private: the rejection count (its law depends on C) and the clipped-row count
+    return V, add_diagnostics(info, trials=trials, n_clipped=n_clipped)
