@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, ClassNamePrefixFeature
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.utils.validation import check_is_fitted, validate_data
 from .core.validation import (as_generator, check_epsilon, check_delta, check_positive, check_choice, check_k,
-                           check_int, clip_rows, DIAGNOSTICS_KEY, Diagnostics, add_diagnostics,
+                           check_int, DIAGNOSTICS_KEY, Diagnostics, add_diagnostics,
                                       PrivacyWarning)
 from .privacy.mechanisms import (gaussian_sigma,
                                  snapping_grid, snapping_laplace, snapping_scale)
@@ -21,7 +21,8 @@ from .privacy.accounting import PrivacyAccountant, BudgetExceededError, split_bu
 from .privacy.releases import gaussian_second_moment_release
 from .core.linalg import top_k_eigvecs
 from .privacy.contract import Contract
-from .backends.statistics import is_dask, check_rows, second_moment_sums, randomized_mean_reports
+from .backends.statistics import (is_dask, check_rows, second_moment_sums, clipped_row_sums, randomized_mean_reports,
+                                          moment_summary, centred_second_moment)
 from .algorithms.registry import REGISTRY, plan_mismatches
 
 # %% auto #0
@@ -31,10 +32,11 @@ __all__ = ['CLIP_WARNING_SHARE', 'ESTIMATORS', 'mean_contract', 'private_mean', 
            'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #5cb7d7ae
-def _validate_X(est, X, *, reset: bool):
-    "scikit-learn validation (float64 2-D, finite, >= 2 rows at fit) with errors that name X."
+def _validate_X(est, X, *, reset: bool, finite: bool = True):
+    "scikit-learn validation (float64 2-D, finite, >= 2 rows at fit) with errors that name X; `finite=False`: the values are checked by the caller's next pass."
     try:
-        return validate_data(est, X, reset=reset, dtype=np.float64, ensure_min_samples=2 if reset else 1)
+        return validate_data(est, X, reset=reset, dtype=np.float64, ensure_min_samples=2 if reset else 1,
+                             ensure_all_finite=bool(finite))
     except (ValueError, TypeError) as e:
         msg = str(e)
         raise type(e)(msg if msg.startswith("X") else f"X: {msg}") from None
@@ -108,12 +110,9 @@ def private_mean(X, epsilon: float, delta: float, *, radius: float = 1.0, model:
     dlt = check_delta(delta, allow_zero=True)
     if is_dask(X) and model == "local":                  # the local model: no exact sum ever leaves a partition
         return _local_dask_mean(X, eps, dlt, check_positive(radius, "radius"), random_state)
-    if is_dask(X):                                       # one pass over the row blocks, rows clipped where they are
-        st = second_moment_sums(X, radius=check_positive(radius, "radius"), row_sums=True)
-        row_sum, n, n_clipped = st["row_sum"], st["n"], st["n_clipped"]
-    else:
-        Xc, n_clipped = clip_rows(X, radius)
-        row_sum, n = Xc.sum(axis=0), Xc.shape[0]
+    # one blocked pass over the rows (numpy or dask), each clipped where it is: no clipped copy of X
+    st = clipped_row_sums(X, radius=check_positive(radius, "radius"), min_rows=1)
+    row_sum, n, n_clipped = st["row_sum"], st["n"], st["n_clipped"]
     return private_mean_release(row_sum, n, eps, dlt, radius=radius, model=model, n_clipped=n_clipped,
                                 random_state=random_state)
 
@@ -225,11 +224,12 @@ def _exact_gaussian(c: Contract) -> bool:
     return (c.noise == "gaussian" and c.calibration == "analytic" and c.measure == "approximate" and not c.parts
             and c.noise_scale is not None and c.sensitivity is not None)
 
-def spend_on(accountant, spends, owner: str = "fit", total=None) -> None:
+def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: bool = False) -> None:
     """Record `spends` [(Contract, label), ...] on a shared `accountant` all or nothing; `BudgetExceededError` naming the budget left.
 
     A trial copy is spent first, so a refused fit records nothing; the labels are prefixed by `owner`; `total`, the
-    (epsilon, delta) the parts compose to, is named in the error (default: their basic sum)."""
+    (epsilon, delta) the parts compose to, is named in the error (default: their basic sum). `check_only=True`: the
+    trial alone (raise if it would be refused, record nothing)."""
     if accountant is None: return
     if not isinstance(accountant, PrivacyAccountant):
         raise TypeError(f"accountant: expected a dppca_nb.privacy.accounting.PrivacyAccountant or None, got "
@@ -245,6 +245,7 @@ def spend_on(accountant, spends, owner: str = "fit", total=None) -> None:
             + ", ".join(f"{label} {c.guarantee}" for c, label in spends)
             + f"), but the shared accountant ({b}) has spent epsilon={accountant.spent():.4g} and has "
             f"epsilon={accountant.remaining():.4g} left. Nothing was spent and no data were read.") from None
+    if check_only: return
     for c, label in spends: _spend(accountant, c, f"{owner}.{label}")
 
 class _PrivateFit:
@@ -253,6 +254,7 @@ class _PrivateFit:
     _options: tuple = ()         # the estimator's parameters passed on to the algorithm
     _renamed: dict = {}          # estimator parameter -> the algorithm's option name, where they differ
     _takes_center: bool = False  # _run takes the mean as opts["center"] (no centred copy of X)
+    _one_pass: bool = False      # _prepass makes the whole statistic in one pass (numpy, numeric radii); see _fit_private
 
     @classmethod
     def _algorithm_entry(cls):
@@ -293,6 +295,24 @@ class _PrivateFit:
         "Run the algorithm on X (numpy or dask: the same function): `(output, info)`."
         return alg.run(X, k, eps, dlt, random_state=rng, **opts)
 
+    def _fast(self, lazy: bool) -> bool:
+        "True if the fit can make its statistic in one pass before the spends are recorded (numpy X, numeric radii)."
+        return (self._one_pass and not lazy and not isinstance(getattr(self, "radius", None), str)
+                and not isinstance(getattr(self, "mean_radius", None), str))
+
+    def _prepass(self, X, centering, R, MR):
+        """The exact statistic of the whole fit in one pass (nothing is released): with private centring the
+        `moment_summary` (the mean's clipped row sum, then the centred moment without a second pass); otherwise the
+        clipped (centred) second moment itself. Its pass also checks that the values are finite."""
+        if centering == "private": return moment_summary(X, mean_radius=MR, radius=R)
+        c = _check_public_mean(self.mean, X.shape[1]) if centering == "public" else None
+        return second_moment_sums(X, radius=R, center=c if c is not None and np.any(c) else None)
+
+    def _moment(self, X, R, center, pre):
+        "The clipped centred second-moment sums: from the one-pass summary `pre` if there is one, else a blocked pass."
+        if pre is None: return second_moment_sums(X, radius=R, center=center if center is not None and np.any(center) else None)
+        return centred_second_moment(X, pre, center) if "G" in pre else pre
+
     def _radii(self, alg, centering):
         "(radius, mean radius): numbers or 'private'; the mean's is None without private centering."
         if not self._clips(): return None, (1.0 if centering == "private" else None)
@@ -314,7 +334,8 @@ class _PrivateFit:
             with_dask = ", ".join(n for n, (_, c) in ESTIMATORS.items() if c._algorithm_entry().dask)
             raise TypeError(f"X: {type(self).__name__} has no Dask path ({alg.key} does not take a dask array); pass a "
                             f"numpy array (X.compute() if it fits in memory) or use {with_dask}")
-        X = _validate_dask(self, X, reset=True) if lazy else _validate_X(self, X, reset=True)
+        fast = self._fast(lazy)
+        X = _validate_dask(self, X, reset=True) if lazy else _validate_X(self, X, reset=True, finite=not fast)
         n, p = (int(d) for d in X.shape)
         eps, dlt = self._budget()
         centering = check_choice(self.centering, "centering", self._centering_choices())
@@ -348,8 +369,12 @@ class _PrivateFit:
                  + [(main, "components")]
         acc = PrivacyAccountant(eps, dlt)
         for c, label in spends: _spend(acc, c, label)
+        pre = None
+        if fast:     # the exact statistic in one pass, after the budget checks and before the spends: nothing is released
+            spend_on(getattr(self, "accountant", None), spends, owner=type(self).__name__, total=(eps, dlt), check_only=True)
+            pre = self._prepass(X, centering, R, MR)      # a non-finite value raises here, with nothing spent
         spend_on(getattr(self, "accountant", None), spends, owner=type(self).__name__, total=(eps, dlt))
-        # 3. now the data
+        # 3. now the data (the noise of every release: only after the spends)
         rng = as_generator(self.random_state)
         mean_info = None
         if MR == "private":
@@ -357,6 +382,9 @@ class _PrivateFit:
                                  self.radius_bounds, rng)
         if centering == "none": mean = np.zeros(p)
         elif centering == "public": mean = _check_public_mean(self.mean, p)
+        elif pre is not None:          # private_mean's release, from the row sum of the one pass (the same numbers)
+            mean, mean_info = private_mean_release(pre["row_sum"], n, mean_c.epsilon, mean_c.delta, radius=MR,
+                                                   model=alg.model, n_clipped=pre["n_clipped"], random_state=rng)
         else: mean, mean_info = private_mean(X, mean_c.epsilon, mean_c.delta, radius=MR, model=alg.model,
                                               random_state=rng)
         if R == "private":
@@ -366,7 +394,7 @@ class _PrivateFit:
             ran = self._plan(alg, n, p, k, main.epsilon, main.delta, opts)   # the release at the released (public) R
         else: ran = main
         if self._takes_center:         # the statistic subtracts the mean block by block: no centred copy of X
-            out, info = self._run(alg, X, k, ran.epsilon, ran.delta, rng, dict(opts, center=mean))
+            out, info = self._run(alg, X, k, ran.epsilon, ran.delta, rng, dict(opts, center=mean, _pre=pre))
         else: out, info = self._run(alg, X - mean if np.any(mean) else X, k, ran.epsilon, ran.delta, rng, opts)
         bad = plan_mismatches(ran, info)
         if bad: raise RuntimeError(f"internal: {alg.key} did not release what its contract states: {'; '.join(bad)}")
@@ -594,6 +622,7 @@ class AnalyzeGaussPCA(_DPPCA):
     _options = ("sensitivity", "calibration", "radius", "noise", "noise_shape")
     _all_eigenvalues = True
     _takes_center = True
+    _one_pass = True
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-5, sensitivity="tight", calibration="analytic",
                  radius=1.0, noise="continuous", noise_shape="vecd", centering="private", mean=None, mean_share=0.1,
                  mean_radius=None, radius_quantile=0.5, radius_factor=2.0, radius_share=0.1, radius_bounds=None,
@@ -607,9 +636,9 @@ class AnalyzeGaussPCA(_DPPCA):
     def _run(self, alg, X, k, eps, dlt, rng, opts):
         "analyze_gauss's steps on X - center (subtracted in the blocked pass), keeping the noisy matrix's eigenvalues (post-processing): the same draws, the same V."
         opts = dict(opts)
-        center = opts.pop("center", None)
+        center, pre = opts.pop("center", None), opts.pop("_pre", None)
         R = check_positive(opts.pop("radius", 1.0), "radius")
-        st = second_moment_sums(X, radius=R, center=center if center is not None and np.any(center) else None)
+        st = self._moment(X, R, center, pre)
         S, info = gaussian_second_moment_release(st["M"], st["n"], eps, dlt, radius=R, n_clipped=st["n_clipped"],
                                                  random_state=rng, **opts)
         info["mechanism"] = "Analyze Gauss: " + info["mechanism"]

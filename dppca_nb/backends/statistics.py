@@ -12,10 +12,10 @@ import numpy as np
 from ..core.validation import as_generator, check_data, check_int, check_positive, clip_rows
 
 # %% auto #0
-__all__ = ['SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'is_dask', 'check_rows', 'default_block_rows', 'row_blocks', 'tree_reduce',
-           'add', 'map_blocks', 'sub_block_rows', 'second_moment_sums', 'clipped_row_sums', 'map_block_pairs',
-           'paired_row_norms', 'partition_seeds', 'randomized_report_sums', 'randomized_mean_reports', 'process_memory',
-           'worker_memory']
+__all__ = ['SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'CANDIDATE_SHARE', 'is_dask', 'check_rows', 'default_block_rows', 'row_blocks',
+           'tree_reduce', 'add', 'map_blocks', 'sub_block_rows', 'second_moment_sums', 'clipped_row_sums',
+           'moment_summary', 'centred_second_moment', 'map_block_pairs', 'paired_row_norms', 'partition_seeds',
+           'randomized_report_sums', 'randomized_mean_reports', 'process_memory', 'worker_memory']
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #1d5ad9c6
 def is_dask(X) -> bool:
@@ -322,9 +322,9 @@ def _check_center(center, p):
     if not np.isfinite(c).all(): raise ValueError("center: expected finite values")
     return c
 
-def _fused_sums(X, radius, row_sums, center, moment, block_rows, split_every, name):
+def _fused_sums(X, radius, row_sums, center, moment, block_rows, split_every, name, min_rows=2):
     if radius is not None: radius = check_positive(radius, "radius")
-    X = check_rows(X, name=name, finite=False)         # the values are checked in the pass itself
+    X = check_rows(X, name=name, finite=False, min_rows=min_rows)   # the values are checked in the pass itself
     n, p = (int(s) for s in X.shape)
     c = _check_center(center, p)
     out, _ = map_blocks(X, _moment_kernel, radius, bool(row_sums), c, moment, block_rows=block_rows,
@@ -369,7 +369,7 @@ def second_moment_sums(X, *, radius: float | None = None, row_sums: bool = False
     return st
 
 def clipped_row_sums(X, *, radius: float | None = None, center=None, block_rows: int | None = None,
-                     split_every: int = 8, name: str = "X") -> dict:
+                     split_every: int = 8, name: str = "X", min_rows: int = 2) -> dict:
     """The row sum of y = x - `center` clipped to `radius` in one pass (a private mean's statistic, no second moment): `dict(row_sum, n, p, n_clipped)`. Exact (not private).
 
     Parameters
@@ -386,15 +386,157 @@ def clipped_row_sums(X, *, radius: float | None = None, center=None, block_rows:
         Fan-in of the tree reduction.
     name : str
         Argument name used in error messages.
+    min_rows : int >= 1
+        Least number of rows accepted.
 
     Returns
     -------
     dict
         row_sum (p,), n, p, n_clipped. Exact, not private.
     """
-    st = _fused_sums(X, radius, True, center, False, block_rows, split_every, name)
+    st = _fused_sums(X, radius, True, center, False, block_rows, split_every, name, min_rows)
     del st["M"]
     return st
+
+# %% ../../nbs/01_backends/00_statistics.ipynb #74251c19
+CANDIDATE_SHARE = 0.125          # centred_second_moment: above this share of candidate rows, a second pass instead
+
+def _summary_kernel(x, mean_radius, far, norms_out):
+    """One pass over a block, for a private centring: the row norms (written to `norms_out`), the raw `x^T x` and
+    `1^T x` of the rows within `far`, and the row sum clipped to `mean_radius` (the arithmetic of `_moment_kernel`'s
+    clipped row sums, step for step). Returns `(G, raw_sum, row_sum, n_clipped, n_bad)`; rows with a NaN or inf are
+    counted, not summed."""
+    n, p = x.shape
+    s = min(n, sub_block_rows(p))
+    G, raw, rs = np.zeros((p, p)), np.zeros(p), np.zeros(p)
+    ones, onesp = np.ones(s), np.ones(p)
+    sqbuf, buf, zbuf = np.empty((s, p)), None, None
+    r = float(mean_radius)
+    n_clipped = n_bad = 0
+    for i in range(0, n, s):
+        xb = x[i:i + s]
+        k = xb.shape[0]
+        with np.errstate(over="ignore"):
+            sq = np.dot(np.multiply(xb, xb, out=sqbuf[:k]), onesp)
+        top = math.sqrt(sq.max())                        # NaN or inf: a non-finite value or an overflowing square
+        norms = np.sqrt(sq, out=norms_out[i:i + k])
+        big = None
+        if not math.isfinite(top):
+            big = ~np.isfinite(sq)
+            bad = ~np.isfinite(xb[big]).all(axis=1)
+            if bad.any():
+                n_bad += int(bad.sum()); continue
+            norms[big] = _exact_norms(xb, big)
+        zb = xb                                          # the raw sums, without the far rows (added exactly later)
+        if not top <= far:
+            out = np.flatnonzero(norms > far)
+            if out.size:
+                if zbuf is None: zbuf = np.empty((s, p))
+                zb = zbuf[:k]; zb[...] = xb; zb[out] = 0.0
+        G += zb.T @ zb
+        raw_b = ones[:k] @ zb
+        raw += raw_b
+        yb, idx = xb, None                               # the clipped row sum: _moment_kernel(radius=mean_radius)
+        if not top <= r:
+            idx = np.flatnonzero(norms > r)
+            n_clipped += idx.size
+            if idx.size:
+                scale = r / norms[idx]
+                if big is not None or idx.size > k // 8 or norms[idx].max() > CORRECT_UP_TO * r:
+                    full = np.ones(k); full[idx] = scale
+                    if buf is None: buf = np.empty((s, p))
+                    yb = np.multiply(yb, full[:, None], out=buf[:k])
+                    idx = None
+            else: idx = None
+        rb = raw_b.copy() if (yb is xb and zb is xb) else ones[:k] @ yb   # the same product: computed once
+        if idx is not None: rb -= (1 - scale) @ yb[idx]
+        rs += rb
+    return G, raw, rs, n_clipped, n_bad
+
+def moment_summary(X, *, mean_radius: float, radius: float, block_rows: int | None = None, name: str = "X") -> dict:
+    """One pass over a numpy `X` for a private centring: the row sum clipped to `mean_radius` (a private mean's
+    statistic, as `clipped_row_sums`), the row norms and the raw sums from which `centred_second_moment` gives the
+    second moment of the rows centred at a mean released later and clipped to `radius`. Exact (not private).
+
+    Parameters
+    ----------
+    X : ndarray (n, p)
+        Records, one per row (checked by `check_rows`, values in the pass itself; never modified nor copied).
+    mean_radius : float > 0
+        Clip each raw row to this l2 radius for the row sum.
+    radius : float > 0
+        The clipping radius of the centred rows (rows beyond `CORRECT_UP_TO` radii are left out of the raw sums).
+    block_rows : int >= 1 or None
+        Rows per block (None: `default_block_rows(p)`).
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    dict
+        row_sum (p,), n_clipped (rows clipped for the row sum), n, p, and for `centred_second_moment`: norms (n,),
+        G (p x p), raw_sum (p,), radius. Exact, not private.
+    """
+    mr, R = check_positive(mean_radius, "mean_radius"), check_positive(radius, "radius")
+    if is_dask(X): raise TypeError(f"{name}: moment_summary takes a numpy array; for a dask array use "
+                                   "clipped_row_sums, then second_moment_sums(center=) (two passes)")
+    X = check_rows(X, name=name, finite=False)         # the values are checked in the pass itself
+    n, p = (int(s) for s in X.shape)
+    blocks, _, _ = row_blocks(X, block_rows=block_rows)
+    norms, parts, i = np.empty(n), [], 0              # the norms written in place: n numbers, no concatenation
+    for b in blocks:
+        parts.append(_summary_kernel(b, mr, CORRECT_UP_TO * R, norms[i:i + b.shape[0]])); i += b.shape[0]
+    G, raw, rs, n_clipped, n_bad = tree_reduce(parts, _add_sums, lazy=False)   # clipped_row_sums's tree: the same sums
+    if n_bad:
+        check_data(X, name=name)                        # the message: the first bad entry's row and column
+        _raise_nonfinite(n_bad, name)
+    return dict(row_sum=rs, n_clipped=int(n_clipped), n=n, p=p, norms=norms, G=G, raw_sum=raw, radius=R)
+
+def centred_second_moment(X, summary: dict, center, *, name: str = "X") -> dict:
+    """`second_moment_sums(X, radius=R, center=center)` from a `moment_summary` of the same `X`, without a second pass:
+    `dict(M, n, p, n_clipped)`. Exact (not private), up to rounding (see the text).
+
+    A row with ||x|| + ||center|| <= R is not clipped (triangle inequality): those rows enter through the raw sums,
+    sum (x - c)(x - c)^T = G - c s^T - s c^T + m c c^T; only the other rows (candidates) are read again. Over
+    `CANDIDATE_SHARE` of the rows as candidates (a centre far from the origin at the scale of R), it makes the
+    second pass instead.
+
+    Parameters
+    ----------
+    X : ndarray (n, p)
+        The records the summary was made from (never modified).
+    summary : dict
+        `moment_summary(X, ...)`.
+    center : array (p,)
+        Subtracted from every row before the clipping to the summary's radius.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    dict
+        M (sum of the clipped centred y y^T, p x p), n, p, n_clipped. Exact, not private.
+    """
+    n, p, R = summary["n"], summary["p"], summary["radius"]
+    if tuple(X.shape) != (n, p): raise ValueError(f"summary: made from an array of shape {(n, p)}, got {name} of shape {X.shape}")
+    c = _check_center(center, p)
+    a = summary["norms"]
+    cand = np.flatnonzero(a > R * (1 - 1e-12) - float(np.linalg.norm(c)))   # the others: ||x|| + ||c|| < R, not clipped
+    if cand.size > CANDIDATE_SHARE * n:
+        st = second_moment_sums(X, radius=R, center=c, name=name)
+        return dict(M=st["M"], n=n, p=p, n_clipped=st["n_clipped"])
+    Y = np.asarray(X[cand], dtype=np.float64)          # the candidates only: a copy of cand.size rows
+    Yn = Y[a[cand] <= CORRECT_UP_TO * R]               # those in the raw sums (the far rows were left out)
+    G, s = summary["G"] - Yn.T @ Yn, summary["raw_sum"] - Yn.sum(axis=0)
+    cs = np.outer(c, s)
+    M = G - (cs + cs.T) + (n - cand.size) * np.outer(c, c)
+    n_clipped = 0
+    if cand.size:
+        Mc, n_clipped, _, _ = _moment_kernel(Y, R, False, c)
+        M = M + Mc
+    if not (M == M.T).all(): M = (M + M.T) / 2
+    return dict(M=M, n=n, p=p, n_clipped=int(n_clipped))
+
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #2b21bb99
 def _pair_task(func, xa, xb, args):
