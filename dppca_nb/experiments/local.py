@@ -5,14 +5,15 @@
 # %% ../../nbs/07_experiments/01_local_study.ipynb #48a4d369
 from __future__ import annotations
 import functools
+import numpy as np
 from ..data.datasets import spiked_covariance, load_bundled
 from ..core.linalg import subspace_distance, random_subspace_level, top_k_eigvecs
 from ..algorithms.local import local_gaussian_pca, local_gaussian_pca_wishart, local_critical_n
 from ..algorithms.local_sparse import local_sparse_pca_wishart
-from .registry import Study, register_study, plot_lines
+from .registry import Study, Check, register_study, plot_lines
 
 # %% auto #0
-__all__ = ['N_SETTING', 'N_SPARSE']
+__all__ = ['N_SETTING', 'N_SPARSE', 'spiked_spectrum']
 
 # %% ../../nbs/07_experiments/01_local_study.ipynb #1b6463da
 N_SETTING = {"paper": 10 ** 5, "visible": 10 ** 10}
@@ -25,6 +26,17 @@ def _fig1_rep(point, rng):
     return {"error": subspace_distance(V_hat, V), "random_level": random_subspace_level(p, k),
             "n_c": local_critical_n(p, 1 / (10 * p), eps, 1e-4)}
 
+def spiked_spectrum(p: int, k: int, lam: float = 1.0) -> np.ndarray:
+    "The population spectrum of `spiked_covariance(p, k, lam)` (the same for every V), largest first."
+    return np.sort(np.linalg.eigvalsh(spiked_covariance(p, k, lam, random_state=0)[0]))[::-1]
+
+def _fig1_checks(point):
+    "Each Figure 1 point against the bounds of Algorithm 1 on the Wishart path (Gaussian rows, no clipping)."
+    p, k, eps = int(point.get("p", 40)), int(point.get("k", 5)), float(point.get("epsilon", 0.5))
+    n = int(point["n"]) if "n" in point else N_SETTING[point["setting"]]
+    return [Check("Algorithm 1", {}, bound=dict(method="local_gaussian", n=n, p=p, k=k, epsilon=eps, delta=1e-4,
+                                                 eigenvalues=spiked_spectrum(p, k)))]
+
 def _plot(x, logx=True, title=""):
     def f(df):
         hue = "setting" if "setting" in df.columns else None
@@ -36,14 +48,14 @@ def _plot(x, logx=True, title=""):
     return f
 
 register_study(Study(
-    name="local_error_vs_n", family="local", run=_fig1_rep, version=2,
+    name="local_error_vs_n", family="local", run=_fig1_rep, version=2, checks=_fig1_checks,
     grid={"quick": {"n": [1e5, 1e8, 1e10, 1e12]}, "full": {"n": [1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12]}},
     reps={"quick": 3, "full": 20}, plot=_plot("n", title="Algorithm 1, p = 40, k = 5, eps = 0.5"),
     caption="Error of Algorithm 1 against n on the paper's covariance; the paper's n = 1e5 sits at the random level.",
     claim="Figure 1: the error decreases as n increases."))
 
 register_study(Study(
-    name="local_error_vs_epsilon", family="local", run=_fig1_rep, version=2,
+    name="local_error_vs_epsilon", family="local", run=_fig1_rep, version=2, checks=_fig1_checks,
     grid={"quick": {"setting": ["paper", "visible"], "epsilon": [0.25, 1.0, 4.0]},
           "full": {"setting": ["paper", "visible"], "epsilon": [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]}},
     reps={"quick": 3, "full": 20}, plot=_plot("epsilon", title="Algorithm 1, p = 40, k = 5"),
@@ -51,7 +63,7 @@ register_study(Study(
     claim="Figure 1: the error decreases as epsilon increases."))
 
 register_study(Study(
-    name="local_error_vs_p", family="local", run=_fig1_rep, version=2,
+    name="local_error_vs_p", family="local", run=_fig1_rep, version=2, checks=_fig1_checks,
     grid={"quick": {"setting": ["paper", "visible"], "p": [20, 40, 80]},
           "full": {"setting": ["paper", "visible"], "p": [20, 40, 80, 160, 320]}},
     reps={"quick": 3, "full": 20}, plot=_plot("p", title="Algorithm 1, k = 5, eps = 0.5"),
@@ -59,7 +71,7 @@ register_study(Study(
     claim="Figure 1: the error increases with p."))
 
 register_study(Study(
-    name="local_error_vs_k", family="local", run=_fig1_rep, version=2,
+    name="local_error_vs_k", family="local", run=_fig1_rep, version=2, checks=_fig1_checks,
     grid={"quick": {"setting": ["paper", "visible"], "k": [5, 20]},
           "full": {"setting": ["paper", "visible"], "k": [5, 10, 15, 20]}},
     reps={"quick": 3, "full": 20}, plot=_plot("k", logx=False, title="Algorithm 1, p = 40, eps = 0.5"),
@@ -81,6 +93,13 @@ def _sparse_rep(point, rng):
             {"algorithm": "Algorithm 1", "error": subspace_distance(V1, V), "random_level": random_subspace_level(p, k),
              "admm_iterations": 0}]
 
+def _sparse_checks(point):
+    "Algorithms 2 and 1 at each point against their bounds (the spectrum does not depend on the sparsity of V)."
+    p, k, eps = int(point.get("p", 400)), int(point.get("k", 10)), float(point.get("epsilon", 1.0))
+    kw = dict(n=N_SPARSE[point["setting"]], p=p, k=k, epsilon=eps, delta=1e-4, eigenvalues=spiked_spectrum(p, k))
+    return [Check(a, {"algorithm": a}, bound=dict(method=m, **kw))
+            for a, m in (("Algorithm 2 (sparse)", "local_sparse"), ("Algorithm 1", "local_gaussian"))]
+
 def _sparse_plot(x):
     def f(df):
         import matplotlib.pyplot as plt
@@ -94,7 +113,7 @@ def _sparse_plot(x):
     return f
 
 register_study(Study(
-    name="local_sparse_error_vs_s", family="local", run=_sparse_rep, version=2,
+    name="local_sparse_error_vs_s", family="local", run=_sparse_rep, version=2, checks=_sparse_checks,
     grid={"quick": {"setting": ["paper", "visible"], "s": [20, 80], "p": 200},
           "full": {"setting": ["paper", "visible"], "s": [15, 20, 40, 80]}},
     reps={"quick": 2, "full": 20}, plot=_sparse_plot("s"),
@@ -102,7 +121,7 @@ register_study(Study(
     claim="Table 1: the error of Algorithm 2 increases with the sparsity s."))
 
 register_study(Study(
-    name="local_sparse_error_vs_epsilon", family="local", run=_sparse_rep, version=2,
+    name="local_sparse_error_vs_epsilon", family="local", run=_sparse_rep, version=2, checks=_sparse_checks,
     grid={"quick": {"setting": ["visible"], "epsilon": [0.5, 2.0], "p": 200},
           "full": {"setting": ["paper", "visible"], "epsilon": [0.25, 0.5, 1.0, 2.0, 4.0]}},
     reps={"quick": 2, "full": 20}, plot=_sparse_plot("epsilon"),
@@ -124,6 +143,7 @@ def _real_rep(point, rng):
 
 register_study(Study(
     name="local_real_data", family="local", run=_real_rep, version=2,
+    checks=lambda pt: [Check("Algorithm 1", {}, no_bound="real data: the population spectrum is unknown")],
     grid={"quick": {"dataset": ["digits", "breast_cancer", "covtype_sample"], "epsilon": [0.5, 8.0, 64.0]},
           "full": {"dataset": ["digits", "breast_cancer", "covtype_sample"], "epsilon": [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0]}},
     reps={"quick": 2, "full": 20},

@@ -5,11 +5,12 @@
 # %% ../../nbs/07_experiments/04_pure_study.ipynb #e9ea130b
 from __future__ import annotations
 import time
+import numpy as np
 from ..core.linalg import subspace_distance, random_subspace_level
 from ..data.datasets import sample_gaussian
 from ..algorithms.baselines import analyze_gauss
 from ..algorithms.pure import pure_dp_pca, anchors_covariance
-from .registry import Study, register_study, plot_lines
+from .registry import Study, Check, register_study, plot_lines
 
 # %% auto #0
 __all__ = ['PURE_METHODS']
@@ -46,8 +47,17 @@ def _pure_plot(df):
     fig.tight_layout()
     return fig
 
+def _pure_checks(point):
+    "Analyze Gauss against its bounds (rows drawn, then clipped to the unit ball by the algorithm); pure DP has none."
+    n, p, k, eps = int(point["n"]), int(point["p"]), int(point["k"]), float(point["epsilon"])
+    lam = np.sort(np.linalg.eigvalsh(anchors_covariance(p, k, random_state=0)[0]))[::-1]
+    no = "pure DP: error_bounds has no method for the Bingham sampler"
+    return [Check(m, {"method": m}, no_bound=no) for m in PURE_METHODS[:2]] + [
+        Check(PURE_METHODS[2], {"method": PURE_METHODS[2]}, bound=dict(method="analyze_gauss", n=n, p=p, k=k, epsilon=eps,
+                                                                       delta=1e-6, eigenvalues=lam, data="clipped"))]
+
 _ = register_study(Study(
-    name="pure_vs_gauss", family="pure", run=_pure_rep, version=2,
+    name="pure_vs_gauss", family="pure", run=_pure_rep, version=2, checks=_pure_checks,
     grid={"quick": {"n": [100_000], "p": [40], "k": [5], "epsilon": [0.25, 0.5, 1.0, 2.0]},
           "full": {"n": [10_000, 100_000], "p": [40], "k": [5], "epsilon": [0.1, 0.25, 0.5, 1.0, 2.0, 4.0]}},
     reps={"quick": 2, "full": 20}, plot=_pure_plot,

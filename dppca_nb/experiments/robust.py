@@ -15,12 +15,13 @@ from ..algorithms.robust import g_dppca
 from ..privacy.accounting import split_budget
 from ..algorithms.baselines import analyze_gauss, sgpca, nsggd
 from ..estimators import private_mean
-from .registry import Study, register_study, plot_lines
+from .registry import Study, Check, register_study, plot_lines
 
 # %% auto #0
-__all__ = ['LOCATION', 'NSGGD_SETTINGS', 'SCENARIOS', 'private_centring', 'robust_methods', 'robust_sample', 'simulation_rep',
-           'simulation_plot', 'win_loss_table', 'win_loss_sentences', 'simulate_grid_genotypes', 'save_grid_genotypes',
-           'load_grid_genotypes', 'procrustes_r', 'genetics_data', 'genetics_rep', 'genetics_plot', 'genetics_figure']
+__all__ = ['LOCATION', 'NSGGD_SETTINGS', 'SCENARIOS', 'private_centring', 'robust_methods', 'robust_scatter_spectrum',
+           'robust_sample', 'simulation_rep', 'simulation_plot', 'win_loss_table', 'win_loss_sentences',
+           'simulate_grid_genotypes', 'save_grid_genotypes', 'load_grid_genotypes', 'procrustes_r', 'genetics_data',
+           'genetics_rep', 'genetics_plot', 'genetics_figure']
 
 # %% ../../nbs/07_experiments/05_robust_study.ipynb #8a890d9e
 LOCATION = 2.0          # the data centre mu = LOCATION * (1, ..., 1): ||mu|| = 2 sqrt(p), unknown to every method
@@ -66,6 +67,10 @@ def robust_methods(k: int, epsilon: float, delta: float, p: int, *, which=None, 
 
 SCENARIOS = ("t", "contaminated", "near_signal", "gaussian")
 
+def robust_scatter_spectrum(p: int = 10, k: int = 2, spike: float = 10.0) -> np.ndarray:
+    "The eigenvalues of the scatter diag(spike, .., spike, 1, .., 1) of every scenario (k spikes), largest first."
+    return np.array([float(spike)] * k + [1.0] * (p - k))
+
 def robust_sample(scenario: str, n: int, *, p: int = 10, k: int = 2, spike: float = 10.0, df: float = 2.0,
                   fraction: float | None = None, location: float = 0.0, random_state=None):
     """A sample of one scenario with scatter diag(spike,..,1,..) around the centre `location * (1,..,1)`; returns `(X, V)`.
@@ -79,7 +84,7 @@ def robust_sample(scenario: str, n: int, *, p: int = 10, k: int = 2, spike: floa
     """
     check_choice(scenario, "scenario", SCENARIOS)
     rng = as_generator(random_state)
-    Sigma = np.diag([spike] * k + [1.0] * (p - k)); V = np.eye(p)[:, :k]
+    Sigma = np.diag(robust_scatter_spectrum(p, k, spike)); V = np.eye(p)[:, :k]
     mu = location * np.ones(p)
     if scenario == "t": return sample_multivariate_t(Sigma, n, df, rng) + mu, V
     X = sample_gaussian(Sigma, n, rng)
@@ -145,9 +150,28 @@ def _plot_any(df):
         return fig
     return simulation_plot(df)
 
+_N_LAST = (max(_N_QUICK), max(_N_FULL))
+_NO_ROBUST = {"contaminated": "contaminated data: outliers are not elliptical rows",
+              "near_signal": "contaminated data: outliers are not elliptical rows"}
+
+def _robust_checks(point):
+    """g-DPPCA (spherical) at every n against its bounds where the rows are elliptical (Gaussian or multivariate t: the
+    spherical Kendall's tau depends on the scatter only, and on differences of rows, so not on the centre); the other
+    methods, at the largest n, with the reason no bound applies."""
+    sc, n, eps = point["scenario"], int(point["n"]), float(point["epsilon"])
+    p, k = int(point.get("p", 10)), int(point.get("k", 2))
+    g = "g-DPPCA (spherical)"
+    if sc in _NO_ROBUST: out = [Check(g, {"method": g}, no_bound=_NO_ROBUST[sc])]
+    else: out = [Check(g, {"method": g}, bound=dict(method="g_dppca", n=n, p=p, k=k, epsilon=eps, delta=point.get("delta", 1e-5),
+                                                     eigenvalues=robust_scatter_spectrum(p, k)))]
+    if n not in _N_LAST: return out
+    why = _NO_ROBUST.get(sc, "rows centred by a private mean first: not the model of error_bounds")
+    return out + [Check("g-DPPCA (winsorized)", {"method": "g-DPPCA (winsorized)"}, no_bound=_NO_ROBUST.get(sc, "error_bounds covers the spherical transform only"))] + [
+        Check(m, {"method": m}, no_bound=why) for m in ("AG (R=sqrt p)", "SGPCA (R=sqrt p)", "NSGGD")]
+
 for _sc, (_claim, _grid) in _CLAIMS.items():
     register_study(Study(
-        name=f"robust_{_sc}_error_vs_n", family="robust", run=simulation_rep, grid=_grid,
+        name=f"robust_{_sc}_error_vs_n", family="robust", run=simulation_rep, grid=_grid, checks=_robust_checks,
         reps={"quick": 5, "full": 20}, plot=_plot_any, version=2,
         caption=f"Subspace error against n ({_TITLES[_sc]}, p=10, k=2, eps=1, delta=1e-5, data centred at an unknown "
                 f"point) for g-DPPCA, AG at two clipping radii, SGPCA and NSGGD (the last three centred privately).",
@@ -273,6 +297,8 @@ def genetics_plot(df):
 
 register_study(Study(
     name="robust_genetics_procrustes", family="robust", run=genetics_rep, version=2,
+    checks=lambda pt: [Check(m, {"method": m}, "r_grid", no_bound="simulated genotypes, and a Procrustes correlation, not a subspace error")
+                       for m in ("g-DPPCA (spherical)", "NSGGD")],
     grid={"quick": dict(epsilon=[1.0, 10.0, 100.0]), "full": dict(epsilon=[0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0])},
     reps={"quick": 2, "full": 20}, plot=genetics_plot,
     caption="How well the first two private PCs of 500 simulated genotypes (5 x 5 grid of demes) recover the geography, against epsilon.",

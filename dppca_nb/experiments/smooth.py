@@ -11,7 +11,7 @@ from ..privacy.mechanisms import gaussian_sigma
 from ..algorithms.baselines import analyze_gauss
 from ..algorithms.smooth import (smooth_sensitivity_pca, smooth_sensitivity_parameters, smooth_bound_from_gap,
                              eigengap_sensitivity_bound, spherical_spike, second_moment_pca)
-from .registry import Study, register_study, summarize
+from .registry import Study, Check, register_study, summarize
 
 # %% auto #0
 __all__ = ['METHODS', 'regime_threshold', 'predicted_errors', 'plot_error_vs_n', 'plot_error_vs_gap']
@@ -114,8 +114,14 @@ def plot_error_vs_gap(df):
     return fig
 
 # %% ../../nbs/07_experiments/03_smooth_study.ipynb #ffb28bde
+_NO_SMOOTH = "unit-norm rows (spherical_spike); error_bounds assumes Gaussian rows"
+
+def _smooth_checks(point):
+    "The private releases at each point: no bound applies to these unit-norm rows."
+    return [Check(m, {"method": m}, no_bound=_NO_SMOOTH) for m in METHODS[:3]]
+
 register_study(Study(
-    name="smooth_error_vs_n", family="smooth", run=_smooth_rep, version=2,
+    name="smooth_error_vs_n", family="smooth", run=_smooth_rep, version=2, checks=_smooth_checks,
     grid={"quick": {"n": [1000, 3000, 10000, 30000, 100000], "p": 10, "k": 1, "gap": 0.2, "epsilon": 1.0, "delta": 1e-5},
           "full": {"n": [1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000], "p": [10, 40], "k": 1,
                    "gap": 0.2, "epsilon": 1.0, "delta": 1e-5}},
@@ -129,7 +135,7 @@ register_study(Study(
 
 # %% ../../nbs/07_experiments/03_smooth_study.ipynb #09fc9711
 register_study(Study(
-    name="smooth_error_vs_gap", family="smooth", run=_smooth_rep, version=2,
+    name="smooth_error_vs_gap", family="smooth", run=_smooth_rep, version=2, checks=_smooth_checks,
     grid={"quick": {"gap": [0.01, 0.03, 0.1, 0.3, 0.9], "n": 20000, "p": 10, "k": 1, "epsilon": 1.0, "delta": 1e-5},
           "full": {"gap": [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.9], "n": [10000, 100000], "p": 10, "k": 1,
                    "epsilon": 1.0, "delta": 1e-5}},

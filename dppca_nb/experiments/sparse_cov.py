@@ -12,7 +12,7 @@ from ..data.datasets import wishart_second_moment
 from ..core.linalg import top_k_eigvecs, subspace_distance, random_subspace_level
 from ..algorithms.sparse_cov import (block_covariance, gaussian_gamma, hard_threshold, threshold_error_bound,
                                  naive_error_bound, dp_threshold_postprocess)
-from .registry import Study, register_study, summarize, plot_lines
+from .registry import Study, Check, register_study, summarize, plot_lines
 
 # %% auto #0
 __all__ = ['clip_probability_bound', 'estimates_from_moment', 'pca_block_covariance']
@@ -90,10 +90,25 @@ def _error_plot(x, xlabel, title, absolute=False):
         return fig
     return plot
 
+_NO_NAIVE = "error_bounds has no spectral-norm bound for the naive release (its own upper bound is dashed)"
+
+def _error_checks(evaluate):
+    "DP-Thresholding (and the naive release, unbounded) at the points where `evaluate(point)`: each bound takes seconds."
+    def checks(point):
+        if not evaluate(point): return []
+        Sigma = _sigma_of(point)
+        kw = dict(method="dp_threshold", n=int(point["n"]), p=int(point["p"]), epsilon=float(point["epsilon"]),
+                  delta=float(point["delta"]), Sigma=Sigma, s=int(point["s"]))
+        out = [Check("DP-Thresholding (model gamma)", {"method": "dp_threshold"}, "error_abs", dict(kw, gamma=gaussian_gamma(Sigma)))]
+        if point.get("safe_gamma"): out.append(Check("DP-Thresholding (gamma = 2)", {"method": "dp_threshold_gamma2"}, "error_abs", dict(kw, gamma=2.0)))
+        return out + [Check("naive Gaussian", {"method": "naive"}, "error_abs", no_bound=_NO_NAIVE)]
+    return checks
+
 _BASE = dict(epsilon=1.0, delta=1e-5, rho=0.6, trace=0.2)
 
 _ = register_study(Study(
     name="sparse_cov_error_vs_n", family="sparse_cov", run=_error_rep, version=2,
+    checks=_error_checks(lambda pt: round(math.log10(pt["n"]), 9) in (4, 6)),     # n = 1e4 and 1e6
     grid={"quick": {"n": [10_000, 30_000, 100_000, 300_000, 1_000_000], "p": 100, "s": 3, "safe_gamma": True, **_BASE},
           "full": {"n": [int(v) for v in np.geomspace(1e4, 1e7, 13).round(-3)], "p": 200, "s": 3, "safe_gamma": True, **_BASE}},
     reps={"quick": 3, "full": 20}, plot=_error_plot("n", "n (records)", "Error against n (block-sparse, s = 3, epsilon = 1)"),
@@ -104,6 +119,7 @@ _ = register_study(Study(
 
 _ = register_study(Study(
     name="sparse_cov_error_vs_p", family="sparse_cov", run=_error_rep, version=2,
+    checks=_error_checks(lambda pt: pt["p"] <= 200),                              # the bound takes minutes at p = 400
     grid={"quick": {"p": [100, 200, 400, 800], "n": 300_000, "s": 3, **_BASE},
           "full": {"p": [100, 200, 400, 800, 1600], "n": 1_000_000, "s": 3, **_BASE}},
     reps={"quick": 2, "full": 20}, plot=_error_plot("p", "p (dimension)", "Error against p (n fixed, s = 3, trace 1/5)"),
@@ -114,6 +130,7 @@ _ = register_study(Study(
 
 _ = register_study(Study(
     name="sparse_cov_error_vs_s", family="sparse_cov", run=_error_rep, version=2,
+    checks=_error_checks(lambda pt: pt["s"] in (1, 15)),
     grid={"quick": {"s": [1, 3, 7, 15], "n": 300_000, "p": 192, **_BASE},
           "full": {"s": [1, 2, 3, 5, 7, 11, 15, 23], "n": 1_000_000, "p": 192, **_BASE}},
     reps={"quick": 3, "full": 20}, plot=_error_plot("s", "s (non-zero off-diagonal entries per column)", "Absolute error against sparsity (p = 192, n fixed)", absolute=True),
@@ -138,6 +155,15 @@ def _pca_rep(point, rng):
     clip = clip_probability_bound(Sigma, n)                 # one optimisation per repetition, shared by the methods
     return [dict(method=m, subspace_error=subspace_distance(top_k_eigvecs(A, k), V), clip_bound=clip) for m, A in est.items()]
 
+def _pca_checks(point):
+    "The naive estimate's eigenvectors are Analyze Gauss on Gaussian rows: its bounds; thresholded estimates have none."
+    n, p, s, k = int(point["n"]), int(point["p"]), int(point["s"]), int(point["k"])
+    lam = np.sort(np.linalg.eigvalsh(pca_block_covariance(p, s, k)))[::-1]
+    return [Check("naive (= Analyze Gauss)", {"method": "naive"}, "subspace_error",
+                  dict(method="analyze_gauss", n=n, p=p, k=k, epsilon=float(point["epsilon"]), delta=float(point["delta"]), eigenvalues=lam)),
+            Check("DP-Thresholding", {"method": "dp_threshold"}, "subspace_error",
+                  no_bound="error_bounds bounds its spectral error, not its eigenvectors' subspace")]
+
 def _pca_plot(df):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
@@ -150,7 +176,7 @@ def _pca_plot(df):
     return fig
 
 _ = register_study(Study(
-    name="sparse_cov_pca", family="sparse_cov", run=_pca_rep, version=2,
+    name="sparse_cov_pca", family="sparse_cov", run=_pca_rep, version=2, checks=_pca_checks,
     grid={"quick": {"n": [30_000, 100_000, 300_000, 1_000_000], "p": 200, "s": 3, "k": 3, "epsilon": 1.0, "delta": 1e-5},
           "full": {"n": [int(v) for v in np.geomspace(1e4, 1e7, 13).round(-3)], "p": 200, "s": 3, "k": 3, "epsilon": 1.0, "delta": 1e-5}},
     reps={"quick": 3, "full": 20}, plot=_pca_plot,
