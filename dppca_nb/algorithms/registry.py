@@ -16,7 +16,6 @@ from ..privacy.mechanisms import (second_moment_sensitivity, gaussian_sigma, gau
                                          snapping_scale, snapping_epsilon, snapping_grid)
 from ..privacy.releases import certified_epsilon, _neighbouring, NOISE_SHAPES, _SHAPE_WORDS, _OFFDIAG
 from ..privacy.discrete import check_discrete_calibration, discrete_calibration, discrete_gaussian_rho
-from ..privacy.accounting import zcdp_to_dp
 
 # %% auto #0
 __all__ = ['R2_KEYS', 'REGISTRY', 'Algorithm', 'register', 'get_algorithm', 'plan_mismatches']
@@ -204,7 +203,7 @@ def _plan_local(n, p, k, epsilon, delta, *, sensitivity="tight", calibration="an
                         eps, dlt,
                         measure="zCDP", rho=discrete_gaussian_rho(sigma, sens / R2, grid, d),
                         noise="discrete gaussian", noise_scale=sigma * R2, calibration="zcdp (CKS conversion), discrete Gaussian on a grid",
-                        epsilon_certified=zcdp_to_dp(discrete_gaussian_rho(sigma, math.sqrt(2.0), grid, d), dlt),
+                        epsilon_certified=certified_epsilon(sigma, dlt, n=1, grid=grid, dimension=d),   # as local._certified
                         notes=(f"each report on the grid {grid * R2:g}", _offdiag_note(noise_shape, sigma * R2)), **common)
     sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration) * R2
     return Contract(mechanism.format(noise=_SHAPE_TEXT[noise_shape]), eps, dlt, noise="gaussian", noise_scale=sigma, calibration=calibration,
@@ -336,6 +335,22 @@ def _plan_pure(n, p, k, epsilon, delta, *, eigenvalue_share=0.1, sensitivity="ti
 register(Algorithm("pure_dp_pca", "dppca_nb.algorithms.pure.pure_dp_pca", _plan_pure, "central", "pure", "subspace",
                    "central pure epsilon-DP (Amin et al. 2019)", cli="pure",
                    options=("eigenvalue_share", "sensitivity", "radius")))
+
+# %% ../../nbs/04_algorithms/09_registry.ipynb #31b91cbc
+def _plan_pure_subspace(n, p, k, epsilon, delta, *, radius=1.0):
+    eps = check_epsilon(epsilon)
+    R = check_positive(radius, "radius")
+    kk = 1 if k is None else k
+    return Contract(f"joint exponential mechanism on the {kk}-subspace, utility tr(V'CV) (one exact matrix Bingham draw)",
+                    eps, measure="pure", sensitivity=R ** 2, sensitivity_norm="utility tr(V'CV)",
+                    noise="exponential mechanism", domain=f"rows clipped to ||x||_2 <= {R:g}", n=n, p=p, k=k,
+                    notes=(f"exponent eta = epsilon / (2 R^2) = {eps / (2 * R ** 2):.6g}",
+                           "released basis unordered (Haar-random within the subspace)",
+                           "the rejection count, the running time and a max_trials error depend on the data: not covered"))
+
+register(Algorithm("pure_dp_subspace", "dppca_nb.algorithms.pure.pure_dp_subspace", _plan_pure_subspace, "central", "pure",
+                   "subspace", "central pure epsilon-DP subspace: one exponential-mechanism draw of the k-frame",
+                   options=("radius",), call_options=("max_trials",)))
 
 # %% ../../nbs/04_algorithms/09_registry.ipynb #05830bc9
 def _plan_sgpca(n, p, k, epsilon, delta, *, radius=1.0, eigen_share=0.2, calibration="analytic"):
