@@ -47,8 +47,9 @@ class Study:
     version : int
         Bump to invalidate cached results.
     checks : callable or None
-        `checks(mode) -> list of Check`: the settings at which the claim is checked against `error_bounds`
-        (see `claims_table`); the report prints one table of them per study.
+        `checks(point) -> list of Check`: how the claim is checked against `error_bounds` at one grid point (the
+        point's parameters are added to each check's `where`; an empty list: not checked there); the report
+        prints one table of them per study (see `claims_table`).
     """
     name: str
     family: str
@@ -485,7 +486,8 @@ def bracket_verdict(mean: float, se: float, lower: float, upper: float, conditio
         "inside", "inside within 2 se" or "OUTSIDE", with " (the bound's conditions fail)" where they do.
     """
     if not np.isfinite(mean): return "no measurement"
-    if lower <= mean <= upper: v = "inside"
+    tol = 1e-9 * max(abs(lower), abs(upper), abs(mean))        # rounding: a mean equal to a bound is inside
+    if lower - tol <= mean <= upper + tol: v = "inside"
     elif np.isfinite(se) and mean + 2 * se >= lower and mean - 2 * se <= upper: v = "inside within 2 se"
     else: v = "OUTSIDE"
     return v if conditions_hold else v + " (the bound's conditions fail)"
@@ -554,15 +556,15 @@ def claims_table(study, df, mode: str = "quick", *, cache_dir=None, checks=None)
     Parameters
     ----------
     study : Study
-        The study (its `checks(mode)` lists the settings), or anything with a `name` when `checks` is given.
+        The study (`study.checks(point)` at each point of `mode`), or anything with a `name` when `checks` is given.
     df : pandas.DataFrame
         Its results (`run_study`).
     mode : {"quick", "full"}
-        Passed to `study.checks`.
+        Whose grid points are checked.
     cache_dir : None or path
         Where computed bounds are cached (see `cached_error_bounds`).
     checks : None or list of Check
-        Use these instead of `study.checks(mode)`.
+        Use these (with their `where` as given) instead of the study's.
 
     Returns
     -------
@@ -570,7 +572,12 @@ def claims_table(study, df, mode: str = "quick", *, cache_dir=None, checks=None)
         One row per check, columns `CLAIM_COLUMNS` (lower, upper and bound empty where no bound applies).
     """
     import pandas as pd
-    if checks is None: checks = [] if getattr(study, "checks", None) is None else list(study.checks(mode))
+    vary = []
+    if checks is None:
+        checks, pts = [], [] if getattr(study, "checks", None) is None else study.points(mode)
+        for pt in pts:
+            checks += [Check(c.label, {**pt, **c.where}, c.metric, c.bound, c.no_bound) for c in study.checks(pt)]
+        vary = [k for k in (pts[0] if pts else {}) if len({json.dumps(_canon(p[k])) for p in pts}) > 1]
     rows = []
     for c in checks:
         if not isinstance(c, Check): raise TypeError(f"checks: expected Check objects, got {type(c).__name__}")
@@ -579,7 +586,8 @@ def claims_table(study, df, mode: str = "quick", *, cache_dir=None, checks=None)
         vals = vals[np.isfinite(vals)]
         m = float(vals.mean()) if vals.size else float("nan")
         se = float(vals.std(ddof=1) / math.sqrt(vals.size)) if vals.size > 1 else float("nan")
-        row = dict(study=study.name, setting=_setting_text(c.where, skip=("method", "algorithm")), measured=c.label,
+        shown = {k: v for k, v in c.where.items() if not vary or k in vary or k not in pts[0]}
+        row = dict(study=study.name, setting=_setting_text(shown, skip=("method", "algorithm")), measured=c.label,
                    metric=c.metric, mean=m, se=se, reps=int(vals.size))
         if c.bound is None:
             row.update(lower=float("nan"), upper=float("nan"), bound="", lower_class="", verdict=f"no bound applies: {c.no_bound}")
@@ -738,7 +746,9 @@ def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: i
     allc = pd.concat(claims, ignore_index=True) if any(len(t) for t in claims) else pd.DataFrame(columns=CLAIM_COLUMNS)
     allc.to_csv(out / "claims.csv", index=False)
     tally = allc["verdict"].str.replace(r":.*| \(.*", "", regex=True).value_counts()
-    summary = (f"Claims against their bounds: {len(allc)} checks; " + ", ".join(f"{v} {k}" for k, v in tally.items())
+    order = ["inside", "inside within 2 se", "OUTSIDE", "no bound applies", "no measurement"]
+    summary = (f"Claims against their bounds: {len(allc)} checks; "
+               + ", ".join(f"{tally[k]} {k}" for k in sorted(tally.index, key=lambda k: (order + [k]).index(k)))
                + " (every check: [claims.csv](claims.csv)).\n\n") if len(allc) else ""
     wall = time.perf_counter() - t0
     earlier = _filled_by([r for r in run_log(cache_dir, mode=mode, seed=seed) if r.get("id") != run_id], names) if cached else ""
