@@ -267,6 +267,9 @@ ENTRIES = [
     ("pure_dp_pca[epsilon=20]", lambda X, seed=SEED: PU.pure_dp_pca(X, K, 20.0, random_state=seed, return_info=True),
      PURE_RELEASE),
     ("pure_dp_pca[no eigenvalues]", lambda X: PU.pure_dp_pca(X, K, EPS, eigenvalue_share=0.0, **ri), PURE_RELEASE),
+    ("pure_dp_subspace", lambda X: PU.pure_dp_subspace(X, K, EPS, **ri), ()),     # V is the release; info has no noisy key
+    ("pure_dp_subspace[epsilon=20]",
+     lambda X, seed=SEED: PU.pure_dp_subspace(X, K, 20.0, random_state=seed, return_info=True), ()),
     # robust
     ("noisy_kendall[spherical]", lambda X: RB.noisy_kendall(X, EPS, DLT, **kw), ()),
     ("noisy_kendall[winsorized]", lambda X: RB.noisy_kendall(X, EPS, DLT, transform="winsorized", **kw), ()),
@@ -325,7 +328,7 @@ ENTRIES = [(name, _seeded(run), release) for name, run, release in ENTRIES]
 
 # Rejection samplers: their trial counts depend on the data only now and then; several seeds at a higher epsilon
 # (a more concentrated Bingham target) make a published count show up.
-SEEDS = {"pure_dp_pca[epsilon=20]": (0, 1, 2, 3)}
+SEEDS = {"pure_dp_pca[epsilon=20]": (0, 1, 2, 3), "pure_dp_subspace[epsilon=20]": (0, 1, 2, 3)}
 
 
 def _published(info, release):

@@ -345,6 +345,30 @@ def test_pure_dp(R, sensitivity):
     assert found_u >= R ** 2 * (1 - 1e-9)
 
 
+def _ky_fan(k):
+    "max over k-frames V of |tr V'(A - B)V|: the larger of the sums of the k largest positive eigenvalues of A - B and B - A."
+    def dist(A, B):
+        w = np.linalg.eigvalsh(np.asarray(A) - np.asarray(B))
+        return float(max(np.clip(w[::-1][:k], 0, None).sum(), np.clip(-w[:k], 0, None).sum()))
+    return dist
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("R", [1.0, 2.0])
+def test_pure_dp_subspace(R, k):
+    "The joint exponential mechanism's utility tr(V'CV) moves by at most R^2 for every k-frame, and R^2 is reached."
+    from dppca_nb.algorithms import pure
+    X = _data(0)
+    info = pure.pure_dp_subspace(X, k, EPS, radius=R, random_state=0, return_info=True)[1]
+    assert info["exponent"] == pytest.approx(EPS / (2 * info["sensitivity"]), rel=1e-15)   # replace-one: eps = 2 eta R^2
+    rng = np.random.default_rng(8)
+    A = R * np.repeat(np.eye(P), [10, 5, 3, 2, 1], axis=0)
+    A = np.vstack([A, _data(7, n=N - len(A), scale=0.01)])
+    found = max(search(_moment_sum(R), _ky_fan(k), Z, R, rng=rng, n_random=200, hill=40)[0] for Z in (X, A))
+    assert found <= info["sensitivity"] * (1 + REL)
+    assert found >= R ** 2 * (1 - 1e-9)
+
+
 # --- smooth sensitivity: the smooth bound dominates the change of the top-k frame ---------------------------
 
 SMOOTH = [(200, 5, 1, 0.3), (60, 4, 2, 0.05), (40, 3, 1, 0.02)]
