@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 import numpy as np
-from scipy import integrate, stats
+from scipy import integrate, special, stats
+from scipy.sparse.csgraph import connected_components
 from ..core.validation import check_epsilon, check_delta, check_k, check_int, check_positive, check_choice
 from ..privacy.mechanisms import gaussian_sigma, second_moment_sensitivity
 from ..privacy.discrete import NOISE_SHAPES
@@ -15,8 +16,8 @@ from ..privacy.discrete import NOISE_SHAPES
 # %% auto #0
 __all__ = ['ERROR_BOUND_METHODS', 'ErrorBounds', 'projection_cap', 'NoiseMoments', 'noise_moments', 'SamplingMoments',
            'gaussian_sampling_moments', 'no_sampling', 'noisy_top_k_bounds', 'spherical_kendall_spectrum',
-           'kendall_sampling_moments', 'frame_noise_error', 'smooth_bounds', 'dp_threshold_bounds', 'clip_probability',
-           'error_bounds']
+           'kendall_zeta1_cross', 'kendall_sampling_moments', 'frame_noise_error', 'smooth_bounds',
+           'dp_threshold_bounds', 'clip_probability', 'sparse_sign_fano_lower', 'error_bounds']
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #82eb8465
 @dataclass(frozen=True)
@@ -86,12 +87,14 @@ class SamplingMoments:
     cross2_exact: float       # its exact value (nan if unknown): feeds the lower bound
     kurtosis: float           # rho with E||V_perp^T D V||_F^4 <= rho (E||V_perp^T D V||_F^2)^2 (nan if unknown)
     tail_fn: object = None    # b -> upper bound on P(||D||_2 > b)
+    cross_lower_fn: object = None   # c -> lower bound on E sqrt(||V_perp^T D V||_F^2 + c) where no exact moments are known (None: unused)
 
     def tail(self, b: float) -> float:
         return 1.0 if b <= 0 else float(min(1.0, self.tail_fn(b), self.fro2 / b ** 2 if self.fro2 > 0 else 0.0))
 
     def cross_mean_lower(self, c: float) -> float:
         "Lower bound on E sqrt(||V_perp^T D V||_F^2 + c): Hoelder, E sqrt W >= (E W)^(3/2) / (E W^2)^(1/2)."
+        if self.cross_lower_fn is not None: return max(float(self.cross_lower_fn(c)), math.sqrt(c))
         m = self.cross2_exact
         if not np.isfinite(m) or not np.isfinite(self.kurtosis): return math.sqrt(c)
         return max((m + c) ** 1.5 / math.sqrt(self.kurtosis * m * m + 2 * c * m + c * c) if m + c > 0 else 0.0, math.sqrt(c))
@@ -171,6 +174,11 @@ def noisy_top_k_bounds(noise: NoiseMoments, samp: SamplingMoments) -> dict:
         pt = _tail_sum(t, noise, samp)
         v = math.sqrt(2) * (ey - math.sqrt(y2 * pt)) / (spread + (1 + math.sqrt(2)) * t)
         lower = max(lower, v)
+    # or, with no tail: Cauchy-Schwarz, E[Y / (A + B||E||)] >= (E Y)^2 / (A E Y + B E[Y ||E||]) and E[Y ||E||] <= sqrt(E Y^2 E||E||_2^2),
+    # E||E||_2^2 <= (sqrt(E||Z||_2^2) + sqrt(E||D||_F^2))^2, E||Z||_2^2 <= (E||Z||_2)^2 + L^2 (Poincare)
+    y2_lo = noise.cross2 + (samp.cross2_exact if np.isfinite(samp.cross2_exact) else samp.cross2)
+    e2op = (math.sqrt(noise.op_mean ** 2 + noise.lipschitz ** 2) + math.sqrt(samp.fro2)) ** 2
+    if ey > 0: lower = max(lower, math.sqrt(2) * ey * ey / (spread * ey + (1 + math.sqrt(2)) * math.sqrt(y2_lo * e2op)))
     return dict(lower=min(lower, cap), upper=upper, how=how, gap=gap, spread=spread, cap=cap, op=op)
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #00cdb913
@@ -186,17 +194,51 @@ def spherical_kendall_spectrum(eigenvalues) -> np.ndarray:
     lam = _lam(eigenvalues)
     return np.array([_laplace_integral(lambda t, l=l: l / (1 + 2 * l * t), lam) for l in lam])
 
-def kendall_sampling_moments(eigenvalues, n: int, k: int, design: str = "full") -> SamplingMoments:
+_GL_U, _GL_W = np.polynomial.legendre.leggauss(160)
+
+def kendall_zeta1_cross(eigenvalues, k: int) -> dict:
+    """zeta_1 = E[g_i g_j g'_i g'_j] of each distinct (lam_i, lam_j), i > k >= j, g and g' the directions of x - x' and x - x''
+    (Gaussian rows, eigenbasis of Sigma): a double Laplace integral, by 160 x 160 Gauss-Legendre points on s / (1 + s)."""
+    lam = _lam(eigenvalues)
+    u = (_GL_U + 1) / 2; s = u / (1 - u); ws = _GL_W / 2 / (1 - u) ** 2
+    S_, T_, L = s[:, None], s[None, :], lam[:, None, None]
+    # per coordinate, (a, b) = (d_l, d'_l) ~ N(0, lam_l [[2, 1], [1, 2]]): E exp(-s a^2 - t b^2) = det(I + 2 lam C D)^(-1/2) and
+    # E ab exp(-s a^2 - t b^2) = that times (P^(-1))_12, P = (lam C)^(-1) + 2 diag(s, t)
+    base = ws[:, None] * ws[None, :] * np.exp(-0.5 * np.log1p(4 * L * S_ + 4 * L * T_ + 12 * L * L * S_ * T_).sum(0))
+    ratio = lambda l: (1 / (3 * l)) / ((2 / (3 * l) + 2 * S_) * (2 / (3 * l) + 2 * T_) - 1 / (9 * l * l))
+    return {(float(li), float(lj)): float((base * ratio(li) * ratio(lj)).sum()) for li in np.unique(lam[k:]) for lj in np.unique(lam[:k])}
+
+def kendall_sampling_moments(eigenvalues, n: int, k: int, design: str = "full", degree: int | None = None) -> SamplingMoments:
     """Moments of K_n - K for the spherical Kendall's tau (kernel g g^T, ||g|| = 1) of n Gaussian (or elliptical) rows.
 
     `design`: 'full' (the U-statistic over all pairs) or 'regular' (the mean over the n d / 2 distinct pairs of any
-    d-regular pair design fixed independently of the data): the same second moments, the spectral norm from them only."""
+    d-regular pair design fixed independently of the data; `degree` d, None: the algorithm's default): the same second
+    moments, the spectral norm from them only. `cross2_exact` and `cross_lower_fn` (Gaussian rows only) come from the
+    exact zeta_1 of the cross block (its Hajek projection); the other moments hold for any elliptical rows."""
+    from dppca_nb.algorithms.kendall import kendall_design
     lam = _lam(eigenvalues); p = lam.size; n = check_int(n, "n", minimum=2, allow_float=True)
     check_choice(design, "design", ("full", "regular"))
+    plan = kendall_design(n, design, degree if design == "regular" else None)
+    n_pairs, d = plan["n_pairs"], plan["degree"]
     kap = spherical_kendall_spectrum(lam)
     # zeta_2 = E||V_perp^T g g^T V||_F^2 = sum_{i > k >= j} E[g_i^2 g_j^2], one Laplace integral
     lk, lp = lam[:k], lam[k:]
     z2 = _laplace_integral(lambda t: t * (lp / (1 + 2 * lp * t)).sum() * (lk / (1 + 2 * lk * t)).sum(), lam)
+    # zeta_1 of the cross block, entry by entry (its covariance is diagonal: flipping one coordinate's sign flips h_1,ij)
+    z1e = kendall_zeta1_cross(lam, k)
+    mult = {key: int((lp == key[0]).sum() * (lk == key[1]).sum()) for key in z1e}
+    z1 = min(sum(mult[q] * z1e[q] for q in z1e), z2 / 2)            # zeta_2 >= 2 zeta_1 (the bound, against quadrature error)
+    z1sq = sum(mult[q] * z1e[q] ** 2 for q in z1e)
+    cross_exact = (2 * z2 + 4 * (d - 1) * z1) / (n * d)                # = (4(n-2) zeta_1 + 2 zeta_2) / (n(n-1)) for the full design
+    # Hajek: D_c = H + R, H = (2/n) sum_i h_1(x_i), E||H||^2 = m = 4 zeta_1 / n, ||h_1|| <= 1/2, so
+    # E||H||^4 <= m / n^2 + m^2 + 2 sum_ij m_ij^2 (m_ij = 4 zeta_1,ij / n); E||R||^2 = (zeta_2 - 2 zeta_1) / n_pairs
+    m_h = 4 * z1 / n
+    beta = 1 + 2 * z1sq / z1 ** 2 if z1 > 0 else 3.0
+    r_sd = math.sqrt(max(z2 - 2 * z1, 0.0) / n_pairs)
+    def cross_lower(c):
+        "E sqrt(||D_c||^2 + c) >= E sqrt(||H||^2 + c) - sqrt(E||R||^2), the first by Hoelder with the fourth moment above."
+        q = m_h / n ** 2 + beta * m_h ** 2 + 2 * c * m_h + c * c
+        return ((m_h + c) ** 1.5 / math.sqrt(q) if q > 0 else 0.0) - r_sd
     m = n // 2
     v = float(np.max(kap * (1 - kap)))
     L2p = math.log(2 * p)
@@ -205,7 +247,7 @@ def kendall_sampling_moments(eigenvalues, n: int, k: int, design: str = "full") 
     if design == "regular":                  # no matrix Bernstein: E||D||_2 <= sqrt(E||D||_F^2), Chebyshev tail (in .tail)
         op, tail = math.sqrt(2 / n * (1 - (kap ** 2).sum())), (lambda b: 1.0)
     return SamplingMoments(f"spherical Kendall ({design} design)", kap, k, op, 2 / n * (1 - (kap ** 2).sum()),
-                           2 / n * float((kap[:k] - kap[:k] ** 2).sum()), 2 / n * z2, math.nan, math.nan, tail)
+                           2 / n * float((kap[:k] - kap[:k] ** 2).sum()), 2 / n * z2, cross_exact, math.nan, tail, cross_lower)
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #94c8132f
 def _cauchy_fro_tail(r, D):
@@ -217,6 +259,18 @@ def _cauchy_fro_tail(r, D):
         best = np.minimum(best, 2 * D / np.pi * (np.arctan(1 / m) + (m - np.arctan(m)) / rs ** 2))
     best = np.where(r > 0, best, 1.0)
     return float(best) if best.ndim == 0 else best
+
+_CAUCHY_M = np.geomspace(0.5, 1e5, 240)
+
+def _cauchy_truncated_terms(p: int, k: int):
+    """For Z (p x k) i.i.d. standard Cauchy and the event A_m = {every |Z_ab| <= m} (m on a grid): P(A_m), a lower bound on
+    E[||X||_F | A_m] for X = V_perp^T Z R^T (any V, R; Hoelder with the truncated second and fourth moments), and the
+    bound m sqrt(pk) on ||Z||_2 on A_m."""
+    m, at = _CAUCHY_M, np.arctan(_CAUCHY_M)
+    v, mu4 = (m - at) / at, (m ** 3 / 3 - m + at) / at                 # E[z^2 | |z| <= m], E[z^4 | |z| <= m]
+    kq = k * (p - k)
+    ex4 = v * v * (kq * kq + 2 * kq) + np.maximum(mu4 - 3 * v * v, 0.0) * kq
+    return np.exp(p * k * np.log(2 / np.pi * at)), (v * kq) ** 1.5 / np.sqrt(ex4), m * math.sqrt(p * k)
 
 def frame_noise_error(scale: float, p: int, k: int, noise: str = "gaussian") -> tuple:
     """(lower, upper) on E||P_hat - P_U||_F for P_hat the span of U R + scale Z (U a p x k frame, R Haar, Z i.i.d. Gaussian or Cauchy).
@@ -246,6 +300,9 @@ def frame_noise_error(scale: float, p: int, k: int, noise: str = "gaussian") -> 
             # E min(c, X) = int_0^c P(X > u) du <= left Riemann sum (the tail is decreasing): a valid upper bound
             Fu = F(u[:-1] * (1 - th) / s)
             up = min(up, float((np.diff(u) * Fu).sum()) + capsin * float(F(th / s)))
+        # lower: on A_m, sin Theta >= ||s V_perp^T Z R^T||... >= ||V_perp^T M||_F / (1 + s||Z||_2) and E[||s X|| | A_m] >= s E[||X|| | A_m]
+        pa, mux, r = _cauchy_truncated_terms(p, k)
+        lo = float(np.max(pa * s * mux / (1 + s * r)))
     return math.sqrt(2) * max(lo, 0.0), math.sqrt(2) * min(up, capsin)
 
 def smooth_bounds(eigenvalues, n: int, k: int, epsilon: float, delta: float, *, constants: str = "optimized") -> dict:
@@ -261,6 +318,7 @@ def smooth_bounds(eigenvalues, n: int, k: int, epsilon: float, delta: float, *, 
     capsin, kp = math.sqrt(min(k, p - k)), k * (p - k)
     s_glob = scale(-1.0)                                                # the largest scale (no gap: the global bound)
     ex_lo = npb["lower"] / math.sqrt(2)                                  # E||sin Theta(U, V)||_F >= this
+    ct = _cauchy_truncated_terms(p, k) if par["noise"] != "gaussian" else None
     for b in np.geomspace(1e-3, 2, 30) * gap:                           # Weyl: |gap_hat - gap| <= 2||S_n - Sigma||
         pb = samp.tail(b)
         s_min, s_max = scale(gap + 2 * b), scale(gap - 2 * b)           # the scale is decreasing in the gap
@@ -280,29 +338,100 @@ def smooth_bounds(eigenvalues, n: int, k: int, epsilon: float, delta: float, *, 
                 # E (Y - ymax)_+ <= s_max E(||G||_F - capsin z0)_+ + s_glob mu P(gap event fails), G Gaussian
                 over = s_max * math.sqrt(2 * math.pi) * stats.norm.sf(max(capsin * z0 - mu, 0.0)) + s_glob * mu * pb
                 l = max(l, math.sqrt(2) * (ey - over - ymax * (pb + pz)) / (1 + s_max * z0))
+        else:
+            # Cauchy: on A_m (every |Z_ab| <= m), sigma_max(M) <= 1 + s m sqrt(pk), and given the data and A_m the entries are
+            # symmetric, so E||a + s X||_F >= max(||a||_F, s E||X||_F) with a = V_perp^T U (||a|| = sin Theta(U, V)); the scale
+            # is >= s_min on the gap event and <= s_glob always, and s / (1 + s r) increases with s
+            pa, mux, r = ct
+            t1 = float(np.max(pa * (1 - pb) * s_min * mux / (1 + s_min * r)))
+            t2 = float(np.max(pa * ex_lo / (1 + s_glob * r)))
+            l = max(l, math.sqrt(2) * max(t1, t2))
         if u < up: up, s_hi = u, s_max
         if l > lo: lo, s_lo = l, s_min
     return dict(lower=min(max(lo, 0.0), cap), upper=min(up, cap), cap=cap, gap=gap, nonprivate=npb, noise=par["noise"],
                 scale_range=(s_lo, s_hi), alpha=par["alpha"], beta=par["beta"], constants=par["constants"])
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #b5a04757
+def _product_tail_one(a, b, S, n, u, sign):
+    "Chernoff bound on P(sign (mean of n x_i x_j - Sigma_ij) > u) for Gaussian rows (x_i x_j = a xi^2 - b eta^2; arrays that broadcast), at the optimal theta."
+    A, B = (a, b) if sign > 0 else (b, a)             # -x_i x_j = b eta^2 - a xi^2: the roles of a and b swap
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        c = u + sign * S
+        # the rate theta c + log(1 - 2 theta A) / 2 + log(1 + 2 theta B) / 2 is concave; its derivative times
+        # (1 - 2 theta A)(1 + 2 theta B) > 0 is qa theta^2 + qb theta + qc with qc = c - A + B = u > 0: one root in the domain
+        qa, qb, qc = -4 * c * A * B, 2 * c * (B - A) - 4 * A * B, c - A + B
+        th = np.where(qc > 0, 2 * qc / (-qb + np.sqrt(qb * qb - 4 * qa * qc)), 0.0)
+        th = np.minimum(np.nan_to_num(th, nan=0.0, posinf=np.inf), np.where(A > 0, (1 - 1e-12) / (2 * A), np.inf))
+        rate = th * c + 0.5 * np.log1p(-2 * th * A) + 0.5 * np.log1p(2 * th * B)
+        rate = np.where(np.isnan(rate), np.where(th > 0, np.inf, 0.0), rate)    # no mass beyond u: probability 0
+        return np.minimum(np.exp(-n * np.maximum(rate, 0.0)), 1.0)
+
+def _product_tail_ab(a, b, S, n, u):
+    "Chernoff bounds on P(|mean of n x_i x_j - Sigma_ij| > u), both tails."
+    return np.minimum(_product_tail_one(a, b, S, n, u, 1.0) + _product_tail_one(a, b, S, n, u, -1.0), 1.0)
+
 def _product_tails(Sigma, n, u):
-    "Chernoff bounds on P(|mean of n x_i x_j - Sigma_ij| > u) for Gaussian rows, every entry (x_i x_j = a xi^2 - b eta^2)."
-    d = np.sqrt(np.diag(Sigma))
-    r = np.outer(d, d)
-    a, b = (r + Sigma) / 2, np.clip((r - Sigma) / 2, 0, None)
-    out = np.zeros_like(Sigma)
-    f = np.concatenate([np.geomspace(1e-7, 0.5, 120), np.linspace(0.5, 0.999, 40)])[:, None, None]   # theta = f / (2 max(A, B)): inside the domain
-    for sign in (1.0, -1.0):                     # upper tail of +-(x_i x_j - Sigma_ij): the roles of a and b swap
-        A, B = (a, b) if sign > 0 else (b, a)
-        th = f / (2 * np.maximum(A, B))
-        rate = th * (u + sign * Sigma) + 0.5 * np.log1p(-2 * th * A) + 0.5 * np.log1p(2 * th * B)
-        out += np.exp(-n * np.maximum(rate.max(0), 0.0))
-    return np.minimum(out, 1.0)
+    "The Chernoff bounds of `_product_tail_ab` for every entry of Sigma (u: a number or a p x p array)."
+    d = np.sqrt(np.diag(Sigma)); r = np.outer(d, d)
+    return _product_tail_ab((r + Sigma) / 2, np.clip((r - Sigma) / 2, 0, None), Sigma, n, np.broadcast_to(u, Sigma.shape))
 
 def _expected_positive_max(m: int) -> float:
     "E max(0, max of m i.i.d. N(0, 1)) = int_0^inf (1 - Phi(u)^m) du."
-    return integrate.quad(lambda u: -math.expm1(m * stats.norm.logcdf(u)), 0, np.inf, limit=200)[0]
+    return integrate.quad(lambda u: -math.expm1(m * special.log_ndtr(u)), 0, np.inf, limit=200)[0]
+
+def _emax_abs(cdfs, scale):
+    "Lower bound on E max_C |A_C| = int_0^inf (1 - prod_C P(|A_C| <= t)) dt, A_C independent ([(cdf of |A_C|, multiplicity)]): right sums, the integrand decreasing."
+    t = scale * np.linspace(0.0, 12.0, 601)
+    logF = sum(m * np.log(np.clip(c(t[1:]), 1e-300, 1.0)) for c, m in cdfs)
+    return float((np.diff(t) * -np.expm1(logF)).sum())
+
+_W = np.linspace(0.05, 0.95, 19)[:, None]        # splits of a deviation between the noise and the sampling
+
+def _joint_tail(x, a, b, S, sd, n, iters=40):
+    """P(|Z + D| > x) <= sum over both signs of exp(-sup_theta [theta x - theta^2 sd^2 / 2 - n psi(theta / n)]): one Chernoff bound
+    for the sum of the Gaussian noise Z and the mean D of n products, psi the log-MGF of +-(x_i x_j - Sigma_ij); bisection on the
+    derivative, which decreases from x at 0 (any theta in the domain gives a valid bound)."""
+    out = 0.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for sign in (1.0, -1.0):
+            A, B = (a, b) if sign > 0 else (b, a)
+            dpsi = lambda f, sign=sign, A=A, B=B: -sign * S + A / (1 - 2 * f * A) - B / (1 + 2 * f * B)
+            hi = np.minimum(np.where(A > 0, (1 - 1e-12) * n / (2 * A), np.inf), np.where(sd > 0, x / sd ** 2, np.inf))
+            hi = np.where(np.isfinite(hi), hi, 1e300); lo = np.zeros_like(hi)
+            for _ in range(iters):
+                mid = (lo + hi) / 2
+                up = x - mid * sd ** 2 - dpsi(mid / n) > 0
+                lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+            th = lo
+            rate = th * x - th ** 2 * sd ** 2 / 2 + th * sign * S + 0.5 * n * (np.log1p(-2 * th / n * A) + np.log1p(2 * th / n * B))
+            out = out + np.exp(-np.maximum(np.nan_to_num(rate, nan=0.0), 0.0))
+    return np.minimum(out, 1.0)
+
+_DGRID = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 23)])
+
+def _conv_tail(x, a, b, S, sd, n):
+    """P(|Z + D| > x) for the Gaussian noise Z (sd `sd`) and the sampling error D of one entry, by parts:
+    P(Z + D > x) = E Phi_bar((x - D) / sd) = int f'(d) P(D > d) dd <= Phi_bar(x / sd) + sum_l T(d_l) (f(d_l+1) - f(d_l)) + T(d_L) (1 - f(d_L)),
+    f(d) = Phi_bar((x - d) / sd) increasing, T >= P(D > d) decreasing (Chernoff), on a grid d_l = x_ref grid (x_ref = x + 6 sd)."""
+    out = 0.0
+    d = (x + 6 * sd)[..., None] * _DGRID                                # (..., grid)
+    f = special.ndtr((d - x[..., None]) / sd[..., None] if np.ndim(sd) else (d - x[..., None]) / sd)
+    for sign in (1.0, -1.0):
+        T = _product_tail_one(a[..., None], b[..., None], S[..., None], n, d, sign)
+        out = out + f[..., 0] + (T[..., :-1] * np.diff(f, axis=-1)).sum(-1) + T[..., -1] * (1 - f[..., -1])
+    return np.minimum(out, 1.0)
+
+def _entry_tail(x, a, b, S, sd, n, W=_W):
+    "P(|S_noisy_ij - Sigma_ij| > x): the best of the bound by parts, the joint Chernoff bound and min over w of P(|Z_ij| > w x) + P(|D_ij| > (1 - w) x) (x: kinds, or grid x kinds)."
+    w = W if np.ndim(x) == 1 else W[:, :, None]
+    split = (2 * special.ndtr(-w * x / sd) + _product_tail_ab(a, b, S, n, (1 - w) * x)).min(0)
+    return np.minimum(1.0, np.minimum(np.minimum(split, _conv_tail(x, a, b, S, sd, n)), _joint_tail(x, a, b, S, sd, n)))
+
+def _cliques(supp):
+    "The connected components of the support graph, or None unless every one is a clique (Sigma block diagonal up to a permutation)."
+    ncomp, lab = connected_components(supp, directed=False)
+    comps = [np.flatnonzero(lab == c) for c in range(ncomp)]
+    return comps if all(supp[np.ix_(c, c)].all() for c in comps) else None
 
 def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: float = 2.0, noise_constant: float = 4.0,
                         threshold_diagonal: bool = True, sensitivity="tight", calibration: str = "analytic",
@@ -318,15 +447,23 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
     SD = np.full((p, p), sig_off); np.fill_diagonal(SD, sig)                                  # noise sd of each entry
     TAU = np.full((p, p), tau); np.fill_diagonal(TAU, tau_d)                                  # its threshold
     iu = np.triu_indices(p)
+    # every entry computation runs once per kind of entry (sqrt(S_ii S_jj), S_ij, threshold, noise sd): a structured Sigma has few
+    dg = np.diag(S); r = np.sqrt(np.outer(dg, dg))
+    keys = np.stack([r[iu], S[iu], TAU[iu], SD[iu]], 1)
+    o = np.lexsort(keys.T[::-1]); ko = keys[o]
+    first = np.concatenate([[True], (ko[1:] != ko[:-1]).any(1)])
+    inv = np.empty(len(keys), dtype=np.intp); inv[o] = np.cumsum(first) - 1
+    rr, s_, t_, sd_ = ko[first].T
+    cnt = np.bincount(inv).astype(np.float64)                                                 # entries of the upper triangle per kind
+    a_, b_ = (rr + s_) / 2, np.clip((rr - s_) / 2, 0, None)
+    diag_kind = np.zeros(len(rr), bool); diag_kind[inv[iu[0] == iu[1]]] = True
     # the good event G: every |S_noisy_ij - Sigma_ij| <= TAU_ij; split TAU = w TAU + (1 - w) TAU between the noise and the sampling
-    best_pg = 1.0
-    for w in np.linspace(0.05, 0.95, 19):
-        pz = float((2 * stats.norm.sf(w * TAU / SD))[iu].sum())
-        pd = _product_tails(S, n, (1 - w) * TAU)[iu].sum()
-        best_pg = min(best_pg, pz + pd)
+    best_pg = float(min(1.0, ((2 * special.ndtr(-_W * t_ / sd_) + _product_tail_ab(a_, b_, s_, n, (1 - _W) * t_)) @ cnt).min(),
+                        np.minimum(_conv_tail(t_, a_, b_, s_, sd_, n), _joint_tail(t_, a_, b_, s_, sd_, n)) @ cnt))
     supp = np.abs(S) > 0
     if not threshold_diagonal: np.fill_diagonal(supp, True)
-    lmin = float(np.linalg.eigvalsh(S)[0])
+    evals, evecs = np.linalg.eigh(S)
+    lmin, lam1, v1 = float(evals[0]), float(evals[-1]), np.abs(evecs[:, -1])
     psd = lambda e: e + max(e - lmin, 0.0)                              # PSD projection adds at most (||T - Sigma|| - lambda_min)_+
     # (i) on G, entrywise |T - Sigma|_ij <= max(TAU_ij, min(|Sigma_ij|, 2 TAU_ij)) on the support of Sigma, 0 off it
     M = np.where(supp, np.maximum(TAU, np.minimum(np.abs(S), 2 * TAU)), 0.0)
@@ -334,38 +471,79 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
     # (ii) on G, |T - Sigma|_ij <= |D_ij + Z_ij| 1_supp + |Sigma_ij| 1{|Sigma_ij| <= 2 TAU_ij} (kept: the error; killed: the bias);
     # || |A| ||_2 <= max row sum; row i of |Z| 1_supp has mean sqrt(2/pi) sum_j SD_ij and is L_i = sqrt(sum_j SD_ij^2)-Lipschitz,
     # so E max_i <= max_i mean_i + max_i L_i sqrt(2 log p); E max_i sum_j |D_ij| <= sqrt(sum_i (sum_j sd(D_ij))^2) (Minkowski)
-    dvar = (np.outer(np.diag(S), np.diag(S)) + S ** 2) / n
+    dvar = (np.outer(dg, dg) + S ** 2) / n
     ez = float(math.sqrt(2 / math.pi) * (SD * supp).sum(1).max() + np.sqrt((SD ** 2 * supp).sum(1)).max() * math.sqrt(2 * math.log(p)))
     ed = math.sqrt(float(((np.sqrt(dvar) * supp).sum(1) ** 2).sum()))
     bias = float(np.linalg.norm(np.where(np.abs(S) <= 2 * TAU, np.abs(S), 0.0) * supp, 2))
     on_g = min(psd(m2), psd(ez + ed + bias))                            # psd() is concave: Jensen
     # off G: err <= 2||T - Sigma||_2 <= 2(||S_noisy - Sigma||_F + ||Sigma||_F); Cauchy-Schwarz
-    samp = gaussian_sampling_moments(np.linalg.eigvalsh(S), n, 1)
+    samp = gaussian_sampling_moments(evals, n, 1)
     e2 = 8 * (samp.fro2 + noise_moments(p, 1, sig, noise_shape).fro2 + np.linalg.norm(S) ** 2)
-    upper = on_g + math.sqrt(e2 * best_pg)
-    # lower: Sigma_plus >= T (PSD order), so ||Sigma_plus - Sigma||_2 >= max_j (T_jj - Sigma_jj)_+ >= max_{j in J}(S_noisy_jj - Sigma_jj)_+
+    off_g = math.sqrt(e2 * best_pg)
+    upper = on_g + off_g
+    comps = _cliques(supp)
+    # (iii) the support's components are cliques and every support entry has |Sigma_ij| > 2 TAU_ij: on G, T - Sigma = blockdiag(E_C),
+    # ||T - Sigma||_2 <= max_C ||Z_C||_2 + max_C ||D_C||_2; the first (L-Lipschitz, means from noise_moments) by max of sub-Gaussians,
+    # the second by integrating the union of the components' spectral tails (Davidson-Szarek, Chebyshev)
+    if comps is not None and (np.abs(S)[supp] > 2 * TAU[supp]).all():
+        L = sig if noise_shape == "vecd" else math.sqrt(2) * sig
+        opz = lambda c: noise_moments(len(c), 1, sig, noise_shape).op_mean if len(c) > 1 else sig * math.sqrt(2 / math.pi)
+        ezb = max(opz(c) for c in comps) + L * math.sqrt(2 * math.log(len(comps)))
+        kinds = {}
+        for c in comps:
+            key = tuple(np.round(np.linalg.eigvalsh(S[np.ix_(c, c)]), 15)); kinds[key] = kinds.get(key, 0) + 1
+        mom = [(gaussian_sampling_moments(np.array(k_ if len(k_) > 1 else (k_[0], 0.0)), n, 1), m) for k_, m in kinds.items()]
+        hi = 50 * max(sm.op_mean for sm, _ in mom) + 1e-300
+        tg = np.concatenate([[0.0], np.geomspace(1e-4, 1.0, 300) * hi])
+        tl = lambda x: min(1.0, sum(m * sm.tail(x) for sm, m in mom))
+        edb = float((np.diff(tg) * [tl(x) for x in tg[:-1]]).sum()) + math.sqrt(sum(m * sm.fro2 for sm, m in mom) * tl(hi))
+        upper = min(upper, psd(ezb + edb) + off_g)
+    # lower (a): Sigma_plus >= T (PSD order), so ||Sigma_plus - Sigma||_2 >= max_j (T_jj - Sigma_jj)_+ >= max_{j in J}(S_noisy_jj - Sigma_jj)_+
     # for J = {Sigma_jj > tau_d} (kept whenever the error is positive); Jensen over the sampling (mean 0, independent);
     # the diagonal noise sd is sig for both shapes
-    J = np.ones(p, bool) if not threshold_diagonal else np.diag(S) > tau_d
+    J = np.ones(p, bool) if not threshold_diagonal else dg > tau_d
     lower = 0.0
     if J.any():
         lower = sig * _expected_positive_max(int(J.sum()))
         # Jensen over the noise instead: E (Sigma_jj (chi2_n / n - 1))_+ = Sigma_jj P(chi2_{n+2} > n) - Sigma_jj P(chi2_n > n)
         cp = stats.chi2.sf(n, n + 2) - stats.chi2.sf(n, n)
-        lower = max(lower, float(np.max(np.diag(S)[J])) * cp)
-    # where thresholding kills most entries: err >= lambda_1 - v^T Sigma_plus v >= lambda_1 - ||T||_F, and
-    # E||T||_F <= sqrt(sum_ij sqrt(E X_ij^4) sqrt(P(|X_ij| > TAU_ij))), X = S_noisy (Minkowski for the fourth moment)
-    q = np.ones_like(S)
-    gap_ = np.clip(TAU - np.abs(S), 0, None)
-    for w in np.linspace(0.05, 0.95, 19):
-        q = np.minimum(q, 2 * stats.norm.sf(w * gap_ / SD) + _product_tails(S, n, (1 - w) * gap_))
-    d4 = (105 * np.outer(np.diag(S), np.diag(S)) ** 2 * 8 / n + 3 * dvar ** 2 * n ** 2) / n ** 2
-    x4 = (np.abs(S) + d4 ** 0.25 + 3 ** 0.25 * SD) ** 4
-    lam1 = float(np.linalg.eigvalsh(S)[-1])
-    lower = max(lower, lam1 - math.sqrt(float((np.sqrt(x4) * np.sqrt(q)).sum())))
+        lower = max(lower, float(np.max(dg[J])) * cp)
+    # (b) where thresholding kills most entries: err >= lambda_1 - v^T Sigma_plus v >= lambda_1 - v^T |T| v >= lambda_1 - ||T v||
+    # (v the top eigenvector of Sigma), and err <= lambda_1 + ||T||_F; both need E T_ij^2 = E X_ij^2 1{|X_ij| > TAU_ij}, X = S_noisy:
+    # the least of Cauchy-Schwarz sqrt(E X^4 P(|X| > TAU)) and TAU^2 P(|X| > TAU) + int_TAU^inf 2x P(|X| > x) dx (upper sums)
+    d4 = (105 * rr ** 4 * 8 / n + 3 * ((rr ** 2 + s_ ** 2) / n) ** 2 * n ** 2) / n ** 2
+    x4 = (np.abs(s_) + d4 ** 0.25 + 3 ** 0.25 * sd_) ** 4                 # E X^4 (Minkowski)
+    q = _entry_tail(np.clip(t_ - np.abs(s_), 0, None), a_, b_, s_, sd_, n)
+    x = t_[None, :] * np.geomspace(1.0, 40.0, 28)[:, None]
+    dev = np.clip(x - np.abs(s_), 0, None)                               # |X| > x needs |X - Sigma_ij| > x - |Sigma_ij|
+    w3 = _W[::3, :, None]                                                # the cheap split bound everywhere, the finer two where it matters
+    P = np.minimum(1.0, (2 * special.ndtr(-w3 * dev / sd_) + _product_tail_ab(a_, b_, s_, n, (1 - w3) * dev)).min(0))
+    act = q > 1e-12
+    if act.any():
+        P[:, act] = np.minimum(P[:, act], _entry_tail(dev[:, act], a_[act], b_[act], s_[act], sd_[act], n, _W[::3]))
+    P = np.where(dev > 0, P, 1.0)
+    e_kind = np.minimum(np.sqrt(x4 * q), t_ ** 2 * P[0] + (P[:-1] * np.diff(x ** 2, axis=0)).sum(0) + np.sqrt(x4 * P[-1]))
+    if not threshold_diagonal: e_kind = np.where(diag_kind, np.sqrt(x4), e_kind)   # a kept diagonal: E X^2 <= sqrt(E X^4)
+    E2 = np.zeros((p, p)); E2[iu] = e_kind[inv]; E2 = E2 + np.triu(E2, 1).T
+    lower = max(lower, lam1 - float(np.linalg.norm(np.sqrt(E2) @ v1)))
+    upper = min(upper, lam1 + math.sqrt(float(E2.sum())))
+    # (c) err >= min(||T - Sigma||_2, lambda_min) always (the projection moves T by (-lambda_min(T))_+ <= (||T - Sigma|| - lambda_min)_+);
+    # if the components C are cliques with every |Sigma_ij| > TAU_ij, on the event K that all support entries are kept,
+    # ||T - Sigma||_2 >= Y = max_C |u_C^T E_C u_C| (u_C the top eigenvector of Sigma_C); E min(Y, c) >= E Y - E Y^2 / (4c), and
+    # E Y >= E max_C |u_C^T D_C u_C| = E max_C lambda_1(C)|chi2_n / n - 1| (Jensen over Z; independent components), or >= E max_C |u_C^T Z_C u_C|
+    # = sig E max of |N(0, 1)| ('vecd'; 'upper' has a larger sd) (Jensen over D)
+    if comps is not None and (np.abs(S)[supp] > TAU[supp]).all():
+        ks = s_ != 0
+        p_out = float(min(1.0, _entry_tail(np.abs(s_[ks]) - t_[ks], a_[ks], b_[ks], s_[ks], sd_[ks], n) @ cnt[ks]))
+        l1s = {}
+        for c in comps:
+            l1 = round(float(np.linalg.eigvalsh(S[np.ix_(c, c)])[-1]), 15); l1s[l1] = l1s.get(l1, 0) + 1
+        chi = [(lambda t, l=l: stats.chi2.cdf(n * (1 + t / l), n) - stats.chi2.cdf(n * (1 - t / l), n), m) for l, m in l1s.items()]
+        ey = max(_emax_abs(chi, max(l1s) * math.sqrt(2 / n)), sig * _emax_abs([(lambda t: 2 * special.ndtr(t) - 1, len(comps))], 1.0))
+        ey2 = sum(m * (2 * l * l / n + (2 if noise_shape == "upper" else 1) * sig * sig) for l, m in l1s.items())
+        lower = max(lower, ey - ey2 / (4 * lmin) - lmin * p_out)
     return dict(lower=lower, upper=upper, tau=tau, tau_diagonal=tau_d, sigma=sig, sigma_offdiagonal=sig_off, p_bad=best_pg,
                 on_good=on_g, s=int((supp.sum(0) - 1).max()), noise_shape=noise_shape)
-
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #f401c200
 def clip_probability(eigenvalues, n: int, radius: float = 1.0) -> float:
@@ -376,6 +554,33 @@ def clip_probability(eigenvalues, n: int, radius: float = 1.0) -> float:
     ts = np.linspace(0, 1 - 1e-9, 2001)[1:] / (2 * top)
     rate = np.max(ts * r2 + 0.5 * np.log1p(-2 * ts[:, None] * lam).sum(1))
     return float(min(1.0, n * math.exp(-rate)))
+
+def _log_binom(a, b):
+    return math.lgamma(a + 1) - math.lgamma(b + 1) - math.lgamma(a - b + 1) if 0 <= b <= a else -math.inf
+
+def sparse_sign_fano_lower(n: float, p: int, s: int, spike: float, c: float, report_sigma: float) -> dict:
+    """Fano lower bound on the Bayes risk E||P_hat - P_v||_F, v uniform over the s-sparse sign vectors eps_S / sqrt(s)
+    (support S uniform, signs uniform), of EVERY estimator that sees the n local reports x x^T + Z (Z with Frobenius
+    density exp(-||Z||_F^2 / (2 sigma^2)), sigma = `report_sigma`; 'upper' noise has no more information) of rows
+    x ~ N(0, c (I + spike v v^T)), or the rows themselves (the smaller of the two informations is used)."""
+    a = math.sqrt(1 + spike)
+    # per record: KL of the rows to N(0, c I), and (coupling x = A g, x' = sqrt(c) g) E||A g g^T A - c g g^T||_F^2 / (2 sigma^2)
+    kl_data = 0.5 * (spike - math.log1p(spike))
+    e4 = c * c * ((p + spike) ** 2 + 2 * (p - 1 + (1 + spike) ** 2) + p * p + 2 * p - 2 * (p - 1 + a) ** 2 - 4 * (p + spike))
+    kl_rep = e4 / (2 * report_sigma ** 2) if report_sigma > 0 else math.inf
+    info = n * min(kl_data, kl_rep)
+    logV = _log_binom(p, s) + s * math.log(2)
+    best, t_best = 0.0, math.nan
+    for t in np.linspace(0.02, math.sqrt(2) * 0.999, 120):
+        need = s * s * (1 - t * t / 2)             # ||P_v - P_v'||_F <= t iff (sum of agreeing minus disagreeing signs)^2 >= need
+        terms = [_log_binom(s, j) + _log_binom(p - s, s - j) + (s - j) * math.log(2) + _log_binom(j, g)
+                 for j in range(s + 1) for g in range(j + 1) if (2 * g - j) ** 2 >= need]
+        logN = float(np.logaddexp.reduce(terms)) if terms else -math.inf
+        den = logV - logN
+        if den <= 0: continue
+        v = t / 2 * (1 - (info + math.log(2)) / den)
+        if v > best: best, t_best = v, t
+    return dict(lower=best, t=t_best, information=info, log_prior_size=logV, kl_report=kl_rep, kl_data=kl_data)
 
 ERROR_BOUND_METHODS = ("local_gaussian", "local_sparse", "analyze_gauss", "dp_threshold", "smooth_gaussian", "smooth_cauchy", "g_dppca")
 
@@ -445,29 +650,41 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
         if noise_shape != "vecd": raise ValueError(f"noise_shape: g_dppca releases 'vecd' noise only, got {noise_shape!r}")
         plan = kendall_design(n, design, degree)
         sig = gaussian_sigma(eps, dlt, kendall_sensitivity(sensitivity, n=n), calibration)
-        r = noisy_top_k_bounds(noise_moments(p, k, sig, "vecd"), kendall_sampling_moments(lam, n, k, plan["design"]))
+        r = noisy_top_k_bounds(noise_moments(p, k, sig, "vecd"), kendall_sampling_moments(lam, n, k, plan["design"], plan["degree"] if plan["design"] == "regular" else None))
         lo, up = r["lower"], r["upper"]
-        cls = _TOPK_CLASS.replace("Gaussian rows", "Gaussian (or any elliptical) rows")
+        cls = (_TOPK_CLASS + "; the upper bound holds for any elliptical rows, the lower bound's sampling term "
+               "(the Hajek projection of Kendall's tau) for Gaussian rows")
         notes.append(f"{plan['design']} pair design (degree {plan['degree']})"
                      + ("; spectral norm of the sampling error from its Frobenius norm only" if plan["design"] == "regular" else ""))
-        notes.append("the lower bound counts the privacy noise only (no explicit lower bound on the Kendall "
-                     "sampling error was derived): it is loose where the sampling error dominates")
+        notes.append("the lower bound counts the privacy noise and Kendall's sampling error (its Hajek projection, "
+                     "Gaussian rows)")
     elif method in ("smooth_gaussian", "smooth_cauchy"):
         if method == "smooth_gaussian" and dlt == 0: raise ValueError("delta: 'smooth_gaussian' needs delta > 0 (delta = 0 is 'smooth_cauchy')")
         r = smooth_bounds(lam, n, k, eps, dlt, constants=constants)
         lo, up = r["lower"], r["upper"]
         notes.append(f"{constants} constants: alpha = {r['alpha']:.3g}, beta = {r['beta']:.3g}")
         if method == "smooth_cauchy":
-            notes.append("lower = 0: no lower bound derived for the Cauchy frame noise (||Z|| has no finite mean, and the "
-                         "denominator control used for Gaussian noise is vacuous)")
-            lo = 0.0
+            notes.append("Cauchy frame noise: the lower bound works on the event that every noise entry is at most m "
+                         "(truncated moments), the upper bound through a union bound on ||Z||_F")
     else:                                              # local_sparse
+        from dppca_nb.algorithms.local import local_noise_sigma
         lo, up = 0.0, cap
-        notes.append("lower = 0 and upper = the largest distance: the Fantope bound (Vu et al. 2013) needs the penalty to "
-                     "exceed the largest entry of the noise, which the default penalty does not, and an exact optimum, "
-                     "which ADMM gives only to its tolerance; no bound with explicit constants was derived")
+        spiked = k == 1 and np.allclose(lam[1:], lam[-1], rtol=1e-9, atol=0.0) and lam[-1] > 0
+        if spiked and s is not None and 1 <= int(s) <= p:
+            sig = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
+            f = sparse_sign_fano_lower(n, p, int(s), float(lam[0] / lam[-1] - 1), float(lam[-1]), sig)
+            lo = f["lower"]
+            cls = (f"the Bayes risk over the prior v uniform on the {int(s)}-sparse sign vectors (support and signs uniform; "
+                   "V drawn afresh each run), of every estimator that sees the local reports (Fano with distance)")
+            notes.append(f"Fano: information <= {f['information']:.3g} nats against log|prior| = {f['log_prior_size']:.3g}; "
+                         "0 once the reports identify the support (a discrete prior's Bayes risk then vanishes)")
+        else:
+            notes.append("lower = 0: the Fano bound is derived for k = 1, a spiked spectrum and a given s only")
+        notes.append("upper = the largest distance: the Fantope bound (Vu et al. 2013) needs the penalty to exceed the largest "
+                     "noise entry (sparse_lambda kind 'max' or 'safe', not the default 'rate') and an exact optimum, which "
+                     "ADMM gives only to its tolerance; no upper bound with explicit constants was derived")
     q = clip_probability(lam, n) if data == "clipped" else 0.0
     if q > 0: lo, up = max(lo - cap * q, 0.0), min(up + cap * q, cap)
-    hold = q <= 0.01 and method != "local_sparse"
+    hold = q <= 0.01 and (method != "local_sparse" or lo > 0)
     return ErrorBounds(method, float(lo), float(min(up, cap)), cls, 1.0, bool(hold), tuple(notes), "||P_hat - P||_F", cap)
 
