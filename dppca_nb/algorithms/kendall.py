@@ -9,6 +9,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from ..core.validation import as_generator, check_data, check_positive, check_choice, check_int, add_diagnostics
 from ..backends.statistics import add, check_rows, is_dask, map_block_pairs, row_blocks, tree_reduce
+from ..backends.array_api import check_rows_xp, is_array_api, kendall_pairs_sum_xp, kendall_sums_xp, to_numpy
 
 # %% auto #0
 __all__ = ['FULL_MAX_N', 'DEFAULT_DEGREE', 'kendall_design', 'design_seed', 'design_pairs', 'kendall_tau', 'kendall_cross_sum',
@@ -313,17 +314,19 @@ def _centre_scale(X, transform, r):
 _LONG = 1e11      # n^2 p at which a full statistic runs long enough (about 10 s) for a progress bar
 
 def kendall_tau(X, transform: str = "spherical", radius: float | None = None, *, method: str = "fast",
-                design: str | None = None, degree: int | None = None, random_state=None, block_rows: int = 256,
+                design: str | None = None, degree: int | None = None, random_state=None, block_rows: int | None = None,
                 progress: bool | None = None, return_info: bool = False):
-    """Generalised multivariate Kendall's tau (p x p) of a numpy or dask `X`: spherical or winsorized spatial signs of pair differences.
+    """Generalised multivariate Kendall's tau (p x p) of a numpy, dask or array-API (CuPy, ...) `X`: spherical or winsorized spatial signs of pair differences.
 
     `design`: 'full' (all n(n-1)/2 pairs), 'regular' (each row in exactly `degree` pairs of a public random design drawn
     from `random_state`), or None ('full' for n <= FULL_MAX_N = 5000, else 'regular' with degree 20); see `kendall_design`.
-    `random_state` is used by the regular design only. Exact (not private).
+    `random_state` is used by the regular design only. Exact (not private). An array-API `X` that is neither numpy nor
+    dask (CuPy on a GPU, PyTorch, array_api_strict) is computed on its device by `backends.array_api` and K is an
+    array of its library there.
 
     Parameters
     ----------
-    X : array (n, p), numpy or dask
+    X : array (n, p), numpy, dask or array-API
         Data rows.
     transform : {"spherical", "winsorized"}
         Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
@@ -338,8 +341,8 @@ def kendall_tau(X, transform: str = "spherical", radius: float | None = None, *,
         Pairs per row of a regular design (None: 20).
     random_state : int, numpy Generator or None
         Seed of the regular design (unused for the full one).
-    block_rows : int >= 1
-        Rows per block of the blocked computation (memory, not the result).
+    block_rows : int >= 1 or None
+        Rows per block of the blocked computation (memory, not the result); None: 256 (numpy, dask), 2048 (array API).
     progress : bool or None
         Show a progress bar (None: only for long runs).
     return_info : bool
@@ -347,25 +350,30 @@ def kendall_tau(X, transform: str = "spherical", radius: float | None = None, *,
 
     Returns
     -------
-    K : ndarray (p, p)
+    K : ndarray (p, p), or an array of X's library for an array-API X
         Kendall's tau, exact (NOT private).
     info : dict, only if `return_info`
         transform, winsorization_radius, bound (||g||_inf^2), method, design, degree, n_pairs. Under
         `diagnostics_not_private`: n_exact_pairs (near-tied pairs) and the regular design's seed.
     """
-    X = check_rows(X)
+    X = check_rows_xp(X)[0] if is_array_api(X) else check_rows(X)
     n, p = (int(s) for s in X.shape)
     plan = kendall_design(n, design, degree)
     seed = design_seed(random_state) if plan["design"] == "regular" else None
     return _kendall_tau(X, transform, radius, method=method, plan=plan, seed=seed, block_rows=block_rows,
-                        progress=progress, return_info=return_info)
+                        progress=progress, return_info=return_info, host=False)
 
-def _kendall_tau(X, transform, radius, *, method, plan, seed, block_rows, progress, return_info):
-    "`kendall_tau` of a checked X with its design resolved (`plan`) and, for a regular design, its seed fixed."
+def _kendall_tau(X, transform, radius, *, method, plan, seed, block_rows, progress, return_info, host=True):
+    """`kendall_tau` of a checked X with its design resolved (`plan`) and, for a regular design, its seed fixed.
+
+    An array-API X goes to `backends.array_api`; `host=True` (the private releases' call) brings K to the host as
+    numpy, where the noise is added."""
     n, p = (int(s) for s in X.shape)
     r = _check_transform(transform, radius, p)
     check_choice(method, "method", ("fast", "pairwise"))
-    block_rows = check_int(block_rows, "block_rows")
+    xp_input = is_array_api(X)
+    block_rows = (2048 if xp_input else 256) if block_rows is None else check_int(block_rows, "block_rows")
+    if xp_input: return _kendall_tau_xp(X, transform, r, method, plan, seed, block_rows, return_info, host)
     show = (plan["design"] == "full" and n * n * p >= _LONG) if progress is None else bool(progress)
     if plan["design"] == "regular":
         perm = np.random.default_rng(seed).permutation(n)
@@ -388,6 +396,22 @@ def _kendall_tau(X, transform, radius, *, method, plan, seed, block_rows, progre
     if transform == "winsorized": K = K * scale * scale
     return _finish(K, n_exact, transform, r, method, plan, return_info)
 
+def _kendall_tau_xp(X, transform, r, method, plan, seed, block_rows, return_info, host):
+    "Kendall's tau of a checked array-API X on its device (`backends.array_api`), full or regular design; K as numpy if `host`."
+    if method != "fast":
+        raise ValueError(f"method: an array-API X (CuPy, ...) takes method='fast', got {method!r}; "
+                         "the pairwise reference runs on numpy arrays")
+    n = int(X.shape[0])
+    if plan["design"] == "regular":
+        perm = np.random.default_rng(seed).permutation(n)
+        i, j = _pairs_of(perm, plan["degree"])
+        S, _, n_exact = kendall_pairs_sum_xp(X, i, j, transform, r, centre_rows=np.sort(perm[:_CENTRE_ROWS]))
+        K = (S + S.T) / (2 * plan["n_pairs"])
+    else:
+        S, _, n_exact = kendall_sums_xp(X, None, transform, r, block_rows=block_rows, name="X")
+        K = S * (2.0 / (n * (n - 1)))
+    return _finish(to_numpy(K) if host else K, n_exact, transform, r, method, plan, return_info, seed)
+
 def _finish(K, n_exact, transform, r, method, plan, return_info, seed=None):
     if not return_info: return K
     info = dict(transform=transform, winsorization_radius=r, bound=1.0 if r is None else r * r, method=method, **plan)
@@ -398,6 +422,8 @@ def _finish(K, n_exact, transform, r, method, plan, return_info, seed=None):
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #930d03a5
 def _pair_sum(A, B, transform, radius, block_rows, return_info):
+    if is_array_api(A) or is_array_api(B): return _pair_sum_xp(A, B, transform, radius, block_rows, return_info)
+    block_rows = 256 if block_rows is None else block_rows
     A = check_data(A, name="A", min_rows=1)
     p = A.shape[1]
     if B is not None:
@@ -417,22 +443,32 @@ def _pair_sum(A, B, transform, radius, block_rows, return_info):
     info = dict(transform=transform, winsorization_radius=r, bound=1.0 if r is None else r * r, n_pairs=n_pairs)
     return S, n_pairs, add_diagnostics(info, n_exact_pairs=n_exact)
 
-def kendall_cross_sum(A, B, transform: str = "spherical", radius: float | None = None, *, block_rows: int = 256,
+def _pair_sum_xp(A, B, transform, radius, block_rows, return_info):
+    "`_pair_sum` of array-API blocks on their device (`backends.array_api.kendall_sums_xp`); S is an array of their library."
+    if not is_array_api(A):
+        raise TypeError(f"A: expected an array of the same library as B ({type(B).__module__.split('.')[0]}), got {type(A).__name__}")
+    S, n_pairs, n_exact = kendall_sums_xp(A, B, transform, radius, block_rows=2048 if block_rows is None else block_rows)
+    if not return_info: return S, n_pairs
+    r = _check_transform(transform, radius, int(A.shape[1]))
+    info = dict(transform=transform, winsorization_radius=r, bound=1.0 if r is None else r * r, n_pairs=n_pairs)
+    return S, n_pairs, add_diagnostics(info, n_exact_pairs=n_exact)
+
+def kendall_cross_sum(A, B, transform: str = "spherical", radius: float | None = None, *, block_rows: int | None = None,
                       return_info: bool = False):
     """Sum over all pairs (a in A, b in B) of g(d) g(d)^T, d = (b - a)/sqrt2: `(S, n_pairs)` (+ info dict if `return_info`).
 
     Parameters
     ----------
     A : array (m, p)
-        First block of rows.
+        First block of rows (numpy, or an array-API array such as CuPy: then S is an array of its library).
     B : array (l, p)
-        Second block of rows.
+        Second block of rows (of A's library).
     transform : {"spherical", "winsorized"}
         Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
     radius : float > 0 or None
         Winsorization radius (transform "winsorized" only).
-    block_rows : int >= 1
-        Rows per block of the blocked computation (memory, not the result).
+    block_rows : int >= 1 or None
+        Rows per block of the blocked computation (memory, not the result); None: 256 (numpy), 2048 (array API).
     return_info : bool
         Also return an `info` dict.
 
@@ -505,20 +541,20 @@ def _kendall_regular_over_blocks(X, transform, r, perm, d):
     K = S / (n * d / 2)
     return (K + K.T) / 2, int(n_exact)
 
-def kendall_within_sum(A, transform: str = "spherical", radius: float | None = None, *, block_rows: int = 256,
+def kendall_within_sum(A, transform: str = "spherical", radius: float | None = None, *, block_rows: int | None = None,
                        return_info: bool = False):
     """Sum over the pairs i < j within A of g(d) g(d)^T: `(S, n_pairs)`; `kendall_tau(A) = S / n_pairs`.
 
     Parameters
     ----------
     A : array (m, p)
-        Block of rows.
+        Block of rows (numpy, or an array-API array such as CuPy: then S is an array of its library).
     transform : {"spherical", "winsorized"}
         Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
     radius : float > 0 or None
         Winsorization radius (transform "winsorized" only).
-    block_rows : int >= 1
-        Rows per block of the blocked computation (memory, not the result).
+    block_rows : int >= 1 or None
+        Rows per block of the blocked computation (memory, not the result); None: 256 (numpy), 2048 (array API).
     return_info : bool
         Also return an `info` dict.
 
