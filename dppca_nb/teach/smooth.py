@@ -144,7 +144,7 @@ def smooth_sensitivity_figure(gap: float = 0.01, n: int = 100_000, epsilon: floa
         a2.scatter(np.full(reps, i) + rng.uniform(-0.12, 0.12, reps), d["errors"], s=10, color=col, alpha=0.6, zorder=3)
         a2.errorbar([i], [d["mean"]], yerr=[d["sd"]], fmt="o", color=col, mec="k", mew=0.6, ms=6, capsize=3, zorder=4,
                     label=f"{names[m]}: measured mean +- sd")
-        if d["lower"] == 0: notes.append(f"{names[m]}: lower bound 0 (none derived for Cauchy noise)")
+        if d["lower"] == 0: notes.append(f"{names[m]}: lower bound 0 at this setting")
         fig.bracket[m] = {key: np.atleast_1d(d[key]) for key in ("mean", "sd", "se", "lower", "upper", "hold")}
     a2.axhline(subspace_distance(second_moment_pca(X, k), V), color="k", ls="--", lw=1, label="non-private (the left panel's data)")
     a2.axhline(random_subspace_level(p, k), color="gray", ls="-.", lw=1, label="random guess")
@@ -216,6 +216,6 @@ def smooth_sensitivity_explorer(p: int = 10, k: int = 1):
     title = w.HTML("<h3>When does the eigengap make PCA cheap to privatise?</h3>")
     notice = w.HTML(f"<p><b>What to notice.</b> {SMOOTH_NOTICE} Raise &beta; (left) and the smooth curve hugs the local "
                     "bound sooner, but the release always uses the admissible &beta;. Tick 'pure DP': Cauchy noise, whose "
-                    "bracket has no lower bound (and takes a few seconds to evaluate).</p>")
+                    "bracket is wide, its heavy tail being hard to bound from both sides (and takes a few seconds to evaluate).</p>")
     return w.VBox([title, notice, w.HBox([w.VBox([gap, n, eps]), w.VBox([delta, pure, beta])]), out])
 
