@@ -481,6 +481,7 @@ def time_array_api(n: int = 20_000, p: int = 50, *, kendall_n: int | None = None
     n = check_int(n, "n", minimum=2, allow_float=True)
     p = check_int(p, "p", allow_float=True)
     kn = min(n, 20_000) if kendall_n is None else check_int(kendall_n, "kendall_n", minimum=2, allow_float=True)
+    if kn > n: raise ValueError(f"kendall_n: expected at most n = {n} rows (a slice of the same data), got {kn}")
     repeats = check_int(repeats, "repeats", allow_float=True)
     if xp is None:
         try:
