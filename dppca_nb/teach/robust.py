@@ -64,7 +64,8 @@ def robustness_bounds(df: float = float("inf"), fraction: float = 0.05, n: int =
                       p: int = 10, k: int = 2) -> dict:
     """`{method: dict(lower, upper, hold, why)}`: the bracket of `error_bounds` where one applies, else `hold=False` and `why`.
 
-    g-DPPCA (spherical): 'g_dppca', valid for any elliptical rows (t included), so for every df. AG: 'analyze_gauss' on
+    g-DPPCA (spherical): 'g_dppca', valid for any elliptical rows (t included), so for every df (for t rows with
+    `data='elliptical'`: the lower bound's sampling term is for Gaussian rows only). AG: 'analyze_gauss' on
     the rows scaled by 1/R, for Gaussian rows only, with `data='clipped'` (it fails where some row may be clipped). With
     outliers no bound applies: contamination is outside every bound's model."""
     lam, cap = robust_scatter_eigenvalues(p, k), projection_cap(p, k)
@@ -73,7 +74,8 @@ def robustness_bounds(df: float = float("inf"), fraction: float = 0.05, n: int =
     for m in ROBUST_EXPLORER_METHODS:
         if fraction > 0: out[m] = none("contamination: outside the bounds' model"); continue
         if m == "g-DPPCA (spherical)":
-            b = error_bounds("g_dppca", int(n), p, k, epsilon, ROBUST_DELTA, eigenvalues=lam)
+            b = error_bounds("g_dppca", int(n), p, k, epsilon, ROBUST_DELTA, eigenvalues=lam,
+                             data="gaussian" if math.isinf(df) else "elliptical")
             out[m] = dict(lower=b.lower, upper=b.upper, hold=b.conditions_hold, why=None)
         elif m == "g-DPPCA (winsorized)": out[m] = none("no bound derived for the winsorized transform")
         elif not math.isinf(df): out[m] = none("t rows: the bound needs Gaussian rows")

@@ -208,16 +208,19 @@ def kendall_zeta1_cross(eigenvalues, k: int) -> dict:
     ratio = lambda l: (1 / (3 * l)) / ((2 / (3 * l) + 2 * S_) * (2 / (3 * l) + 2 * T_) - 1 / (9 * l * l))
     return {(float(li), float(lj)): float((base * ratio(li) * ratio(lj)).sum()) for li in np.unique(lam[k:]) for lj in np.unique(lam[:k])}
 
-def kendall_sampling_moments(eigenvalues, n: int, k: int, design: str = "full", degree: int | None = None) -> SamplingMoments:
+def kendall_sampling_moments(eigenvalues, n: int, k: int, design: str = "full", degree: int | None = None,
+                             rows: str = "gaussian") -> SamplingMoments:
     """Moments of K_n - K for the spherical Kendall's tau (kernel g g^T, ||g|| = 1) of n Gaussian (or elliptical) rows.
 
     `design`: 'full' (the U-statistic over all pairs) or 'regular' (the mean over the n d / 2 distinct pairs of any
     d-regular pair design fixed independently of the data; `degree` d, None: the algorithm's default): the same second
     moments, the spectral norm from them only. `cross2_exact` and `cross_lower_fn` (Gaussian rows only) come from the
-    exact zeta_1 of the cross block (its Hajek projection); the other moments hold for any elliptical rows."""
+    exact zeta_1 of the cross block (its Hajek projection), for `rows='gaussian'` only; the other moments hold for any
+    elliptical rows (`rows='elliptical'`: no `cross_lower_fn`, `cross2_exact` nan)."""
     from dppca_nb.algorithms.kendall import kendall_design
     lam = _lam(eigenvalues); p = lam.size; n = check_int(n, "n", minimum=2, allow_float=True)
     check_choice(design, "design", ("full", "regular"))
+    check_choice(rows, "rows", ("gaussian", "elliptical"))
     plan = kendall_design(n, design, degree if design == "regular" else None)
     n_pairs, d = plan["n_pairs"], plan["degree"]
     kap = spherical_kendall_spectrum(lam)
@@ -246,6 +249,7 @@ def kendall_sampling_moments(eigenvalues, n: int, k: int, design: str = "full", 
     tail = lambda b: 2 * p * math.exp(-(m * b * b / 2) / (v + b / 3))
     if design == "regular":                  # no matrix Bernstein: E||D||_2 <= sqrt(E||D||_F^2), Chebyshev tail (in .tail)
         op, tail = math.sqrt(2 / n * (1 - (kap ** 2).sum())), (lambda b: 1.0)
+    if rows == "elliptical": cross_exact, cross_lower = math.nan, None     # zeta_1 depends on the radial law: not used
     return SamplingMoments(f"spherical Kendall ({design} design)", kap, k, op, 2 / n * (1 - (kap ** 2).sum()),
                            2 / n * float((kap[:k] - kap[:k] ** 2).sum()), 2 / n * z2, cross_exact, math.nan, tail, cross_lower)
 
@@ -594,12 +598,15 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
     """Explicit lower and upper bounds on the MEAN error of `method` on n Gaussian rows N(0, V diag(eigenvalues) V^T).
 
     Error: ||P_hat - P||_F for the subspace methods, ||Sigma_plus - Sigma||_2 for 'dp_threshold' (give `Sigma`, and `gamma`).
-    `data`: 'gaussian' (unclipped Gaussian rows: the Wishart path of the studies) or 'clipped' (rows clipped to the unit
-    ball first: the bounds widen by cap x P(some row is clipped)). The options are the algorithms' own, with their
+    `data`: 'gaussian' (unclipped Gaussian rows: the Wishart path of the studies), 'clipped' (rows clipped to the unit
+    ball first: the bounds widen by cap x P(some row is clipped)) or, for 'g_dppca' only, 'elliptical' (any elliptical
+    rows, e.g. multivariate t: the lower bound then leaves out Kendall's Gaussian-only sampling term). The options are the algorithms' own, with their
     defaults: `noise_shape` ('vecd' or 'upper') of the second-moment releases and the local reports (g-DPPCA: 'vecd'
     only), `constants` of smooth sensitivity, `design`/`degree` of g-DPPCA's pair design (None: as the algorithm)."""
     check_choice(method, "method", ERROR_BOUND_METHODS)
-    check_choice(data, "data", ("gaussian", "clipped"))
+    check_choice(data, "data", ("gaussian", "clipped", "elliptical"))
+    if data == "elliptical" and method != "g_dppca":
+        raise ValueError(f"data: 'elliptical' is for 'g_dppca' only (its spherical transform), got method {method!r}")
     check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
     check_choice(constants, "constants", ("optimized", "paper"))
     p = check_int(p, "p", minimum=2)
@@ -650,13 +657,15 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
         if noise_shape != "vecd": raise ValueError(f"noise_shape: g_dppca releases 'vecd' noise only, got {noise_shape!r}")
         plan = kendall_design(n, design, degree)
         sig = gaussian_sigma(eps, dlt, kendall_sensitivity(sensitivity, n=n), calibration)
-        r = noisy_top_k_bounds(noise_moments(p, k, sig, "vecd"), kendall_sampling_moments(lam, n, k, plan["design"], plan["degree"] if plan["design"] == "regular" else None))
+        r = noisy_top_k_bounds(noise_moments(p, k, sig, "vecd"), kendall_sampling_moments(lam, n, k, plan["design"], plan["degree"] if plan["design"] == "regular" else None,
+                                                                                "elliptical" if data == "elliptical" else "gaussian"))
         lo, up = r["lower"], r["upper"]
         cls = (_TOPK_CLASS + "; the upper bound holds for any elliptical rows, the lower bound's sampling term "
                "(the Hajek projection of Kendall's tau) for Gaussian rows")
         notes.append(f"{plan['design']} pair design (degree {plan['degree']})"
                      + ("; spectral norm of the sampling error from its Frobenius norm only" if plan["design"] == "regular" else ""))
-        notes.append("the lower bound counts the privacy noise and Kendall's sampling error (its Hajek projection, "
+        notes.append("the lower bound counts the privacy noise only (elliptical rows)" if data == "elliptical" else
+                     "the lower bound counts the privacy noise and Kendall's sampling error (its Hajek projection, "
                      "Gaussian rows)")
     elif method in ("smooth_gaussian", "smooth_cauchy"):
         if method == "smooth_gaussian" and dlt == 0: raise ValueError("delta: 'smooth_gaussian' needs delta > 0 (delta = 0 is 'smooth_cauchy')")
