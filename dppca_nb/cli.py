@@ -23,10 +23,10 @@ from .core.linalg import top_k_eigvecs
 from .algorithms.registry import REGISTRY
 
 # %% auto #0
-__all__ = ['METHODS', 'NOT_SHOWN', 'FLAGS', 'DEFAULT_RADIUS_NOTE', 'Method', 'CLIError', 'method_settings', 'plan_method',
-           'run_method', 'select_columns', 'read_numeric_csv', 'read_mean', 'check_output', 'privacy_statement',
-           'estimator_for', 'parse_radius', 'fit_estimator', 'released_components', 'fit_record', 'site_renderer',
-           'render_docs', 'build_parser', 'main']
+__all__ = ['METHODS', 'NOT_SHOWN', 'FLAGS', 'DIAGNOSTICS_LABEL', 'DEFAULT_RADIUS_NOTE', 'Method', 'CLIError', 'method_settings',
+           'plan_method', 'run_method', 'select_columns', 'read_numeric_csv', 'read_mean', 'check_output',
+           'privacy_statement', 'estimator_for', 'parse_radius', 'fit_estimator', 'diagnostics_text',
+           'released_components', 'fit_record', 'site_renderer', 'render_docs', 'build_parser', 'main']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
 class Method(NamedTuple):
@@ -353,7 +353,8 @@ def check_output(out, data=None) -> tuple:
 
 # %% ../nbs/09_cli/00_cli.ipynb #b8311bbe
 NOT_SHOWN = ("Clipped-row counts and other exact functions of the data are curator-only diagnostics "
-             "(not differentially private): they are not shown, nor written to OUT or OUT.json.")
+             "(not differentially private): they are not shown, nor written to OUT or OUT.json "
+             "(--diagnostics shows them to you, the curator, on standard error).")
 
 def privacy_statement(info: dict, n: int, *, p: int | None = None, k: int | None = None) -> str:
     """One line stating the guarantee of a release, from the public part of its `info` and the public n, p, k.
@@ -411,7 +412,8 @@ def estimator_for(method: str):
 
 # an estimator's argument -> the flag a user gave it with (an error about the argument names the flag)
 FLAGS = {"n_components": "-k", "k": "-k", "epsilon": "--epsilon", "delta": "--delta", "radius": "--radius",
-         "centering": "--center", "mean": "--mean", "mean_radius": "--mean-radius", "X": "DATA"}
+         "centering": "--center", "mean": "--mean", "mean_radius": "--mean-radius", "X": "DATA",
+         "winsorization_radius": "--winsorization-radius"}
 
 def _flag_error(e: Exception) -> CLIError:
     "The estimator's error, its first word (the argument) replaced by the flag that set it."
@@ -442,12 +444,13 @@ def parse_radius(value, flag: str = "--radius"):
     return r
 
 def fit_estimator(method: str, X, k: int, epsilon: float, delta: float | None = None, *, radius=None, center=None,
-                  mean=None, mean_radius=None, random_state=None):
+                  mean=None, mean_radius=None, winsorization_radius=None, random_state=None):
     """Fit the estimator of `--method` on X (tight sensitivity, analytic calibration); return it fitted.
 
     `radius`: None (the default bound 1), a number or 'private'; `center`: None (the estimator's default), 'none',
     'private' or 'public' (with the public `mean`); `mean_radius`: the bound of the rows for a private mean (None:
-    `radius`; the raw rows are longer than the centred ones). The estimator plans its contract and spends the budget before
+    `radius`; the raw rows are longer than the centred ones); `winsorization_radius` (g-DPPCA): winsorize the pair
+    differences at that radius. The estimator plans its contract and spends the budget before
     it reads a record; its curator-only ClippingWarning is not shown (an exact count of the data). Errors name the
     flags.
 
@@ -471,6 +474,9 @@ def fit_estimator(method: str, X, k: int, epsilon: float, delta: float | None = 
         The public mean (center "public").
     mean_radius : float > 0, "private" or None
         Bound of the raw rows for a private mean (None: `radius`).
+    winsorization_radius : float > 0, "private" or None
+        g-DPPCA only: winsorize the pair differences at this radius (a number, or "private": a radius released with
+        a share of epsilon) instead of taking their spatial signs (None: the method's default kernel).
     random_state : int or None
         Seed of the noise.
 
@@ -499,6 +505,11 @@ def fit_estimator(method: str, X, k: int, epsilon: float, delta: float | None = 
                            "use --center none or --center public")
         kw["centering"] = center
     if mean is not None: kw["mean"] = mean
+    if winsorization_radius is not None:
+        if "winsorization_radius" not in params:
+            raise CLIError(f"--winsorization-radius: only with --method g-dppca (the radius at which it winsorizes pair "
+                           f"differences); --method {method} winsorizes nothing")
+        kw["winsorization_radius"], kw["spatial_sign"] = winsorization_radius, "winsorized"
     if mean_radius is not None:
         if "mean_radius" not in params or kw.get("centering", params.get("centering")) != "private":
             raise CLIError("--mean-radius: only with a private mean (--center private) of a method that clips rows")
@@ -511,6 +522,44 @@ def fit_estimator(method: str, X, k: int, epsilon: float, delta: float | None = 
             est.fit(X)
     except (ValueError, TypeError) as e: raise _flag_error(e) from None
     return est
+
+DIAGNOSTICS_LABEL = "NOT PRIVATE"
+
+def diagnostics_text(est) -> str:
+    """The curator-only diagnostics of a fitted estimator (`diagnostics_not_private_`), one labelled line each.
+
+    These are exact functions of the data (the clipped-row count, ...), released without noise: not differentially
+    private. `fit --diagnostics` writes this text to standard error only, never to standard output, OUT or OUT.json.
+
+    Parameters
+    ----------
+    est : estimator
+        A fitted estimator of `dppca_nb.estimators`.
+
+    Returns
+    -------
+    str
+        A header line and one `NOT PRIVATE  name: value` line per diagnostic (nested ones as `outer.inner`).
+    """
+    d = getattr(est, "diagnostics_not_private_", None)
+    if d is None: raise ValueError(f"est: expected a fitted estimator with diagnostics_not_private_, got {type(est).__name__}")
+    def flat(prefix, v):
+        if isinstance(v, dict):
+            for a, b in v.items(): yield from flat(f"{prefix}.{a}" if prefix else str(a), b)
+        else: yield prefix, v
+    lines = [f"{DIAGNOSTICS_LABEL}: curator-only diagnostics of this fit (exact functions of the data, no noise, not "
+             "differentially private): for you, the curator; do not publish them."]
+    lines += [f"{DIAGNOSTICS_LABEL}  {name}: {json.dumps(_jsonable_plain(v))}" for name, v in flat("", dict(d))]
+    if len(lines) == 1: lines.append(f"{DIAGNOSTICS_LABEL}  (this method records none)")
+    return "\n".join(lines)
+
+def _jsonable_plain(v):
+    "numpy values as Python ones, for printing."
+    if isinstance(v, np.ndarray): return v.tolist()
+    if isinstance(v, (np.integer,)): return int(v)
+    if isinstance(v, (np.floating,)): return float(v)
+    if isinstance(v, (list, tuple)): return [_jsonable_plain(x) for x in v]
+    return v
 
 
 # %% ../nbs/09_cli/00_cli.ipynb #1b22caa9
@@ -706,7 +755,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "computes what changed and an interrupted run resumes.")
     g = r.add_mutually_exclusive_group()
     g.add_argument("--quick", dest="mode", action="store_const", const="quick", help="small grids, a few minutes on 2 cores (default)")
-    g.add_argument("--full", dest="mode", action="store_const", const="full", help="the papers' grids and repetition counts (hours)")
+    g.add_argument("--full", dest="mode", action="store_const", const="full", help="the papers' grids and repetition counts (about half an hour of CPU)")
     r.set_defaults(mode="quick")
     r.add_argument("--only", nargs="+", metavar="NAME", help="run only these studies")
     r.add_argument("--out", default="dppca_results", metavar="DIR", help="output folder (default: dppca_results)")
@@ -738,6 +787,13 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--mean-radius", default=None, metavar="R",
                    help="with --center private: the norm bound of the raw rows for the private mean (a number or 'private'; "
                         "default: --radius)")
+    f.add_argument("--winsorization-radius", default=None, metavar="R",
+                   help="--method g-dppca only: winsorize the pair differences at ||d|| <= R (a number, in the units of "
+                        "the data, or 'private': a radius released with a share of epsilon) instead of taking their "
+                        "spatial signs")
+    f.add_argument("--diagnostics", action="store_true",
+                   help="also write the curator's diagnostics (e.g. the clipped-row count: exact, NOT PRIVATE) to standard "
+                        "error; never to standard output, OUT or OUT.json")
     f.add_argument("--mean", default=None, metavar="FILE",
                    help="the public mean for --center public: a CSV with one row (a header names its columns) or p numbers")
     cols = f.add_mutually_exclusive_group()
@@ -773,6 +829,10 @@ def _cmd_fit(a):
     out, side = check_output(a.out, a.data)                   # before any private work: the run can be saved
     radius = parse_radius(a.radius)
     parse_radius(a.mean_radius, "--mean-radius")
+    wrad = parse_radius(a.winsorization_radius, "--winsorization-radius")
+    if wrad is not None and a.method != "g-dppca":
+        raise CLIError(f"--winsorization-radius: only with --method g-dppca (the radius at which it winsorizes pair "
+                       f"differences); --method {a.method} winsorizes nothing")
     center = a.center
     if a.mean is not None:
         if center not in (None, "public"): raise CLIError(f"--mean: only with --center public, got --center {center}")
@@ -781,13 +841,15 @@ def _cmd_fit(a):
     X, names = read_numeric_csv(a.data, a.delimiter, columns=a.columns, drop=a.drop)
     mean = read_mean(a.mean, names, a.delimiter) if a.mean is not None else None
     est = fit_estimator(a.method, X, a.k, a.epsilon, a.delta, radius=radius, center=center, mean=mean,
-                        mean_radius=parse_radius(a.mean_radius, "--mean-radius"), random_state=a.seed)
+                        mean_radius=parse_radius(a.mean_radius, "--mean-radius"), winsorization_radius=wrad,
+                        random_state=a.seed)
     comps, ordered, ev = released_components(est, a.k)
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["component" if ordered else "basis vector (unordered)"] + names)
         for i, row in enumerate(comps): w.writerow([i + 1] + [repr(float(v)) for v in row])
     rec = fit_record(est, a.method, names, out, comps.shape[0], ordered, ev, radius=radius)
+    if wrad is not None: rec["inputs"]["winsorization_radius"] = wrad
     side.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
     print(est.contract_.statement())
     if radius is None and "radius" in est.get_params(): print(DEFAULT_RADIUS_NOTE)
@@ -795,6 +857,7 @@ def _cmd_fit(a):
     what = (f"{comps.shape[0]} components" if ordered else
             f"{comps.shape[0]} basis vectors (unordered: an orthonormal basis of the private subspace, in no order)")
     print(f"Wrote {what} of {comps.shape[1]} features to {a.out}, and the public record to {a.out}.json.")
+    if a.diagnostics: print(diagnostics_text(est), file=sys.stderr)    # the curator's view: standard error only
 
 def _check_scheduler(s):
     if s is None or s == "local" or "://" in s: return s
