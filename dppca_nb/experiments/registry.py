@@ -483,14 +483,15 @@ def bracket_verdict(mean: float, se: float, lower: float, upper: float, conditio
     Returns
     -------
     str
-        "inside", "inside within 2 se" or "OUTSIDE", with " (the bound's conditions fail)" where they do.
+        "inside", "inside within 2 se" or "OUTSIDE", with " (uninformative: conditions_hold is False)" where the
+        bounds' assumptions fail or they are not informative (see the bound's notes).
     """
     if not np.isfinite(mean): return "no measurement"
     tol = 1e-9 * max(abs(lower), abs(upper), abs(mean))        # rounding: a mean equal to a bound is inside
     if lower - tol <= mean <= upper + tol: v = "inside"
     elif np.isfinite(se) and mean + 2 * se >= lower and mean - 2 * se <= upper: v = "inside within 2 se"
     else: v = "OUTSIDE"
-    return v if conditions_hold else v + " (the bound's conditions fail)"
+    return v if conditions_hold else v + " (uninformative: conditions_hold is False)"
 
 # %% ../../nbs/07_experiments/00_registry.ipynb #8b9d6eb3
 def _bounds_source_digest() -> str:
@@ -745,10 +746,10 @@ def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: i
     import pandas as pd
     allc = pd.concat(claims, ignore_index=True) if any(len(t) for t in claims) else pd.DataFrame(columns=CLAIM_COLUMNS)
     allc.to_csv(out / "claims.csv", index=False)
-    tally = allc["verdict"].str.replace(r":.*| \(.*", "", regex=True).value_counts()
+    tally = allc["verdict"].str.replace(r":.*", "", regex=True).value_counts()
     order = ["inside", "inside within 2 se", "OUTSIDE", "no bound applies", "no measurement"]
-    summary = (f"Claims against their bounds: {len(allc)} checks; "
-               + ", ".join(f"{tally[k]} {k}" for k in sorted(tally.index, key=lambda k: (order + [k]).index(k)))
+    rank = lambda k: (max([i for i, o in enumerate(order) if k.startswith(o)], default=len(order)), k)
+    summary = (f"Claims against their bounds: {len(allc)} checks; " + ", ".join(f"{tally[k]} {k}" for k in sorted(tally.index, key=rank))
                + " (every check: [claims.csv](claims.csv)).\n\n") if len(allc) else ""
     wall = time.perf_counter() - t0
     earlier = _filled_by([r for r in run_log(cache_dir, mode=mode, seed=seed) if r.get("id") != run_id], names) if cached else ""
