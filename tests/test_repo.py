@@ -44,3 +44,17 @@ def test_readme_privacy_table_matches_the_estimators():
     from dppca_nb.estimators import privacy_table
     table = privacy_table().strip()
     assert table in (ROOT / "README.md").read_text(encoding="utf-8"), "rerun nbs/index.ipynb and tools/make_readme.py"
+
+
+def test_notebook_links_resolve():
+    "Every link from one notebook to another (the learning path, the chapter pages) names a notebook that exists."
+    import json
+    missing = []
+    for nb in sorted((ROOT / "nbs").rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in nb.parts: continue
+        text = "".join("".join(c["source"]) for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]
+                       if c["cell_type"] == "markdown")
+        for link in re.findall(r"\]\(([^)#\s]+\.ipynb)(?:#[^)]*)?\)", text):
+            if "://" not in link and not (nb.parent / link).exists():
+                missing.append(f"{nb.relative_to(ROOT)} -> {link}")
+    assert not missing, missing
