@@ -14,7 +14,8 @@ from ..core.linalg import top_k_eigvecs
 from ..data.datasets import wishart_second_moment
 from ..privacy.mechanisms import second_moment_sensitivity, gaussian_sigma, symmetric_gaussian
 from ..privacy.releases import certified_epsilon
-from ..privacy.discrete import NOISE_SHAPES
+from ..privacy.discrete import (NOISE_SHAPES, DISCRETE_CALIBRATIONS, DISCRETE_CALIBRATION_WORDS,
+                                       check_discrete_calibration, discrete_calibration)
 from ..backends.statistics import check_rows, is_dask, second_moment_sums, randomized_report_sums
 
 # %% auto #0
@@ -43,13 +44,18 @@ def local_noise_sigma(epsilon: float, delta: float, *, sensitivity="tight", cali
     float
         Noise sd sigma per report entry (diagonal sd in the "vecd" shape), (epsilon, delta)-LDP.
     """
+    if calibration == "zcdp":
+        raise ValueError("calibration: 'zcdp' calibrates the discrete Gaussian (noise='discrete'); continuous noise "
+                         "takes 'analytic' or 'classic', got 'zcdp'")
     sens = second_moment_sensitivity(sensitivity, n=1)
     return gaussian_sigma(epsilon, delta, sens, calibration)
 
-def _certified(sigma, delta, sensitivity, *, grid=None, p=None):
+def _certified(sigma, delta, sensitivity, *, grid=None, p=None, calibration="analytic"):
     """epsilon that a report's noise certifies against the true sqrt 2 (`releases.certified_epsilon`; with `grid`, a
-    discrete report of the p(p+1)/2 upper-triangle entries); warn if the user chose a sensitivity below sqrt 2."""
-    eps_true = certified_epsilon(sigma, delta, n=1, grid=grid, dimension=None if grid is None else p * (p + 1) // 2)
+    discrete report of the p(p+1)/2 upper-triangle entries, certified as its `calibration` says); warn if the user
+    chose a sensitivity below sqrt 2."""
+    eps_true = certified_epsilon(sigma, delta, n=1, grid=grid, dimension=None if grid is None else p * (p + 1) // 2,
+                                 calibration=calibration if grid is not None else "analytic")
     sens = second_moment_sensitivity(sensitivity, n=1)
     if sens < math.sqrt(2.0) - 1e-12:
         warnings.warn(f"sensitivity={sensitivity!r} ({sens:.3g}) is below the local model's true sensitivity sqrt 2: "
@@ -58,7 +64,8 @@ def _certified(sigma, delta, sensitivity, *, grid=None, p=None):
 
 def local_discrete_noise(epsilon: float, delta: float, p: int, *, sensitivity="tight", calibration: str = "analytic"):
     """(sigma, grid) of a report with `noise="discrete"` (notebook 03_privacy/02_discrete): the upper triangle of x x^T rounded to
-    a power-of-two grid plus grid * N_Z(0, (sigma/grid)^2), calibrated through zCDP for the sensitivity of ut(x x^T).
+    a power-of-two grid plus grid * N_Z(0, (sigma/grid)^2), calibrated for the sensitivity of ut(x x^T): by default the
+    smaller sigma of the direct (epsilon, delta) bound of the discrete Gaussian and zCDP (`calibration="zcdp"`: zCDP only).
 
     Parameters
     ----------
@@ -71,19 +78,20 @@ def local_discrete_noise(epsilon: float, delta: float, p: int, *, sensitivity="t
     sensitivity : {"tight", "paper", "loose"} or float > 0
         l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
         or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    calibration : {"analytic", "zcdp"}
+        "analytic" (default): the smaller sigma of the direct (epsilon, delta) bound and zCDP, certified
+        (epsilon, delta)-LDP; "zcdp": through zCDP and the CKS conversion only (rho-zCDP, so (epsilon, delta)-LDP).
 
     Returns
     -------
     tuple (float, float)
         (sigma, grid): noise sd and power-of-two grid step of a discrete report.
     """
-    from dppca_nb.privacy.discrete import check_discrete_calibration, discrete_calibration
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    check_discrete_calibration(calibration)
+    check_discrete_calibration(calibration, DISCRETE_CALIBRATIONS)
     p = check_int(p, "p")
-    return discrete_calibration(eps, dlt, second_moment_sensitivity(sensitivity, n=1), p * (p + 1) // 2)
+    return discrete_calibration(eps, dlt, second_moment_sensitivity(sensitivity, n=1), p * (p + 1) // 2,
+                                calibration=calibration)
 
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #df953535
@@ -117,8 +125,10 @@ def randomize_record(x, epsilon: float, delta: float, *, sensitivity="tight", ca
     sensitivity : {"tight", "paper", "loose"} or float > 0
         l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
         or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    calibration : {"analytic", "classic", "zcdp"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
+        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
+        (zCDP only); "zcdp" is refused for continuous noise.
     noise : {"continuous", "discrete"}
         Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
     noise_shape : {"vecd", "upper"}
@@ -171,8 +181,10 @@ def randomize_records(X, epsilon: float, delta: float, *, sensitivity="tight", c
     sensitivity : {"tight", "paper", "loose"} or float > 0
         l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
         or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    calibration : {"analytic", "classic", "zcdp"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
+        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
+        (zCDP only); "zcdp" is refused for continuous noise.
     packed : bool
         Return packed upper triangles instead of full matrices.
     noise : {"continuous", "discrete"}
@@ -315,13 +327,14 @@ def _local_info(epsilon, delta, sensitivity, calibration, sigma, n, n_clipped, s
                 neighbouring="local (any two inputs of one user; replace-one)",
                 sensitivity=second_moment_sensitivity(sensitivity, n=1), sigma=sigma, sigma_offdiagonal=sigma / w,
                 sigma_aggregate=sigma / math.sqrt(n),
-                epsilon_certified=(_certified(sigma, delta, sensitivity, grid=grid, p=p) if noise == "discrete"
+                epsilon_certified=(_certified(sigma, delta, sensitivity, grid=grid, p=p, calibration=calibration)
+                                   if noise == "discrete"
                                    else _certified(sigma, delta, sensitivity)),
                 calibration=calibration, n=int(n), simulate=simulate, noise=noise, noise_shape=noise_shape)
     if noise == "discrete":
         info.update(mechanism=info["mechanism"].replace(_SHAPE_TEXT[noise_shape], f"discrete Gaussian noise on a grid "
                                                         f"({noise_shape} shape)"),
-                    grid=grid, calibration="zcdp (CKS conversion), discrete Gaussian on a grid")
+                    grid=grid, calibration=DISCRETE_CALIBRATION_WORDS[calibration])
     # the clipped count is known to a simulation only (a real server never sees a record): NOT private, not published
     if n_clipped is not None: add_diagnostics(info, n_clipped=n_clipped)
     return info
@@ -376,8 +389,10 @@ def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight",
     sensitivity : {"tight", "paper", "loose"} or float > 0
         l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
         or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    calibration : {"analytic", "classic", "zcdp"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
+        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
+        (zCDP only); "zcdp" is refused for continuous noise.
     simulate : {"aggregate", "per_record"} or None
         "per_record": every report drawn; "aggregate": their exact sum drawn at once (same law, faster). None:
         per_record for dask, else aggregate.
@@ -416,8 +431,8 @@ def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight",
         raise ValueError("simulate: 'aggregate' needs the exact sum of the records, which no partition may send in the "
                          "local model; a dask X is randomized record by record in its partitions: use "
                          "simulate='per_record' (the default for a dask X)")
-    sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
     if noise == "discrete": local_discrete_noise(eps, dlt, p, sensitivity=sensitivity, calibration=calibration)
+    else: sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)   # options checked first
     d = p * (p + 1) // 2
     if chunk_size is not None: m = check_int(chunk_size, "chunk_size")
     else: m = max(1, (REPORT_CHUNK_ENTRIES if noise == "continuous" else 1 << 22) // d)   # rows of reports per chunk
@@ -457,8 +472,10 @@ def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: flo
     sensitivity : {"tight", "paper", "loose"} or float > 0
         l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
         or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    calibration : {"analytic", "classic", "zcdp"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
+        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
+        (zCDP only); "zcdp" is refused for continuous noise.
     n_clipped : int >= 0 or None
         A simulation's count of clipped rows (diagnostics only); None: unknown, not stated.
     simulate : {"per_record", "aggregate"}
@@ -511,8 +528,10 @@ def local_gaussian_pca(X, k: int, epsilon: float, delta: float, *, sensitivity="
     sensitivity : {"tight", "paper", "loose"} or float > 0
         l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
         or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    calibration : {"analytic", "classic", "zcdp"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
+        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
+        (zCDP only); "zcdp" is refused for continuous noise.
     simulate : {"aggregate", "per_record"} or None
         "per_record": every report drawn; "aggregate": their exact sum drawn at once (same law, faster). None:
         per_record for dask, else aggregate.

@@ -15,7 +15,8 @@ from ..privacy.contract import Contract
 from ..privacy.mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon,
                                          snapping_scale, snapping_epsilon, snapping_grid)
 from ..privacy.releases import certified_epsilon, _neighbouring, NOISE_SHAPES, _SHAPE_WORDS, _OFFDIAG
-from ..privacy.discrete import check_discrete_calibration, discrete_calibration, discrete_gaussian_rho
+from ..privacy.discrete import (check_discrete_calibration, discrete_calibration, discrete_gaussian_rho,
+                                       DISCRETE_CALIBRATIONS, DISCRETE_CALIBRATION_WORDS)
 
 # %% auto #0
 __all__ = ['R2_KEYS', 'REGISTRY', 'Algorithm', 'register', 'get_algorithm', 'plan_mismatches']
@@ -126,6 +127,17 @@ _SHAPE_NORM = {"vecd": "Frobenius (vecd)", "upper": "l2, upper triangle"}
 def _offdiag_note(noise_shape, sigma):
     return (f"noise shape {noise_shape}: sd {sigma:.4g} on the diagonal, {sigma * _OFFDIAG[noise_shape]:.4g} off it")
 
+def _discrete_guarantee(calibration, rho):
+    """Measure, rho and calibration words of a discrete Gaussian contract, and its note. "zcdp": rho-zCDP, so (epsilon,
+    delta) by the CKS conversion. "analytic": (epsilon, delta)-DP certified by the direct bound (or zCDP where that gives
+    the smaller sigma), so the measure is "approximate"; rho (computed from the same sigma, so the noise is rho-zCDP
+    and a ledger may still compose it through rho) is stated as an extra: converting it alone gives a larger epsilon."""
+    words = DISCRETE_CALIBRATION_WORDS[calibration]
+    if calibration == "zcdp": return dict(measure="zCDP", rho=rho, calibration=words), ()
+    return dict(measure="approximate", rho=rho, calibration=words), (
+        f"the noise is also {rho:.4g}-zCDP (an extra: the (epsilon, delta) is certified by the discrete Gaussian's "
+        "direct bound, or by zCDP where that gives the smaller sigma, not by converting this rho)",)
+
 def _second_moment_plan(n, p, k, epsilon, delta, *, sensitivity="tight", calibration="analytic", radius=1.0,
                         noise="continuous", noise_shape="vecd", mechanism="Gaussian mechanism on the second moment ({shape})"):
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
@@ -137,16 +149,16 @@ def _second_moment_plan(n, p, k, epsilon, delta, *, sensitivity="tight", calibra
     common = dict(neighbouring=_neighbouring(sensitivity), domain=f"rows clipped to ||x||_2 <= {R:g}",
                   sensitivity=sens, sensitivity_norm=_SHAPE_NORM[noise_shape], n=n, p=p, k=k)
     if noise == "discrete":
-        check_discrete_calibration(calibration)
+        check_discrete_calibration(calibration, DISCRETE_CALIBRATIONS)
         d = p * (p + 1) // 2
-        sigma, grid = discrete_calibration(eps, dlt, sens, d)
+        sigma, grid = discrete_calibration(eps, dlt, sens, d, calibration=calibration)
+        g, note = _discrete_guarantee(calibration, discrete_gaussian_rho(sigma, sens, grid, d))
         return Contract(mechanism.replace("Gaussian", "discrete Gaussian", 1) + " on a power-of-two grid", eps, dlt,
-                        measure="zCDP", rho=discrete_gaussian_rho(sigma, sens, grid, d), noise="discrete gaussian",
-                        noise_scale=sigma, calibration="zcdp (CKS conversion), discrete Gaussian on a grid",
+                        noise="discrete gaussian", noise_scale=sigma, **g,
                         epsilon_certified=certified_epsilon(sigma, dlt, sensitivity=sensitivity, n=n, radius=R,
-                                                            grid=grid, dimension=d),
+                                                            grid=grid, dimension=d, calibration=calibration),
                         notes=(f"values rounded to the grid {grid:g} and clamped to [-R^2, R^2]",
-                               _offdiag_note(noise_shape, sigma)), **common)
+                               _offdiag_note(noise_shape, sigma)) + note, **common)
     sigma = gaussian_sigma(eps, dlt, sens, calibration)
     return Contract(mechanism, eps, dlt, noise="gaussian", noise_scale=sigma, calibration=calibration,
                     epsilon_certified=certified_epsilon(sigma, dlt, sensitivity=sensitivity, n=n, radius=R),
@@ -199,12 +211,13 @@ def _plan_local(n, p, k, epsilon, delta, *, sensitivity="tight", calibration="an
         d = p * (p + 1) // 2
         # rho and the certificate are scale free (unit-ball values); the grid and sigma scale with R^2
         shape = {"vecd": "sd sigma on the diagonal, sigma / sqrt 2 off it", "upper": "sd sigma on every upper-triangle entry"}
+        g, note = _discrete_guarantee(calibration, discrete_gaussian_rho(sigma, sens / R2, grid, d))
         return Contract(mechanism.format(noise=f"discrete Gaussian noise on a grid ({noise_shape} shape: {shape[noise_shape]})"),
-                        eps, dlt,
-                        measure="zCDP", rho=discrete_gaussian_rho(sigma, sens / R2, grid, d),
-                        noise="discrete gaussian", noise_scale=sigma * R2, calibration="zcdp (CKS conversion), discrete Gaussian on a grid",
-                        epsilon_certified=certified_epsilon(sigma, dlt, n=1, grid=grid, dimension=d),   # as local._certified
-                        notes=(f"each report on the grid {grid * R2:g}", _offdiag_note(noise_shape, sigma * R2)), **common)
+                        eps, dlt, noise="discrete gaussian", noise_scale=sigma * R2, **g,
+                        epsilon_certified=certified_epsilon(sigma, dlt, n=1, grid=grid, dimension=d,   # as local._certified
+                                                            calibration=calibration),
+                        notes=(f"each report on the grid {grid * R2:g}", _offdiag_note(noise_shape, sigma * R2)) + note,
+                        **common)
     sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration) * R2
     return Contract(mechanism.format(noise=_SHAPE_TEXT[noise_shape]), eps, dlt, noise="gaussian", noise_scale=sigma, calibration=calibration,
                     epsilon_certified=gaussian_epsilon(sigma / R2, dlt, math.sqrt(2.0)),
@@ -252,18 +265,19 @@ register(Algorithm("smooth_sensitivity_pca", "dppca_nb.algorithms.smooth.smooth_
 # %% ../../nbs/04_algorithms/09_registry.ipynb #4c2bfbc2
 def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorization_radius=None, sensitivity="tight",
                   calibration="analytic", radius_quantile=0.5, radius_share=0.1, radius_bounds=None, noise="continuous", design=None, degree=None):
-    from dppca_nb.algorithms.robust import kendall_sensitivity, _private_radius_setup
+    from dppca_nb.algorithms.robust import kendall_sensitivity, _private_radius_setup, _check_calibration
     from dppca_nb.algorithms.kendall import kendall_design
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     check_choice(transform, "transform", ("spherical", "winsorized"))
     check_choice(noise, "noise", ("continuous", "discrete"))
+    _check_calibration(calibration, noise)            # as noisy_kendall: before anything else
+    cal = DISCRETE_CALIBRATION_WORDS[calibration] if noise == "discrete" else calibration
     r = winsorization_radius
     des = kendall_design(n, design, degree)           # public: fixed from n (and a seed) before the data
     pairs = (f"; pair design: {des['design']}, d = {des['degree']}, m = {des['n_pairs']} pairs fixed from n and a seed "
              "before the data; sensitivity 2 sqrt2 c^2 / n for every d-regular design")
     what = "g-DPPCA: Gaussian mechanism (vecd) on the generalised Kendall's tau"
     if noise == "discrete":
-        check_discrete_calibration(calibration)
         what = "g-DPPCA: discrete Gaussian mechanism (vecd, on a grid) on the generalised Kendall's tau"
     common = dict(sensitivity_norm="Frobenius", n=n, p=p, k=k)
     if transform == "spherical":
@@ -276,11 +290,11 @@ def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorizati
                        domain=f"pair norms clipped to [{bounds[0]:.4g}, {bounds[1]:.4g}]", n=n, p=p,
                        notes=(f"the {q:g}-quantile of ||x_j - x_i|| / sqrt2 over disjoint pairs",))
         tau = Contract(what, eps_tau, dlt, noise="discrete gaussian" if noise == "discrete" else "gaussian",
-                       noise_scale=None, calibration=calibration, domain="pair differences winsorized to the released r" + pairs,
+                       noise_scale=None, calibration=cal, domain="pair differences winsorized to the released r" + pairs,
                        notes=("sensitivity 2 sqrt2 r^2 / n (tight) and the noise scale follow from the privately "
                               "released radius r: public once released, not known when planning",), **common)
         return Contract(what + ", after a private winsorization radius", eps, dlt, noise=tau.noise, noise_scale=None,
-                        calibration=calibration, domain=tau.domain, parts={"radius": rad, "tau": tau},
+                        calibration=cal, domain=tau.domain, parts={"radius": rad, "tau": tau},
                         composition="basic: (eps_r, 0) + (eps - eps_r, delta)", notes=tau.notes, **common)
     else:
         r = math.sqrt(p) if r is None else check_positive(r, "winsorization_radius")
@@ -288,11 +302,10 @@ def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorizati
     domain += pairs
     sens = kendall_sensitivity(sensitivity, n=n, bound=bound)
     if noise == "discrete":
-        sigma, grid = discrete_calibration(eps, dlt, sens, p * (p + 1) // 2)
-        return Contract(what, eps, dlt, measure="zCDP",
-                        rho=discrete_gaussian_rho(sigma, sens, grid, p * (p + 1) // 2), sensitivity=sens,
-                        noise="discrete gaussian", noise_scale=sigma, domain=domain,
-                        calibration="zcdp (CKS conversion), discrete Gaussian on a grid", **common)
+        sigma, grid = discrete_calibration(eps, dlt, sens, p * (p + 1) // 2, calibration=calibration)
+        g, note = _discrete_guarantee(calibration, discrete_gaussian_rho(sigma, sens, grid, p * (p + 1) // 2))
+        return Contract(what, eps, dlt, sensitivity=sens, noise="discrete gaussian", noise_scale=sigma, domain=domain,
+                        notes=note, **g, **common)
     return Contract(what, eps, dlt, sensitivity=sens, noise="gaussian", noise_scale=gaussian_sigma(eps, dlt, sens, calibration),
                     calibration=calibration, domain=domain, **common)
 
@@ -450,6 +463,10 @@ def plan_mismatches(contract: Contract, info: dict) -> list:
         if said not in (contract.domain or ""): out.append(f"design: published {said!r}, planned domain {contract.domain!r}")
     if "constants" in pub and not any(f"{pub['constants']} constants" in s for s in contract.notes):
         out.append(f"constants: published {pub['constants']!r}, not named in the plan's notes")
+    if pub.get("noise") == "discrete" and contract.calibration is not None and pub.get("calibration") != contract.calibration:
+        out.append(f"calibration: planned {contract.calibration!r}, published {pub.get('calibration')!r}")
+    if contract.rho is not None and pub.get("rho") is not None and not _close(float(pub["rho"]), contract.rho):
+        out.append(f"rho: planned {contract.rho!r}, published {pub['rho']!r}")
     c = pub.get("epsilon_certified")
     if contract.epsilon_certified is not None and c is not None and not _close(float(c), contract.epsilon_certified):
         out.append(f"epsilon_certified: planned {contract.epsilon_certified!r}, published {c!r}")

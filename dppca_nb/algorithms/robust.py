@@ -10,6 +10,8 @@ import numpy as np
 from ..core.validation import as_generator, check_k, check_epsilon, check_delta, check_positive, check_choice, check_int, add_diagnostics
 from ..core.linalg import top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian, check_square
+from ..privacy.discrete import (DISCRETE_CALIBRATIONS, DISCRETE_CALIBRATION_WORDS, check_discrete_calibration,
+                                       discrete_calibration, discrete_symmetric_release)
 from .kendall import kendall_design, design_seed, _kendall_tau
 from ..backends.statistics import check_rows, paired_row_norms
 
@@ -199,8 +201,10 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
         of epsilon), None: sqrt p. Spherical: must be None.
     sensitivity : {"tight", "paper"} or float > 0
         Frobenius replace-one sensitivity of the tau: 2 sqrt 2 c^2 / n (tight), 4 c^2 / n (paper), or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    calibration : {"analytic", "classic", "zcdp"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
+        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
+        (zCDP only); "zcdp" is refused for continuous noise.
     radius_quantile : float in (0, 1)
         Quantile of the pair-difference norms released as the private radius.
     radius_share : float in (0, 1)
@@ -237,6 +241,7 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     check_choice(transform, "transform", ("spherical", "winsorized"))
     check_choice(noise, "noise", ("continuous", "discrete"))
+    _check_calibration(calibration, noise)
     kendall_sensitivity(sensitivity, n=n)                        # options checked before the passes over the rows
     plan = kendall_design(n, design, degree)                     # public: from n and the options
     rng = as_generator(random_state)
@@ -252,7 +257,7 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
         r, r_info = private_radius(X, eps_r, quantile=radius_quantile, bounds=radius_bounds, random_state=rng,
                                    return_info=True)
     else: r = math.sqrt(p) if wr is None else check_positive(wr, "winsorization_radius")
-    K, k_info = _kendall_tau(X, transform, r, method="fast", plan=plan, seed=seed, block_rows=256, progress=progress,
+    K, k_info = _kendall_tau(X, transform, r, method="fast", plan=plan, seed=seed, block_rows=None, progress=progress,
                              return_info=True)                  # numpy, or tasks over pairs of dask row blocks
     K_bar, info = noisy_kendall_release(K, n, eps_tau, dlt, bound=k_info["bound"], transform=transform,
                                         winsorization_radius=r, sensitivity=sensitivity, calibration=calibration,
@@ -260,6 +265,14 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
     _add_radius_info(info, eps, eps_tau, dlt, r_info)
     add_diagnostics(info, **dict(k_info["diagnostics_not_private"]))   # near-tied pairs (data); the design's seed
     return K_bar, info
+
+def _check_calibration(calibration, noise):
+    "The `calibration` of the tau's noise: 'analytic' or 'classic' for continuous noise, 'analytic' or 'zcdp' for discrete."
+    if noise == "discrete": return check_discrete_calibration(calibration, DISCRETE_CALIBRATIONS)
+    if calibration == "zcdp":
+        raise ValueError("calibration: 'zcdp' calibrates the discrete Gaussian (noise='discrete'); continuous noise "
+                         "takes 'analytic' or 'classic', got 'zcdp'")
+    check_choice(calibration, "calibration", ("analytic", "classic"))
 
 def _private_radius_setup(radius, eps, p, radius_share, radius_quantile, radius_bounds):
     "Check winsorization_radius='private' and its options (errors name the caller's arguments): `(eps_r, eps_tau, quantile, bounds)`."
@@ -308,8 +321,10 @@ def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: flo
         Radius K was computed with (stated in `info`).
     sensitivity : {"tight", "paper"} or float > 0
         Frobenius replace-one sensitivity of the tau: 2 sqrt 2 c^2 / n (tight), 4 c^2 / n (paper), or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    calibration : {"analytic", "classic", "zcdp"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
+        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
+        (zCDP only); "zcdp" is refused for continuous noise.
     noise : {"continuous", "discrete"}
         Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
     design : {"full", "regular"} or None
@@ -341,14 +356,14 @@ def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: flo
     plan = kendall_design(n, design, degree)
     extra = {}
     if noise == "discrete":
-        from dppca_nb.privacy.discrete import check_discrete_calibration, discrete_calibration, discrete_symmetric_release
-        check_discrete_calibration(calibration)
-        sigma, grid = discrete_calibration(eps, dlt, sens, K.shape[0] * (K.shape[0] + 1) // 2)
+        _check_calibration(calibration, noise)
+        sigma, grid = discrete_calibration(eps, dlt, sens, K.shape[0] * (K.shape[0] + 1) // 2, calibration=calibration)
         # the sensitivity is a Frobenius norm: release (k_ii, sqrt2 k_ij), whose l2 norm it is; /sqrt2 is post-processing
         K_bar = discrete_symmetric_release(K, sigma, grid, random_state, offdiag_weight=math.sqrt(2.0))
-        extra = dict(noise="discrete", grid=grid, calibration="zcdp (CKS conversion), discrete Gaussian on a grid")
+        extra = dict(noise="discrete", grid=grid, calibration=DISCRETE_CALIBRATION_WORDS[calibration])
         what = "g-DPPCA: discrete Gaussian mechanism (vecd, on a grid) on the generalised Kendall's tau"
     else:
+        _check_calibration(calibration, noise)
         sigma = gaussian_sigma(eps, dlt, sens, calibration)
         K_bar = K + symmetric_gaussian(K.shape[0], sigma, random_state, kind="vecd")
         what = "g-DPPCA: Gaussian mechanism (vecd) on the generalised Kendall's tau"
@@ -385,8 +400,10 @@ def g_dppca(X, k: int, epsilon: float, delta: float, *, transform: str = "spheri
         of epsilon), None: sqrt p. Spherical: must be None.
     sensitivity : {"tight", "paper"} or float > 0
         Frobenius replace-one sensitivity of the tau: 2 sqrt 2 c^2 / n (tight), 4 c^2 / n (paper), or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    calibration : {"analytic", "classic", "zcdp"}
+        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
+        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
+        (zCDP only); "zcdp" is refused for continuous noise.
     radius_quantile : float in (0, 1)
         Quantile of the pair-difference norms released as the private radius.
     radius_share : float in (0, 1)
