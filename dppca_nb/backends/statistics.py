@@ -257,6 +257,10 @@ def _exact_norms(y, rows):
     m = np.abs(y[rows]).max(axis=1)
     return m * np.linalg.norm(y[rows] / m[:, None], axis=1)
 
+def _sq_norms(y, out):
+    "Squared row norms of `y` written to `out` (one read of `y`; no temporary the size of `y`)."
+    return np.einsum("ij,ij->i", y, y, out=out)
+
 def _moment_kernel(x, radius, row_sums, center, moment=True):
     """The fused pass over one block: for each cache-sized sub-block y (x - `center`, in a scratch buffer), the squared
     row norms, then `y^T y` and `1^T y` with the clipped rows' correction; rows with a NaN or inf are counted, not
@@ -265,10 +269,10 @@ def _moment_kernel(x, radius, row_sums, center, moment=True):
     s = min(n, sub_block_rows(p))
     M = np.zeros((p, p)) if moment else None
     rs = np.zeros(p) if row_sums else None
-    ones, onesp = np.ones(s), np.ones(p)
+    ones = np.ones(s)
     C = None if center is None else np.tile(center, (s, 1))      # a tiled centre: a plain elementwise subtraction
     buf = np.empty((s, p)) if center is not None else None      # (without a centre: made on the first rescaled sub-block)
-    sqbuf = np.empty((s, p)) if radius is not None else None
+    sqbuf = np.empty(s) if radius is not None else None          # the squared norms: s numbers, no s x p temporary
     r = None if radius is None else float(radius)
     n_clipped = n_bad = 0
     for i in range(0, n, s):
@@ -278,7 +282,7 @@ def _moment_kernel(x, radius, row_sums, center, moment=True):
         idx = scale = None
         if r is not None:
             with np.errstate(over="ignore"):          # an overflowing square is caught below (rescaled norms)
-                sq = np.dot(np.multiply(yb, yb, out=sqbuf[:k]), onesp)   # squared row norms (faster than einsum here)
+                sq = _sq_norms(yb, sqbuf[:k])             # squared row norms, in place
             if not (math.sqrt(sq.max()) <= r):         # a row over the radius, a NaN/inf or an overflow (sqrt is monotone)
                 big = ~np.isfinite(sq)
                 if big.any():
@@ -409,15 +413,15 @@ def _summary_kernel(x, mean_radius, far, norms_out):
     n, p = x.shape
     s = min(n, sub_block_rows(p))
     G, raw, rs = np.zeros((p, p)), np.zeros(p), np.zeros(p)
-    ones, onesp = np.ones(s), np.ones(p)
-    sqbuf, buf, zbuf = np.empty((s, p)), None, None
+    ones = np.ones(s)
+    sqbuf, buf, zbuf = np.empty(s), None, None
     r = float(mean_radius)
     n_clipped = n_bad = 0
     for i in range(0, n, s):
         xb = x[i:i + s]
         k = xb.shape[0]
         with np.errstate(over="ignore"):
-            sq = np.dot(np.multiply(xb, xb, out=sqbuf[:k]), onesp)
+            sq = _sq_norms(xb, sqbuf[:k])               # the block's one read from memory; the rest hits the cache
         top = math.sqrt(sq.max())                        # NaN or inf: a non-finite value or an overflowing square
         norms = np.sqrt(sq, out=norms_out[i:i + k])
         big = None
