@@ -10,6 +10,7 @@ import sys
 from functools import reduce
 import numpy as np
 from ..core.validation import as_generator, check_data, check_int, check_positive, clip_rows
+from .array_api import is_array_api
 
 # %% auto #0
 __all__ = ['SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'CANDIDATE_SHARE', 'is_dask', 'check_rows', 'default_block_rows', 'row_blocks',
@@ -346,8 +347,9 @@ def second_moment_sums(X, *, radius: float | None = None, row_sums: bool = False
 
     Parameters
     ----------
-    X : array (n, p), numpy or dask
-        Records, one per row (checked by `check_rows`; never modified).
+    X : array (n, p), numpy, dask or another array-API library (CuPy, PyTorch, array_api_strict)
+        Records, one per row (checked by `check_rows`; never modified). An array-API array is summed on its own
+        device (`backends.array_api.second_moment_sums_xp`); only the p x p result comes back as numpy.
     radius : float > 0 or None
         Clip each (centred) row to this l2 radius (None: no clipping).
     row_sums : bool
@@ -366,6 +368,10 @@ def second_moment_sums(X, *, radius: float | None = None, row_sums: bool = False
     dict
         M (sum of y y^T, p x p), n, p, n_clipped, and row_sum if asked. Exact, not private.
     """
+    if is_array_api(X):                                   # CuPy, PyTorch, array_api_strict: summed on the array's device
+        from dppca_nb.backends.array_api import second_moment_sums_xp, to_numpy
+        st = second_moment_sums_xp(X, radius=radius, row_sums=row_sums, center=center, block_rows=block_rows, name=name)
+        return {k: (to_numpy(v) if k in ("M", "row_sum") else v) for k, v in st.items()}   # the release adds noise on the host
     st = _fused_sums(X, radius, row_sums, center, True, block_rows, split_every, name)
     M = st["M"]
     if not (M == M.T).all(): st["M"] = (M + M.T) / 2
