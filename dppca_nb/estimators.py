@@ -29,7 +29,7 @@ from .algorithms.registry import REGISTRY, plan_mismatches
 __all__ = ['CLIP_WARNING_SHARE', 'ESTIMATORS', 'mean_contract', 'private_mean', 'private_mean_release', 'ClippingWarning',
            'radius_contract', 'PrivateRadiusWarning', 'private_radius_rows', 'spend_on', 'AnalyzeGaussPCA',
            'LocalGaussianPCA', 'LocalSparsePCA', 'SmoothSensitivityPCA', 'RobustKendallPCA', 'PureDPPCA',
-           'DPThresholdCovariance', 'available_estimators', 'privacy_table']
+           'PureDPSubspace', 'DPThresholdCovariance', 'available_estimators', 'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #5cb7d7ae
 def _validate_X(est, X, *, reset: bool, finite: bool = True):
@@ -849,7 +849,34 @@ class PureDPPCA(_DPPCA):
         ev = info.get("eigenvalues")
         return None if ev is None else np.asarray(ev[:k], dtype=np.float64) / self.privacy_["n"]
 
-for _cls in (AnalyzeGaussPCA, LocalGaussianPCA, LocalSparsePCA, SmoothSensitivityPCA, RobustKendallPCA, PureDPPCA):
+class PureDPSubspace(_DPPCA):
+    """Pure epsilon-DP k-subspace from ONE joint exponential-mechanism draw (utility tr(V'CV), an exact matrix Bingham
+    sample; `dppca_nb.algorithms.pure.pure_dp_subspace`): replace-one, rows clipped to `radius`, no delta (a private
+    mean is a snapped Laplace release and a private radius is pure too).
+
+    The whole budget (after the mean and radius shares) goes to the subspace at once, instead of `PureDPPCA`'s
+    eigenvalues plus one draw per component. `components_` is an UNORDERED orthonormal basis of the released subspace
+    (Haar-random within it; `components_ordered_ = False`): do not read its first row as the first principal component.
+    No `explained_variance_` (no eigenvalue is released).
+
+    Keep k small. The exact sampler's acceptance rate falls fast with k and with n epsilon: on a spiked n = 10^5,
+    p = 40 design, k = 1 and 2 are cheap at every epsilon, k = 3 takes 10^4 to 10^5 proposals at epsilon >= 1, and
+    from k = 4 on the rate collapses (about 4e-5 at epsilon = 0.1, 1e-8 and far below otherwise). A fit that exhausts
+    `max_trials` proposals raises; whether it does, the rejection count and the running time depend on the data and
+    are not covered by the guarantee (the count is in `diagnostics_not_private_`)."""
+    _key = "pure_dp_subspace"
+    _options = ("radius", "max_trials")
+    _ordered = False
+    def __init__(self, n_components=None, *, epsilon=1.0, radius=1.0, max_trials=10 ** 6, centering="private",
+                 mean=None, mean_share=0.1, mean_radius=None, radius_quantile=0.5, radius_factor=2.0, radius_share=0.1,
+                 radius_bounds=None, accountant=None, random_state=None):
+        self.n_components, self.epsilon, self.max_trials = n_components, epsilon, max_trials
+        self.centering, self.mean, self.mean_share, self.random_state = centering, mean, mean_share, random_state
+        _private_radius_params(self, radius, mean_radius, radius_quantile, radius_factor, radius_share, radius_bounds,
+                               accountant)
+
+for _cls in (AnalyzeGaussPCA, LocalGaussianPCA, LocalSparsePCA, SmoothSensitivityPCA, RobustKendallPCA, PureDPPCA,
+             PureDPSubspace):
     _cls.__doc__ += _WHAT_IS_PUBLIC + ("" if _cls is RobustKendallPCA else _NORM_BOUND)
 
 
@@ -914,7 +941,7 @@ def _module_of(cls) -> str:
 
 ESTIMATORS = {cls.__name__: (_module_of(cls), cls)
               for cls in (LocalGaussianPCA, LocalSparsePCA, AnalyzeGaussPCA, SmoothSensitivityPCA, RobustKendallPCA,
-                          PureDPPCA, DPThresholdCovariance)}
+                          PureDPPCA, PureDPSubspace, DPThresholdCovariance)}
 
 def available_estimators() -> dict:
     "The estimator classes whose algorithm module can be imported: {name: class}."
