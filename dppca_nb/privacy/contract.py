@@ -80,12 +80,12 @@ class Contract:
     model: str = "central"                   # "central" | "local"
     neighbouring: str = "replace-one"
     domain: str = "rows clipped to ||x||_2 <= 1"
-    rho: float | None = None                 # zCDP only
+    rho: float | None = None                 # required for zCDP; an extra on (epsilon, delta) noise that is also rho-zCDP
     sensitivity: float | None = None
     sensitivity_norm: str | None = None      # "l2", "l1", "Frobenius", ...
     noise: str | None = None                 # the noise family
     noise_scale: float | None = None         # None: data-dependent or set by an earlier private release (see notes)
-    calibration: str | None = None           # "analytic", "classic", "zcdp (CKS conversion)", ...
+    calibration: str | None = None           # "analytic", "classic", the discrete Gaussian's words, ...
     epsilon_certified: float | None = None
     parts: tuple = ()                        # ((name, Contract), ...); a dict is accepted
     composition: str | None = None
