@@ -7,7 +7,8 @@ Usage: python benchmarks/run.py [--size full|small] [--blas-threads 1]
 Every row of the table is a ratio measured side by side in this one run; the BLAS threads are set with
 threadpoolctl and stated in the table's header; the explorers' rows (the redraw of each teaching explorer
 after a slider moves) have no baseline and give wall-clock and CPU time. The functions live in
-benchmarks/suite.py (nbs/10_benchmarks/00_benchmarks.ipynb explains each section). The full run takes about 10 minutes on 2 cores.
+benchmarks/suite.py (nbs/10_benchmarks/00_benchmarks.ipynb explains each section). The full run takes about 20 minutes
+on 2 cores when the machine is quiet (much longer under other jobs: cvxpy alone takes 4 minutes or more).
 
 --merge runs only the given sections and puts their results into the existing results.json/results.md
 in place of the same sections, stating the environment they ran in. Use it to measure IBM diffprivlib
