@@ -280,7 +280,10 @@ def _moment_kernel(x, radius, row_sums, center, moment=True):
         xb = x[i:i + s]
         k = xb.shape[0]
         yb = xb if C is None else np.subtract(xb, C[:k], out=buf[:k])
-        idx = scale = None
+        idx = scale = M0 = None
+        if moment and yb is xb and r is not None:      # the product first: the block's one read from memory, the norms
+            with np.errstate(over="ignore", invalid="ignore"):   # then read it from the cache (used only if not rescaled)
+                M0 = yb.T @ yb
         if r is not None:
             with np.errstate(over="ignore"):          # an overflowing square is caught below (rescaled norms)
                 sq = _sq_norms(yb, sqbuf[:k])             # squared row norms, in place
@@ -302,7 +305,7 @@ def _moment_kernel(x, radius, row_sums, center, moment=True):
                         yb = np.multiply(yb, full[:, None], out=buf[:k])
                         idx = None
                 else: idx = None
-        Mb = yb.T @ yb if moment else None
+        Mb = (M0 if M0 is not None and yb is xb else yb.T @ yb) if moment else None
         rb = ones[:k] @ yb if row_sums else None
         if idx is not None:                            # a few clipped rows: remove their excess sum (1 - s^2) y y^T
             Yo = yb[idx]
@@ -426,8 +429,9 @@ def _summary_kernel(x, mean_radius, far, norms_out):
     for i in range(0, n, s):
         xb = x[i:i + s]
         k = xb.shape[0]
-        with np.errstate(over="ignore"):
-            sq = _sq_norms(xb, sqbuf[:k])               # the block's one read from memory; the rest hits the cache
+        with np.errstate(over="ignore", invalid="ignore"):
+            Gb = xb.T @ xb                               # the block's one read from memory; the rest hits the cache
+            sq = _sq_norms(xb, sqbuf[:k])
         top = math.sqrt(sq.max())                        # NaN or inf: a non-finite value or an overflowing square
         norms = np.sqrt(sq, out=norms_out[i:i + k])
         big = None
@@ -443,7 +447,8 @@ def _summary_kernel(x, mean_radius, far, norms_out):
             if out.size:
                 if zbuf is None: zbuf = np.empty((s, p))
                 zb = zbuf[:k]; zb[...] = xb; zb[out] = 0.0
-        G += zb.T @ zb
+                Gb = zb.T @ zb                           # rows beyond `far`: the product again without them (rare)
+        G += Gb
         raw_b = ones[:k] @ zb
         raw += raw_b
         yb, idx = xb, None                               # the clipped row sum: _moment_kernel(radius=mean_radius)
