@@ -13,7 +13,7 @@ import importlib
 _API = {                               # public name -> the module (under dppca_nb) that defines it
     # the scikit-learn estimators
     "AnalyzeGaussPCA": "estimators", "LocalGaussianPCA": "estimators", "LocalSparsePCA": "estimators",
-    "SmoothSensitivityPCA": "estimators", "RobustKendallPCA": "estimators", "PureDPPCA": "estimators",
+    "SmoothSensitivityPCA": "estimators", "RobustKendallPCA": "estimators", "PureDPPCA": "estimators", "PureDPSubspace": "estimators",
     "DPThresholdCovariance": "estimators", "privacy_table": "estimators", "ClippingWarning": "estimators",
     # private preprocessing and pipelines (the budget of every step on one accountant)
     "PrivateStandardScaler": "preprocessing", "PrivatePipeline": "preprocessing", "private_pipeline": "preprocessing",
@@ -22,7 +22,7 @@ _API = {                               # public name -> the module (under dppca_
     "analyze_gauss": "algorithms.baselines", "sgpca": "algorithms.baselines", "nsggd": "algorithms.baselines",
     "local_gaussian_pca": "algorithms.local", "local_sparse_pca": "algorithms.local_sparse",
     "dp_threshold_covariance": "algorithms.sparse_cov", "smooth_sensitivity_pca": "algorithms.smooth",
-    "pure_dp_pca": "algorithms.pure", "kendall_tau": "algorithms.kendall", "g_dppca": "algorithms.robust",
+    "pure_dp_pca": "algorithms.pure", "pure_dp_subspace": "algorithms.pure", "kendall_tau": "algorithms.kendall", "g_dppca": "algorithms.robust",
     # the error bounds of each method, with explicit constants
     "error_bounds": "theory.error_bounds",
     # the budget

@@ -808,7 +808,8 @@ class RobustKendallPCA(_DPPCA):
     or 'winsorized'; renamed because `transform` is the estimator's method). `winsorization_radius` is the radius at
     which pair differences are winsorized (`None`: sqrt(p); a number; or `"private"`, which spends `radius_share` of
     epsilon on a private radius, basic composition). `noise="discrete"`: the tau matrix released on a grid with
-    discrete Gaussian noise (`dppca_nb.privacy.discrete`; needs the analytic calibration). No `explained_variance_`.
+    discrete Gaussian noise (`dppca_nb.privacy.discrete`; `calibration` "analytic", the default: the direct (epsilon, delta)
+    bound, or "zcdp": zCDP only). No `explained_variance_`.
     `design`: the pairs of the tau, fixed from n and a seed before the data (`dppca_nb.algorithms.kendall.kendall_design`):
     "full" (all n(n-1)/2 pairs), "regular" (a `degree`-regular design of n d / 2 pairs; `degree` None: 20), None
     (default): full up to n = 5000, regular above; the sensitivity 2 sqrt2 c^2 / n holds for every d-regular design.

@@ -388,6 +388,7 @@ EST_RELEASE = {
     "SmoothSensitivityPCA": COMMON_RELEASE,
     "RobustKendallPCA": COMMON_RELEASE,                                # centering 'none': mean_ = 0 is public
     "PureDPPCA": COMMON_RELEASE | {"explained_variance_"},             # snapped Laplace eigenvalues / n
+    "PureDPSubspace": COMMON_RELEASE,                                  # one exponential-mechanism draw: the basis only
     "DPThresholdCovariance": {"diagnostics_not_private_",
                               "covariance_", "precision_"},                 # the noisy thresholded covariance
 }
