@@ -705,10 +705,12 @@ def results_markdown(res: dict) -> str:
     m = res["machine"]
     blas = "; ".join(f"{b['api']} {b['version']} ({b['architecture']}), {b['threads']} thread(s)" for b in m["blas"])
     L = [f"# Benchmarks ({res['size']} run)", "",
-         f"Measured {m['date']} on {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB memory (shared machine; load average at "
+         ("The first run: " if res.get("environments") else "Measured ") +
+         f"{m['date']} on {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB memory (shared machine; load average at "
          f"start {m['load_average'][0]}); Python {m['python']}, " + ", ".join(f"{k} {v}" for k, v in m["versions"].items()) + ".",
          f"BLAS: {blas}; limited to {m['blas_threads']} thread(s) with threadpoolctl. Dask workers: one thread each.",
-         "Each row is measured side by side in one run; speed-up = baseline time / method time (best of the repeats).",
+         "Each row is measured side by side in one run; speed-up = baseline time / method time (best of the repeats)." +
+         (" Sections merged from later runs (`--merge`) say when, and under what load, below the table." if res.get("environments") else ""),
          "Produced by `python benchmarks/run.py`; explained in `nbs/10_benchmarks/00_benchmarks.ipynb`.", ""] + _goals_markdown(res) + [
          "## All rows", "",
          "| section | case | baseline | time | method | time | speed-up | note |", "|---|---|---|---|---|---|---|---|"]
