@@ -746,7 +746,7 @@ def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: i
     import pandas as pd
     allc = pd.concat(claims, ignore_index=True) if any(len(t) for t in claims) else pd.DataFrame(columns=CLAIM_COLUMNS)
     allc.to_csv(out / "claims.csv", index=False)
-    tally = allc["verdict"].str.replace(r":.*", "", regex=True).value_counts()
+    tally = allc["verdict"].str.replace(r"^no bound applies:.*", "no bound applies", regex=True).value_counts()
     order = ["inside", "inside within 2 se", "OUTSIDE", "no bound applies", "no measurement"]
     rank = lambda k: (max([i for i, o in enumerate(order) if k.startswith(o)], default=len(order)), k)
     summary = (f"Claims against their bounds: {len(allc)} checks; " + ", ".join(f"{tally[k]} {k}" for k in sorted(tally.index, key=rank))
