@@ -163,7 +163,8 @@ def _robust_checks(point):
     g = "g-DPPCA (spherical)"
     if sc in _NO_ROBUST: out = [Check(g, {"method": g}, no_bound=_NO_ROBUST[sc])]
     else: out = [Check(g, {"method": g}, bound=dict(method="g_dppca", n=n, p=p, k=k, epsilon=eps, delta=point.get("delta", 1e-5),
-                                                     eigenvalues=robust_scatter_spectrum(p, k)))]
+                                                     eigenvalues=robust_scatter_spectrum(p, k),
+                                                     data="elliptical" if sc == "t" else "gaussian"))]   # t rows: no Gaussian-only sampling term
     if n not in _N_LAST: return out
     why = _NO_ROBUST.get(sc, "rows centred by a private mean first: not the model of error_bounds")
     return out + [Check("g-DPPCA (winsorized)", {"method": "g-DPPCA (winsorized)"}, no_bound=_NO_ROBUST.get(sc, "error_bounds covers the spherical transform only"))] + [
