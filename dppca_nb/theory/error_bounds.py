@@ -17,7 +17,7 @@ from ..privacy.discrete import NOISE_SHAPES
 __all__ = ['ERROR_BOUND_METHODS', 'ErrorBounds', 'projection_cap', 'NoiseMoments', 'noise_moments', 'SamplingMoments',
            'gaussian_sampling_moments', 'no_sampling', 'noisy_top_k_bounds', 'spherical_kendall_spectrum',
            'kendall_zeta1_cross', 'kendall_sampling_moments', 'frame_noise_error', 'smooth_bounds',
-           'dp_threshold_bounds', 'clip_probability', 'sparse_sign_fano_lower', 'error_bounds']
+           'dp_threshold_bounds', 'clip_probability', 'sparse_sign_fano_lower', 'fantope_duality_gap', 'error_bounds']
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #82eb8465
 @dataclass(frozen=True)
@@ -586,6 +586,53 @@ def sparse_sign_fano_lower(n: float, p: int, s: int, spike: float, c: float, rep
         if v > best: best, t_best = v, t
     return dict(lower=best, t=t_best, information=info, log_prior_size=logV, kl_report=kl_rep, kl_data=kl_data)
 
+def fantope_duality_gap(S, result, lam: float) -> float:
+    """Certified optimisation gap of a Fantope-ADMM result: an upper bound on max_F (<S, X> - lam ||X||_1) minus the objective at `result.X`.
+
+    Weak duality: for every Lambda with |Lambda_ij| <= lam, max_{X in F^k} <S, X> - lam ||X||_1 <= (sum of the top k
+    eigenvalues of S - Lambda); ADMM's scaled dual gives Lambda = ||S||_2 rho U (clipped to the box, so always feasible).
+
+    Parameters
+    ----------
+    S : array_like, shape (p, p)
+        The symmetric matrix the program was solved for (not modified).
+    result : FantopeResult
+        The output of `algorithms.fantope.fantope_admm` for `S` and `lam` (its X lies in the Fantope).
+    lam : float >= 0
+        The l1 penalty used.
+
+    Returns
+    -------
+    float
+        eta >= 0 (0 where rounding makes the computed gap negative).
+    """
+    S = np.asarray(S, dtype=np.float64)
+    lam = check_positive(lam, "lam", allow_zero=True)
+    X = getattr(result, "X", None)
+    if X is None or np.shape(X) != S.shape: raise ValueError(f"result: expected a FantopeResult for a {S.shape} problem")
+    k = int(round(float(np.trace(X))))
+    Lam = np.clip(result.scale * result.rho * result.U, -lam, lam)
+    dual = float(np.sort(np.linalg.eigvalsh((S + S.T) / 2 - (Lam + Lam.T) / 2))[::-1][:k].sum())
+    return max(0.0, dual - (float(np.sum((S + S.T) / 2 * X)) - lam * float(np.abs(X).sum())))
+
+def _fantope_upper(lam1, gap, s, n, p, sig, pen, eta, noise_shape, cap, n_t=15):
+    """min over t in (0, pen] of min(cap, 2 x(t)) (1 - beta(t)) + cap beta(t), x(t) = ((pen + t) s + sqrt((pen + t)^2 s^2 + 2 gap eta)) / gap,
+    beta(t) >= P(||S_hat - Sigma||_max > t) by a union over the upper triangle; every entry's product dominated by
+    (a, b) = (lambda_1, 0) on the diagonal and (lambda_1, lambda_1) off it (the centred log-MGF grows in a and b)."""
+    tau = sig / math.sqrt(n); off = tau / math.sqrt(2) if noise_shape == "vecd" else tau
+    a, b, S_ = np.array([lam1, lam1]), np.array([0.0, lam1]), np.array([lam1, 0.0])
+    sd, cnt = np.array([tau, off]), np.array([p, p * (p - 1) / 2])
+    best = dict(upper=cap, beta=1.0, t=pen, fro=math.inf, beta_lam=1.0)
+    for t in pen * np.linspace(0.3, 1.0, n_t):
+        if t <= 0: continue
+        beta = float(min(1.0, _entry_tail(np.full(2, t), a, b, S_, sd, n) @ cnt))
+        L = (pen + t) * s
+        x = (L + math.sqrt(L * L + 2 * gap * eta)) / gap
+        e = min(cap, 2 * x) * (1 - beta) + cap * beta
+        if e < best["upper"]: best.update(upper=e, beta=beta, t=float(t), fro=x)
+        if t == pen * 1.0: best["beta_lam"] = beta
+    return best
+
 ERROR_BOUND_METHODS = ("local_gaussian", "local_sparse", "analyze_gauss", "dp_threshold", "smooth_gaussian", "smooth_cauchy", "g_dppca")
 
 _TOPK_CLASS = ("this estimator (top-k eigenvectors of the released matrix) at every V, for Gaussian rows with this spectrum; "
@@ -594,7 +641,8 @@ _TOPK_CLASS = ("this estimator (top-k eigenvectors of the released matrix) at ev
 def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *,
                  eigenvalues=None, Sigma=None, s: int | None = None, gamma: float = 2.0, data: str = "gaussian",
                  sensitivity="tight", calibration: str = "analytic", noise_shape: str = "vecd",
-                 constants: str = "optimized", design: str | None = None, degree: int | None = None) -> ErrorBounds:
+                 constants: str = "optimized", design: str | None = None, degree: int | None = None, lam=None,
+                 eta: float = 0.0) -> ErrorBounds:
     """Explicit lower and upper bounds on the MEAN error of `method` on n Gaussian rows N(0, V diag(eigenvalues) V^T).
 
     Error: ||P_hat - P||_F for the subspace methods, ||Sigma_plus - Sigma||_2 for 'dp_threshold' (give `Sigma`, and `gamma`).
@@ -602,8 +650,15 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
     ball first: the bounds widen by cap x P(some row is clipped)) or, for 'g_dppca' only, 'elliptical' (any elliptical
     rows, e.g. multivariate t: the lower bound then leaves out Kendall's Gaussian-only sampling term). The options are the algorithms' own, with their
     defaults: `noise_shape` ('vecd' or 'upper') of the second-moment releases and the local reports (g-DPPCA: 'vecd'
-    only), `constants` of smooth sensitivity, `design`/`degree` of g-DPPCA's pair design (None: as the algorithm)."""
+    only), `constants` of smooth sensitivity, `design`/`degree` of g-DPPCA's pair design (None: as the algorithm),
+    `lam` the l1 penalty of 'local_sparse' (None: "rate", or "max", "safe" of `sparse_lambda`, or a number, as
+    `local_sparse_pca`) and `eta` a certified gap of its Fantope program (0: the exact optimum; see `fantope_duality_gap`)."""
     check_choice(method, "method", ERROR_BOUND_METHODS)
+    pen_arg = lam                                      # `lam` is the spectrum below
+    if pen_arg is None or isinstance(pen_arg, str):
+        pen_rule = "rate" if pen_arg is None else check_choice(pen_arg, "lam", ("rate", "max", "safe"))
+    else: pen_rule = "user"; pen_arg = check_positive(pen_arg, "lam", allow_zero=True)
+    eta = check_positive(eta, "eta", allow_zero=True)
     check_choice(data, "data", ("gaussian", "clipped", "elliptical"))
     if data == "elliptical" and method != "g_dppca":
         raise ValueError(f"data: 'elliptical' is for 'g_dppca' only (its spherical transform), got method {method!r}")
@@ -689,11 +744,31 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
                          "0 once the reports identify the support (a discrete prior's Bayes risk then vanishes)")
         else:
             notes.append("lower = 0: the Fano bound is derived for k = 1, a spiked spectrum and a given s only")
-        notes.append("upper = the largest distance: the Fantope bound (Vu et al. 2013) needs the penalty to exceed the largest "
-                     "noise entry (sparse_lambda kind 'max' or 'safe', not the default 'rate') and an exact optimum, which "
-                     "ADMM gives only to its tolerance; no upper bound with explicit constants was derived")
+        from dppca_nb.algorithms.local_sparse import sparse_lambda
+        sig = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
+        pen = sparse_lambda(n, p, sig, kind=pen_rule) if pen_rule != "user" else pen_arg
+        upper_ok = False
+        if s is None or not 1 <= int(s) <= p:
+            notes.append("upper = the largest distance: the Fantope bound needs the support size s of the projector")
+        elif pen <= 0:
+            notes.append("upper = the largest distance: the Fantope bound needs a penalty lam > 0")
+        else:
+            fb = _fantope_upper(float(lam[0]), float(lam[k - 1] - lam[k]), int(s), n, p, sig, pen, eta, noise_shape, cap)
+            up = fb["upper"]
+            upper_ok = fb["beta"] <= 0.05 and up < cap
+            if math.isfinite(fb["fro"]):
+                notes.append(f"Fantope bound (Vu et al. 2013): ||X_hat - Pi||_F <= {fb['fro']:.3g} and ||P_hat - P||_F <= twice that "
+                             f"when ||S_hat - Sigma||_max <= t = {fb['t']:.3g} <= lam = {pen:.3g} ('{pen_rule}'), which fails "
+                             f"with probability <= {fb['beta']:.2g} (charged at the cap)")
+            if not upper_ok:
+                notes.append(f"upper ~ the largest distance: the condition lam = {pen:.3g} ('{pen_rule}') >= ||S_hat - Sigma||_max "
+                             f"is not shown (P(fails) <= {fb['beta_lam']:.2g}, above 0.05, or the bound exceeds the cap)"
+                             + ("; the 'rate' penalty is below the noise's max" if pen_rule == "rate" else ""))
+            notes.append(f"at a Fantope optimum within eta = {eta:.3g} of the best objective" + (
+                " (eta = 0: the exact optimum; ADMM reaches it only to its tolerance, a condition not proven here: "
+                "fantope_duality_gap certifies eta for a run)" if eta == 0 else " (certified)"))
     q = clip_probability(lam, n) if data == "clipped" else 0.0
     if q > 0: lo, up = max(lo - cap * q, 0.0), min(up + cap * q, cap)
-    hold = q <= 0.01 and (method != "local_sparse" or lo > 0)
+    hold = q <= 0.01 and (method != "local_sparse" or lo > 0 or upper_ok)
     return ErrorBounds(method, float(lo), float(min(up, cap)), cls, 1.0, bool(hold), tuple(notes), "||P_hat - P||_F", cap)
 
