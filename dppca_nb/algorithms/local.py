@@ -15,7 +15,8 @@ from ..data.datasets import wishart_second_moment
 from ..privacy.mechanisms import second_moment_sensitivity, gaussian_sigma, symmetric_gaussian
 from ..privacy.releases import certified_epsilon
 from ..privacy.discrete import (NOISE_SHAPES, DISCRETE_CALIBRATIONS, DISCRETE_CALIBRATION_WORDS,
-                                       check_discrete_calibration, discrete_calibration)
+                                       check_discrete_calibration, check_noise_calibration,
+                                       discrete_calibration)
 from ..backends.statistics import check_rows, is_dask, second_moment_sums, randomized_report_sums
 
 # %% auto #0
@@ -44,9 +45,7 @@ def local_noise_sigma(epsilon: float, delta: float, *, sensitivity="tight", cali
     float
         Noise sd sigma per report entry (diagonal sd in the "vecd" shape), (epsilon, delta)-LDP.
     """
-    if calibration == "zcdp":
-        raise ValueError("calibration: 'zcdp' calibrates the discrete Gaussian (noise='discrete'); continuous noise "
-                         "takes 'analytic' or 'classic', got 'zcdp'")
+    check_noise_calibration(calibration, "continuous")
     sens = second_moment_sensitivity(sensitivity, n=1)
     return gaussian_sigma(epsilon, delta, sens, calibration)
 

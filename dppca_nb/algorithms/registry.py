@@ -265,12 +265,13 @@ register(Algorithm("smooth_sensitivity_pca", "dppca_nb.algorithms.smooth.smooth_
 # %% ../../nbs/04_algorithms/09_registry.ipynb #4c2bfbc2
 def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorization_radius=None, sensitivity="tight",
                   calibration="analytic", radius_quantile=0.5, radius_share=0.1, radius_bounds=None, noise="continuous", design=None, degree=None):
-    from dppca_nb.algorithms.robust import kendall_sensitivity, _private_radius_setup, _check_calibration
+    from dppca_nb.algorithms.robust import kendall_sensitivity, _private_radius_setup
+    from dppca_nb.privacy.discrete import check_noise_calibration
     from dppca_nb.algorithms.kendall import kendall_design
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     check_choice(transform, "transform", ("spherical", "winsorized"))
     check_choice(noise, "noise", ("continuous", "discrete"))
-    _check_calibration(calibration, noise)            # as noisy_kendall: before anything else
+    check_noise_calibration(calibration, noise)            # as noisy_kendall: before anything else
     cal = DISCRETE_CALIBRATION_WORDS[calibration] if noise == "discrete" else calibration
     r = winsorization_radius
     des = kendall_design(n, design, degree)           # public: fixed from n (and a seed) before the data

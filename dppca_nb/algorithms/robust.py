@@ -10,7 +10,7 @@ import numpy as np
 from ..core.validation import as_generator, check_k, check_epsilon, check_delta, check_positive, check_choice, check_int, add_diagnostics
 from ..core.linalg import top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian, check_square
-from ..privacy.discrete import (DISCRETE_CALIBRATIONS, DISCRETE_CALIBRATION_WORDS, check_discrete_calibration,
+from ..privacy.discrete import (DISCRETE_CALIBRATION_WORDS, check_noise_calibration,
                                        discrete_calibration, discrete_symmetric_release)
 from .kendall import kendall_design, design_seed, _kendall_tau
 from ..backends.statistics import check_rows, paired_row_norms
@@ -241,7 +241,7 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     check_choice(transform, "transform", ("spherical", "winsorized"))
     check_choice(noise, "noise", ("continuous", "discrete"))
-    _check_calibration(calibration, noise)
+    check_noise_calibration(calibration, noise)
     kendall_sensitivity(sensitivity, n=n)                        # options checked before the passes over the rows
     plan = kendall_design(n, design, degree)                     # public: from n and the options
     rng = as_generator(random_state)
@@ -265,14 +265,6 @@ def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherica
     _add_radius_info(info, eps, eps_tau, dlt, r_info)
     add_diagnostics(info, **dict(k_info["diagnostics_not_private"]))   # near-tied pairs (data); the design's seed
     return K_bar, info
-
-def _check_calibration(calibration, noise):
-    "The `calibration` of the tau's noise: 'analytic' or 'classic' for continuous noise, 'analytic' or 'zcdp' for discrete."
-    if noise == "discrete": return check_discrete_calibration(calibration, DISCRETE_CALIBRATIONS)
-    if calibration == "zcdp":
-        raise ValueError("calibration: 'zcdp' calibrates the discrete Gaussian (noise='discrete'); continuous noise "
-                         "takes 'analytic' or 'classic', got 'zcdp'")
-    check_choice(calibration, "calibration", ("analytic", "classic"))
 
 def _private_radius_setup(radius, eps, p, radius_share, radius_quantile, radius_bounds):
     "Check winsorization_radius='private' and its options (errors name the caller's arguments): `(eps_r, eps_tau, quantile, bounds)`."
@@ -356,14 +348,14 @@ def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: flo
     plan = kendall_design(n, design, degree)
     extra = {}
     if noise == "discrete":
-        _check_calibration(calibration, noise)
+        check_noise_calibration(calibration, noise)
         sigma, grid = discrete_calibration(eps, dlt, sens, K.shape[0] * (K.shape[0] + 1) // 2, calibration=calibration)
         # the sensitivity is a Frobenius norm: release (k_ii, sqrt2 k_ij), whose l2 norm it is; /sqrt2 is post-processing
         K_bar = discrete_symmetric_release(K, sigma, grid, random_state, offdiag_weight=math.sqrt(2.0))
         extra = dict(noise="discrete", grid=grid, calibration=DISCRETE_CALIBRATION_WORDS[calibration])
         what = "g-DPPCA: discrete Gaussian mechanism (vecd, on a grid) on the generalised Kendall's tau"
     else:
-        _check_calibration(calibration, noise)
+        check_noise_calibration(calibration, noise)
         sigma = gaussian_sigma(eps, dlt, sens, calibration)
         K_bar = K + symmetric_gaussian(K.shape[0], sigma, random_state, kind="vecd")
         what = "g-DPPCA: Gaussian mechanism (vecd) on the generalised Kendall's tau"

@@ -14,7 +14,7 @@ from .mechanisms import gaussian_delta
 # %% auto #0
 __all__ = ['DISCRETE_CALIBRATIONS', 'DISCRETE_CALIBRATION_WORDS', 'NOISE_SHAPES', 'sample_discrete_gaussian', 'discrete_grid',
            'discrete_gaussian_rho', 'discrete_gaussian_delta', 'discrete_gaussian_sigma', 'discrete_gaussian_epsilon',
-           'discrete_gaussian_release', 'check_discrete_calibration', 'discrete_calibration',
+           'discrete_gaussian_release', 'check_discrete_calibration', 'check_noise_calibration', 'discrete_calibration',
            'discrete_symmetric_release', 'discrete_second_moment_release']
 
 # %% ../../nbs/03_privacy/02_discrete.ipynb #29ce5a19
@@ -302,6 +302,25 @@ def check_discrete_calibration(calibration: str, choices: tuple = ("analytic",))
         raise ValueError(f"calibration: noise='discrete' accepts {', '.join(map(repr, choices))} here ('analytic': the "
                          "smaller sigma of the direct (epsilon, delta) bound and zCDP; 'zcdp': zCDP only; see "
                          f"dppca_nb.privacy.discrete), got {calibration!r}")
+
+# %% ../../nbs/03_privacy/02_discrete.ipynb #53f0a46f
+def check_noise_calibration(calibration: str, noise: str = "continuous") -> None:
+    """Refuse a `calibration` that does not calibrate this `noise`: continuous Gaussian noise takes "analytic" or
+    "classic"; the discrete Gaussian "analytic" or "zcdp" (`DISCRETE_CALIBRATIONS`).
+
+    Parameters
+    ----------
+    calibration : str
+        The caller's `calibration` argument.
+    noise : {"continuous", "discrete"}
+        The noise family the caller will calibrate.
+    """
+    check_choice(noise, "noise", ("continuous", "discrete"))
+    if noise == "discrete": return check_discrete_calibration(calibration, DISCRETE_CALIBRATIONS)
+    if calibration == "zcdp":
+        raise ValueError("calibration: 'zcdp' calibrates the discrete Gaussian (noise='discrete'); continuous noise "
+                         "takes 'analytic' or 'classic', got 'zcdp'")
+    check_choice(calibration, "calibration", ("analytic", "classic"))
 
 # %% ../../nbs/03_privacy/02_discrete.ipynb #aeafc213
 def discrete_calibration(epsilon: float, delta: float, sensitivity: float, dimension: int, *,
