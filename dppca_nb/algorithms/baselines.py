@@ -8,20 +8,35 @@ import numpy as np
 from ..core.validation import check_data, check_k, check_epsilon, check_delta, check_positive, clip_rows, as_generator
 from ..core.linalg import top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian
-from ..privacy.releases import gaussian_second_moment
+from ..privacy.releases import gaussian_second_moment, plan_second_moment
+from ..privacy.contract import Plan
+from .registry import Algorithm, register, release_rows
 from ..backends.statistics import check_rows
 from ..core.validation import normalize_rows, check_choice, check_int, add_diagnostics
 from ..core.linalg import random_orthonormal, orthonormalize
 import math
 
 # %% auto #0
-__all__ = ['analyze_gauss', 'sgpca', 'nsggd']
+__all__ = ['plan_analyze_gauss', 'analyze_gauss', 'sgpca', 'nsggd']
 
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #f68e1db5
-def analyze_gauss(X, k: int, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                  radius: float = 1.0, noise: str = "continuous", noise_shape: str = "vecd", random_state=None,
-                  return_info: bool = False):
-    """(epsilon, delta)-DP top-k principal subspace (p x k) by Analyze Gauss: clip, noisy second moment, eigenvectors; X numpy or dask.
+def plan_analyze_gauss(n: int, p: int, k: int | None, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
+                       calibration: str = "analytic", radius: float = 1.0, noise: str = "gaussian",
+                       noise_shape: str = "vecd") -> Plan:
+    "Analyze Gauss fixed before the data: the noisy second moment, then its top-k eigenvectors (and all its eigenvalues)."
+    k = p if k is None else check_k(k, p)
+    moment = plan_second_moment(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                                radius=radius, noise=noise, noise_shape=noise_shape, k=k,
+                                mechanism="Analyze Gauss: Gaussian mechanism on the second moment ({shape}), top-k eigenvectors")
+    def eigenvectors(S, rng):          # post-processing of the noisy matrix
+        return top_k_eigvecs(S, k), {"eigenvalues": np.linalg.eigvalsh(S)[::-1].copy()}
+    return moment.then(eigenvectors)
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #0a5b7c9d
+def analyze_gauss(X, k: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
+                  calibration: str = "analytic", radius: float = 1.0, noise: str = "gaussian", noise_shape: str = "vecd",
+                  random_state=None, return_release: bool = False):
+    """(epsilon, delta)-DP top-k principal subspace (p x k) by Analyze Gauss: clip, noisy second moment, eigenvectors.
 
     Parameters
     ----------
@@ -29,44 +44,26 @@ def analyze_gauss(X, k: int, epsilon: float, delta: float, *, sensitivity="tight
         Data rows, one record per row.
     k : int, 1 <= k <= p
         Dimension of the principal subspace.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        Constant c of the replace-one sensitivity c radius^2 / n of the second moment: "tight" sqrt 2 (exact),
-        "paper" 1 (too small: warns), "loose" 2, or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
-    radius : float > 0
-        Public norm bound: rows are clipped to this l2 radius.
-    noise : {"continuous", "discrete"}
-        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
-    noise_shape : {"vecd", "upper"}
-        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
-        Same guarantee.
+    epsilon, delta, sensitivity_rule, calibration, radius, noise, noise_shape
+        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
     random_state : int, numpy Generator or None
         Seed of the noise.
-    return_info : bool
-        Also return the `info` dict.
+    return_release : bool
+        Return the whole `Release` (V, its contract, the curator-only diagnostics, the eigenvalues) instead of V.
 
     Returns
     -------
-    V : ndarray (p, k)
-        Orthonormal basis of the released subspace.
-    info : dict, only if `return_info`
-        (epsilon, delta)-DP, replace-one, n public. Public: the release's mechanism, epsilon, delta, neighbouring,
-        sensitivity, sigma, calibration, noise, noise_shape, epsilon_certified, radius.
-        Under `diagnostics_not_private`: n_clipped.
+    V : ndarray (p, k), or Release
+        Orthonormal basis of the released subspace: (epsilon, delta)-DP, replace-one, n public.
     """
-    X = check_rows(X)
-    k = check_k(k, X.shape[1])
-    S, info = gaussian_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                     radius=radius, noise=noise, noise_shape=noise_shape,
-                                     random_state=random_state)
-    V = top_k_eigvecs(S, k)
-    info["mechanism"] = "Analyze Gauss: " + info["mechanism"]
-    return (V, info) if return_info else V
+    return release_rows(plan_analyze_gauss, X, k, epsilon, delta, sensitivity_rule=sensitivity_rule,
+                        calibration=calibration, radius=radius, noise=noise, noise_shape=noise_shape,
+                        random_state=random_state, return_release=return_release)
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #4d6e8f0a
+register(Algorithm("analyze_gauss", plan_analyze_gauss, analyze_gauss, "central", "approximate", "subspace",
+                   "Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014): Gaussian noise on the second moment, top-k "
+                   "eigenvectors", estimator="AnalyzeGaussPCA", eigenvalues=True, dask=True))
 
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #501cb207
 def sgpca(X, k: int, epsilon: float, delta: float, *, radius: float = 1.0, eigen_share: float = 0.2,

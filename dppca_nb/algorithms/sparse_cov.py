@@ -9,12 +9,16 @@ import numpy as np
 from ..core.validation import check_data, check_positive, check_choice, check_int
 from ..core.linalg import symmetrize
 from ..privacy.mechanisms import gaussian_sigma, second_moment_sensitivity, check_square
-from ..privacy.releases import gaussian_second_moment
+from ..privacy.releases import plan_second_moment
+from ..privacy.mechanisms import NOISE_SHAPES
+from ..privacy.contract import Plan, Contract
+from .registry import Algorithm, Parameter, register, release_rows
 
 # %% auto #0
-__all__ = ['block_covariance', 'banded_covariance', 'column_sparsity', 'gaussian_covariance', 'threshold_level', 'hard_threshold',
-           'psd_projection', 'dp_threshold_covariance', 'dp_threshold_postprocess', 'bickel_levina_covariance',
-           'gaussian_gamma', 'threshold_error_bound', 'naive_error_bound']
+__all__ = ['block_covariance', 'banded_covariance', 'column_sparsity', 'plan_gaussian_covariance', 'gaussian_covariance',
+           'threshold_level', 'hard_threshold', 'psd_projection', 'dp_threshold_postprocess',
+           'plan_dp_threshold_covariance', 'dp_threshold_covariance', 'bickel_levina_covariance', 'gaussian_gamma',
+           'threshold_error_bound', 'naive_error_bound']
 
 # %% ../../nbs/04_algorithms/04_sparse_cov.ipynb #ab586ae7
 def _check_int(v, name, lo, hi=None):
@@ -107,50 +111,39 @@ def column_sparsity(Sigma, tol: float = 0.0) -> int:
     return int(nz.sum(axis=0).max())
 
 # %% ../../nbs/04_algorithms/04_sparse_cov.ipynb #e45e0068
-def gaussian_covariance(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                        radius: float = 1.0, noise: str = "continuous", noise_shape: str = "vecd", random_state=None,
-                        return_info: bool = False):
-    """(epsilon, delta)-DP naive covariance (p x p, symmetric, maybe indefinite): clipped second moment plus symmetric Gaussian noise; X numpy or dask.
+def plan_gaussian_covariance(n: int, p: int, k: int | None, epsilon: float, delta: float, *,
+                             sensitivity_rule: str = "tight", calibration: str = "analytic", radius: float = 1.0,
+                             noise: str = "gaussian", noise_shape: str = "vecd") -> Plan:
+    "The naive mechanism fixed before the data: the noisy second moment of rows clipped to `radius` (p x p)."
+    return plan_second_moment(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                              radius=radius, noise=noise, noise_shape=noise_shape,
+                              mechanism="naive Gaussian covariance (Wang & Xu eq. (7)): Gaussian mechanism on the "
+                                        "second moment ({shape})")
+
+def gaussian_covariance(X, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
+                        calibration: str = "analytic", radius: float = 1.0, noise: str = "gaussian",
+                        noise_shape: str = "vecd", random_state=None, return_release: bool = False):
+    """(epsilon, delta)-DP naive covariance (p x p, symmetric, maybe indefinite): clipped second moment plus symmetric Gaussian noise.
 
     Parameters
     ----------
     X : array (n, p), numpy or dask
         Data rows, one record per row.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        Constant c of the replace-one sensitivity c radius^2 / n of the second moment: "tight" sqrt 2 (exact),
-        "paper" 1 (too small: warns), "loose" 2, or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
-    radius : float > 0
-        Public norm bound: rows are clipped to this l2 radius.
-    noise : {"continuous", "discrete"}
-        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
-    noise_shape : {"vecd", "upper"}
-        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle
-        entry. Sets the off-diagonal sd, hence the threshold.
+    epsilon, delta, sensitivity_rule, calibration, radius, noise, noise_shape
+        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
     random_state : int, numpy Generator or None
         Seed of the noise.
-    return_info : bool
-        Also return the `info` dict.
+    return_release : bool
+        Return the whole `Release` instead of the matrix.
 
     Returns
     -------
-    ndarray (p, p)
-        The noisy second moment (symmetric, maybe indefinite), (epsilon, delta)-DP, replace-one, n public.
-    info : dict, only if `return_info`
-        (epsilon, delta)-DP, replace-one, n public. Public: mechanism, epsilon, delta, neighbouring, sensitivity,
-        sigma, sigma_offdiagonal, calibration, noise, noise_shape, epsilon_certified, radius.
-        Under `diagnostics_not_private`: n_clipped.
+    ndarray (p, p), or Release
+        The noisy second moment: (epsilon, delta)-DP, replace-one, n public.
     """
-    S, info = gaussian_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                     radius=radius, noise=noise, noise_shape=noise_shape,
-                                     random_state=random_state)
-    info["mechanism"] = "naive Gaussian covariance (Wang & Xu eq. (7)): " + info["mechanism"]
-    return (S, info) if return_info else S
+    return release_rows(plan_gaussian_covariance, X, None, epsilon, delta, sensitivity_rule=sensitivity_rule,
+                        calibration=calibration, radius=radius, noise=noise, noise_shape=noise_shape,
+                        random_state=random_state, return_release=return_release)
 
 # %% ../../nbs/04_algorithms/04_sparse_cov.ipynb #3ba45074
 def threshold_level(n: int, p: int, sigma: float, *, gamma: float = 2.0, noise_constant: float = 4.0) -> float:
@@ -229,114 +222,92 @@ def psd_projection(A) -> np.ndarray:
     return symmetrize((V * np.clip(w, 0, None)) @ V.T)
 
 # %% ../../nbs/04_algorithms/04_sparse_cov.ipynb #35788481
-def dp_threshold_covariance(X, epsilon: float, delta: float, *, gamma: float = 2.0, sensitivity="tight",
+def _noise_sds(c: Contract, noise_shape: str) -> tuple:
+    "(diagonal, off-diagonal) noise sd of a second-moment release under contract `c`."
+    sh = NOISE_SHAPES[noise_shape]
+    off = c.noise_scale / sh.weight if c.noise == "discrete_gaussian" else c.noise_scale * sh.offdiag
+    return c.noise_scale, off
+
+def dp_threshold_postprocess(S_noisy, sigma: float, sigma_offdiagonal: float, *, n: int, gamma: float = 2.0,
+                             threshold_diagonal: bool = True, noise_constant: float = 4.0) -> tuple:
+    """Steps 2-4 of DP-Thresholding on a noisy second moment of n rows with noise sds `sigma` (diagonal) and
+    `sigma_offdiagonal`: `(Sigma^+, extras)`, each entry thresholded at the level of the noise it carries.
+
+    Post-processing of the release: its privacy is unchanged. `extras`: gamma, tau (off-diagonal), tau_diagonal and
+    their sampling and noise parts, the noisy and thresholded matrices, the support, n_negative_eigenvalues."""
+    gamma = check_positive(gamma, "gamma", allow_zero=True)
+    S = check_square(S_noisy, "S_noisy")
+    n, p = check_int(n, "n"), S.shape[0]
+    tau = threshold_level(n, p, sigma_offdiagonal, gamma=gamma, noise_constant=noise_constant)
+    tau_diag = threshold_level(n, p, sigma, gamma=gamma, noise_constant=noise_constant)
+    S_hat = hard_threshold(S, tau, threshold_diagonal=threshold_diagonal, tau_diagonal=tau_diag)
+    w, V = np.linalg.eigh(S_hat)
+    S_plus = symmetrize((V * np.clip(w, 0, None)) @ V.T)
+    L = math.log(p)
+    return S_plus, dict(gamma=gamma, tau=tau, tau_diagonal=tau_diag, tau_sampling=gamma * math.sqrt(L / n),
+                        tau_noise=noise_constant * sigma_offdiagonal * math.sqrt(L),
+                        tau_noise_diagonal=noise_constant * sigma * math.sqrt(L), threshold_diagonal=bool(threshold_diagonal),
+                        noisy=S_noisy, thresholded=S_hat, support=S_hat != 0, n_negative_eigenvalues=int((w < 0).sum()))
+
+def plan_dp_threshold_covariance(n: int, p: int, k: int | None, epsilon: float, delta: float, *, gamma: float = 2.0,
+                                 sensitivity_rule: str = "tight", calibration: str = "analytic", radius: float = 1.0,
+                                 threshold_diagonal: bool = True, noise_constant: float = 4.0, noise: str = "gaussian",
+                                 noise_shape: str = "vecd") -> Plan:
+    "DP-Thresholding fixed before the data: the naive release, then the hard threshold and the PSD projection."
+    check_positive(gamma, "gamma", allow_zero=True)
+    moment = plan_second_moment(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                                radius=radius, noise=noise, noise_shape=noise_shape,
+                                mechanism="DP-Thresholding (Wang & Xu, Algorithm 1): Gaussian mechanism on the second "
+                                          "moment ({shape}), hard threshold, PSD projection")
+    sig, sig_off = _noise_sds(moment.contract, noise_shape)
+    return moment.then(lambda S, rng: dp_threshold_postprocess(S, sig, sig_off, n=n, gamma=gamma, threshold_diagonal=
+                                                               threshold_diagonal, noise_constant=noise_constant))
+
+def dp_threshold_covariance(X, epsilon: float, delta: float, *, gamma: float = 2.0, sensitivity_rule: str = "tight",
                             calibration: str = "analytic", radius: float = 1.0, threshold_diagonal: bool = True,
-                            noise_constant: float = 4.0, noise: str = "continuous", noise_shape: str = "vecd",
-                            random_state=None, return_info: bool = False):
+                            noise_constant: float = 4.0, noise: str = "gaussian", noise_shape: str = "vecd",
+                            random_state=None, return_release: bool = False):
     """(epsilon, delta)-DP sparse covariance estimate (p x p, symmetric PSD) by Wang & Xu's DP-Thresholding; X numpy or dask.
 
     Parameters
     ----------
     X : array (n, p), numpy or dask
         Data rows, one record per row.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    gamma : float > 0
+    epsilon, delta, sensitivity_rule, calibration, radius, noise, noise_shape
+        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
+    gamma : float >= 0
         Sampling constant of the threshold gamma sqrt(log p / n); 2 is safe for every law on the unit ball.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        Constant c of the replace-one sensitivity c radius^2 / n of the second moment: "tight" sqrt 2 (exact),
-        "paper" 1 (too small: warns), "loose" 2, or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
-    radius : float > 0
-        Public norm bound: rows are clipped to this l2 radius.
     threshold_diagonal : bool
-        Also threshold the diagonal (at tau_diagonal); False keeps it.
-    noise_constant : float > 0
-        Multiplier of sigma sqrt(log p) in the threshold (the noise part).
-    noise : {"continuous", "discrete"}
-        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
-    noise_shape : {"vecd", "upper"}
-        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle
-        entry. Sets the off-diagonal sd, hence the threshold.
+        Also threshold the diagonal (at its own level); False keeps it.
+    noise_constant : float >= 0
+        Multiplier of the noise sd times sqrt(log p) in the threshold.
     random_state : int, numpy Generator or None
         Seed of the noise.
-    return_info : bool
-        Also return the `info` dict.
+    return_release : bool
+        Return the whole `Release` (its extras: the thresholds, the noisy and thresholded matrices) instead of Sigma^+.
 
     Returns
     -------
-    ndarray (p, p)
+    ndarray (p, p), or Release
         Sigma^+, symmetric PSD, (epsilon, delta)-DP (replace-one, n public): post-processing of the naive release.
-    info : dict, only if `return_info`
-        The release's info (as `gaussian_covariance`'s), plus gamma, tau, tau_diagonal and their sampling and noise
-        parts, threshold_diagonal, the noisy and thresholded matrices, the support and n_negative_eigenvalues: all
-        post-processing of the private release, so public. Under `diagnostics_not_private`: n_clipped.
     """
-    gamma = check_positive(gamma, "gamma", allow_zero=True)
-    S, info = gaussian_covariance(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                  radius=radius, noise=noise, noise_shape=noise_shape, random_state=random_state,
-                                  return_info=True)
-    n = int(np.shape(X)[0])                      # X was validated by gaussian_covariance
-    return dp_threshold_postprocess(S, info, n=n, gamma=gamma, threshold_diagonal=threshold_diagonal,
-                                    noise_constant=noise_constant, return_info=return_info)
+    return release_rows(plan_dp_threshold_covariance, X, None, epsilon, delta, gamma=gamma,
+                        sensitivity_rule=sensitivity_rule, calibration=calibration, radius=radius,
+                        threshold_diagonal=threshold_diagonal, noise_constant=noise_constant, noise=noise,
+                        noise_shape=noise_shape, random_state=random_state, return_release=return_release)
 
-def dp_threshold_postprocess(S_noisy, info: dict, *, n: int, gamma: float = 2.0, threshold_diagonal: bool = True,
-                             noise_constant: float = 4.0, return_info: bool = False):
-    """Steps 2-4 of DP-Thresholding on the naive release `(S_noisy, info)` of n rows: Sigma^+, or `(Sigma^+, info)`.
-
-    `info` gives `mechanism`, `sigma` (the diagonal noise sd) and `sigma_offdiagonal` (absent: `sigma`, an upper-triangle
-    release); each entry is thresholded at the level of the noise it carries.
-
-    Parameters
-    ----------
-    S_noisy : array (p, p)
-        The naive release (not modified).
-    info : dict
-        Its info: mechanism, sigma and (if the noise shape has one) sigma_offdiagonal.
-    n : int >= 1
-        Number of rows (public).
-    gamma : float > 0
-        Sampling constant of the threshold gamma sqrt(log p / n); 2 is safe for every law on the unit ball.
-    threshold_diagonal : bool
-        Also threshold the diagonal (at tau_diagonal); False keeps it.
-    noise_constant : float > 0
-        Multiplier of sigma sqrt(log p) in the threshold (the noise part).
-    return_info : bool
-        Also return the `info` dict.
-
-    Returns
-    -------
-    ndarray (p, p)
-        Sigma^+ (post-processing: the privacy of the release is unchanged).
-    info : dict, only if `return_info`
-        The release's info (as `gaussian_covariance`'s), plus gamma, tau, tau_diagonal and their sampling and noise
-        parts, threshold_diagonal, the noisy and thresholded matrices, the support and n_negative_eigenvalues: all
-        post-processing of the private release, so public. Under `diagnostics_not_private`: n_clipped.
-    """
-    gamma = check_positive(gamma, "gamma", allow_zero=True)
-    S = check_square(S_noisy, "S_noisy")
-    if not isinstance(info, dict) or "sigma" not in info or "mechanism" not in info:
-        raise ValueError("info: expected the info dict of the Gaussian release (with 'sigma' and 'mechanism')")
-    n = check_int(n, "n")
-    p = S.shape[0]
-    sig_off = info.get("sigma_offdiagonal", info["sigma"])
-    tau = threshold_level(n, p, sig_off, gamma=gamma, noise_constant=noise_constant)
-    tau_diag = threshold_level(n, p, info["sigma"], gamma=gamma, noise_constant=noise_constant)
-    S_hat = hard_threshold(S, tau, threshold_diagonal=threshold_diagonal, tau_diagonal=tau_diag)
-    w, V = np.linalg.eigh(S_hat)
-    S_plus = symmetrize((V * np.clip(w, 0, None)) @ V.T)
-    if not return_info: return S_plus
-    L = math.log(p)
-    info = dict(info)
-    info.update(mechanism="DP-Thresholding (Wang & Xu, Algorithm 1): " + info["mechanism"], gamma=gamma,
-                tau=tau, tau_diagonal=tau_diag, tau_sampling=gamma * math.sqrt(L / n),
-                tau_noise=noise_constant * sig_off * math.sqrt(L), tau_noise_diagonal=noise_constant * info["sigma"] * math.sqrt(L),
-                threshold_diagonal=bool(threshold_diagonal), noisy=S_noisy, thresholded=S_hat, support=S_hat != 0,
-                n_negative_eigenvalues=int((w < 0).sum()))
-    return S_plus, info
+register(Algorithm("gaussian_covariance", plan_gaussian_covariance, gaussian_covariance, "central", "approximate",
+                   "covariance", "naive Gaussian covariance: the noisy clipped second moment (Wang & Xu eq. (7))",
+                   dask=True))
+register(Algorithm("dp_threshold_covariance", plan_dp_threshold_covariance, dp_threshold_covariance, "central",
+                   "approximate", "covariance", "DP-Thresholding sparse covariance (Wang & Xu 2019, Algorithm 1)",
+                   estimator="DPThresholdCovariance", aliases=("dp_thresholding",), attributes={"tau_": "tau"},
+                   dask=True, parameters={p.name: p for p in (
+                       Parameter("gamma", "float >= 0", "Sampling constant of the threshold gamma sqrt(log p / n); 2 "
+                                 "is safe for every law on the unit ball.", ("real>=0",)),
+                       Parameter("threshold_diagonal", "bool", "Also threshold the diagonal (at its own level).", ("bool",)),
+                       Parameter("noise_constant", "float >= 0", "Multiplier of the noise sd times sqrt(log p) in the "
+                                 "threshold.", ("real>=0",)))}))
 
 # %% ../../nbs/04_algorithms/04_sparse_cov.ipynb #4be14b6f
 def bickel_levina_covariance(X, *, gamma: float = 2.0, center: bool = False, threshold_diagonal: bool = True,

@@ -9,13 +9,13 @@ import math
 import numpy as np
 from ..core.validation import as_generator, check_int, check_positive, check_epsilon, check_delta, check_choice
 from .accounting import zcdp_delta, zcdp_to_dp
-from .mechanisms import gaussian_delta
+from .mechanisms import gaussian_delta, NOISE_SHAPES   # NOISE_SHAPES: TRANSITION re-export
 
 # %% auto #0
-__all__ = ['DISCRETE_CALIBRATIONS', 'DISCRETE_CALIBRATION_WORDS', 'NOISE_SHAPES', 'sample_discrete_gaussian', 'discrete_grid',
+__all__ = ['DISCRETE_CALIBRATIONS', 'NOISES', 'DISCRETE_CALIBRATION_WORDS', 'sample_discrete_gaussian', 'discrete_grid',
            'discrete_gaussian_rho', 'discrete_gaussian_delta', 'discrete_gaussian_sigma', 'discrete_gaussian_epsilon',
            'discrete_gaussian_release', 'check_discrete_calibration', 'check_noise_calibration', 'discrete_calibration',
-           'discrete_symmetric_release', 'discrete_second_moment_release']
+           'discrete_symmetric_release']
 
 # %% ../../nbs/03_privacy/02_discrete.ipynb #29ce5a19
 def sample_discrete_gaussian(sigma2: float, size=None, random_state=None):
@@ -304,7 +304,10 @@ def check_discrete_calibration(calibration: str, choices: tuple = ("analytic",))
                          f"dppca_nb.privacy.discrete), got {calibration!r}")
 
 # %% ../../nbs/03_privacy/02_discrete.ipynb #53f0a46f
-def check_noise_calibration(calibration: str, noise: str = "continuous") -> None:
+NOISES = ("gaussian", "discrete_gaussian")    # the noise families of a Gaussian release
+_OLD_NOISE = {"continuous": "gaussian", "discrete": "discrete_gaussian"}   # TRANSITION: the old names, until every caller is planned
+
+def check_noise_calibration(calibration: str, noise: str = "gaussian") -> None:
     """Refuse a `calibration` that does not calibrate this `noise`: continuous Gaussian noise takes "analytic" or
     "classic"; the discrete Gaussian "analytic" or "zcdp" (`DISCRETE_CALIBRATIONS`).
 
@@ -312,13 +315,14 @@ def check_noise_calibration(calibration: str, noise: str = "continuous") -> None
     ----------
     calibration : str
         The caller's `calibration` argument.
-    noise : {"continuous", "discrete"}
+    noise : {"gaussian", "discrete_gaussian"}
         The noise family the caller will calibrate.
     """
-    check_choice(noise, "noise", ("continuous", "discrete"))
-    if noise == "discrete": return check_discrete_calibration(calibration, DISCRETE_CALIBRATIONS)
+    noise = _OLD_NOISE.get(noise, noise)
+    check_choice(noise, "noise", NOISES)
+    if noise == "discrete_gaussian": return check_discrete_calibration(calibration, DISCRETE_CALIBRATIONS)
     if calibration == "zcdp":
-        raise ValueError("calibration: 'zcdp' calibrates the discrete Gaussian (noise='discrete'); continuous noise "
+        raise ValueError("calibration: 'zcdp' calibrates the discrete Gaussian (noise='discrete_gaussian'); Gaussian noise "
                          "takes 'analytic' or 'classic', got 'zcdp'")
     check_choice(calibration, "calibration", ("analytic", "classic"))
 
@@ -389,54 +393,3 @@ def discrete_symmetric_release(A, sigma: float, grid: float, random_state=None, 
     R[iu, ju] = discrete_gaussian_release(a * w, sigma, grid, random_state, bound=bound) / w
     R[ju, iu] = R[iu, ju]
     return R
-
-# %% ../../nbs/03_privacy/02_discrete.ipynb #c8501c55
-NOISE_SHAPES = ("vecd", "upper")      # the two noise shapes of a symmetric release (notebook 03_privacy/03_releases)
-
-def discrete_second_moment_release(M: np.ndarray, n: int, epsilon: float, delta: float, sensitivity: float,
-                                   random_state=None, *, radius: float = 1.0, noise_shape: str = "vecd",
-                                   calibration: str = "analytic"):
-    """(S, extra info) for M / n of rows clipped to `radius` released on a grid with discrete Gaussian noise.
-
-    (epsilon, delta)-DP for replace-one neighbours with n public, given the l2 `sensitivity` of the released vector
-    of M / n: (m_ii, sqrt 2 m_ij)_(i<j) for `noise_shape="vecd"` (its norm is the Frobenius norm), the upper triangle
-    for `"upper"`; both have the same sensitivity sqrt(2) R^2 / n (notebook `03_privacy/03_releases`).
-
-    Parameters
-    ----------
-    M : ndarray, shape (p, p)
-        The sum of x x^T over the clipped rows.
-    n : int
-        Number of rows (public).
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability.
-    sensitivity : float > 0
-        l2 sensitivity of the released vector of M / n.
-    random_state : None, int or numpy.random.Generator
-        Source of randomness (None: fresh OS entropy).
-    radius : float > 0
-        Clipping bound of the rows; the entries of M / n lie in [-radius^2, radius^2].
-    noise_shape : {"vecd", "upper"}
-        "vecd" (default): off-diagonal weight sqrt 2, noise sd sigma on the diagonal and sigma / sqrt 2 off it;
-        "upper": weight 1, sd sigma on every upper-triangle entry.
-    calibration : {"analytic", "zcdp"}
-        As in `discrete_calibration`: the smaller sigma of the direct bound and zCDP (default), or zCDP only.
-
-    Returns
-    -------
-    S : ndarray, shape (p, p)
-        The release.
-    info : dict
-        noise, noise_shape, sigma, sigma_offdiagonal, grid, rho and calibration (all public).
-    """
-    if noise_shape not in NOISE_SHAPES:
-        raise ValueError(f"noise_shape: expected one of {', '.join(map(repr, NOISE_SHAPES))}, got {noise_shape!r}")
-    w = math.sqrt(2.0) if noise_shape == "vecd" else 1.0
-    d = M.shape[0] * (M.shape[0] + 1) // 2
-    sigma, grid = discrete_calibration(epsilon, delta, sensitivity, d, calibration=calibration)
-    S = discrete_symmetric_release(M / n, sigma, grid, random_state, offdiag_weight=w,
-                                   bound=check_positive(radius, "radius") ** 2)
-    return S, dict(noise="discrete", noise_shape=noise_shape, sigma=sigma, sigma_offdiagonal=sigma / w, grid=grid,
-                   rho=discrete_gaussian_rho(sigma, sensitivity, grid, d), calibration=DISCRETE_CALIBRATION_WORDS[calibration])

@@ -5,29 +5,30 @@
 # %% ../../nbs/03_privacy/00_mechanisms.ipynb #2e0e6b22
 from __future__ import annotations
 import math
+from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 from ..core.validation import as_generator, check_epsilon, check_delta, check_positive, check_choice, check_int
 
 # %% auto #0
-__all__ = ['SECOND_MOMENT_SENSITIVITY', 'SNAPPING_ERROR', 'SNAPPING_MAX_RATIO', 'second_moment_sensitivity', 'upper_triangle',
-           'gaussian_delta', 'gaussian_sigma', 'gaussian_epsilon', 'symmetric_gaussian', 'laplace_scale',
-           'laplace_noise', 'cauchy_noise', 'snapping_grid', 'full_resolution_uniform', 'snapping_epsilon',
-           'snapping_scale', 'snapping_laplace', 'check_square']
+__all__ = ['SECOND_MOMENT_SENSITIVITY', 'NOISE_SHAPES', 'SNAPPING_ERROR', 'SNAPPING_MAX_RATIO', 'second_moment_sensitivity',
+           'upper_triangle', 'gaussian_delta', 'gaussian_sigma', 'gaussian_epsilon', 'NoiseShape', 'sym_dim',
+           'symmetric_gaussian', 'laplace_scale', 'laplace_noise', 'cauchy_noise', 'snapping_grid',
+           'full_resolution_uniform', 'snapping_epsilon', 'snapping_scale', 'snapping_laplace', 'check_square']
 
 # %% ../../nbs/03_privacy/00_mechanisms.ipynb #6b86cfd8
 SECOND_MOMENT_SENSITIVITY = {"tight": math.sqrt(2.0), "paper": 1.0, "loose": 2.0}
 
-def second_moment_sensitivity(sensitivity="tight", *, n: int = 1, radius: float = 1.0) -> float:
+def second_moment_sensitivity(rule="tight", *, n: int = 1, radius: float = 1.0) -> float:
     r"""l2 sensitivity of $\frac1n\sum x x^T$ (upper triangle or Frobenius) for rows with norm <= `radius`.
 
     Replace-one neighbours with `n` public (the relation of every normalised release of the package).
 
     Parameters
     ----------
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        Per-record constant c in c radius^2 / n: "tight" sqrt 2 (exact), "paper" 1 (under-calibrated by sqrt 2),
-        "loose" 2 (valid, conservative), or a positive number used as c.
+    rule : {"tight", "paper", "loose"}
+        The per-record constant c in c radius^2 / n (a `sensitivity_rule`): "tight" sqrt 2 (exact), "paper" 1
+        (under-calibrated by sqrt 2), "loose" 2 (valid, conservative).
     n : int >= 1
         Number of records averaged (public).
     radius : float > 0
@@ -38,9 +39,9 @@ def second_moment_sensitivity(sensitivity="tight", *, n: int = 1, radius: float 
     float
         The sensitivity c radius^2 / n.
     """
-    if isinstance(sensitivity, str):
-        base = SECOND_MOMENT_SENSITIVITY.get(check_choice(sensitivity, "sensitivity", tuple(SECOND_MOMENT_SENSITIVITY)))
-    else: base = check_positive(sensitivity, "sensitivity")
+    if isinstance(rule, str):
+        base = SECOND_MOMENT_SENSITIVITY.get(check_choice(rule, "sensitivity_rule", tuple(SECOND_MOMENT_SENSITIVITY)))
+    else: base = check_positive(rule, "sensitivity_rule")        # TRANSITION: a number, until every caller passes a rule
     n = check_int(n, "n")
     return base * check_positive(radius, "radius") ** 2 / n
 
@@ -159,6 +160,24 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
     while gaussian_delta(hi, s, sens) > dlt: hi *= 2
     return float(optimize.brentq(lambda e: gaussian_delta(e, s, sens) - dlt, 0.0, hi, xtol=1e-13, rtol=1e-12))
 
+# %% ../../nbs/03_privacy/00_mechanisms.ipynb #8c28f992
+@dataclass(frozen=True)
+class NoiseShape:
+    "One shape of symmetric matrix noise: the off-diagonal sd as a multiple of the diagonal sd, the sensitivity's norm, the words."
+    name: str
+    offdiag: float          # off-diagonal sd / sigma
+    weight: float           # weight of an off-diagonal entry in the released vector (1 / offdiag)
+    norm: str               # the norm the sensitivity (and sigma's calibration) is measured in
+    words: str              # how a contract describes the noise
+
+NOISE_SHAPES = {s.name: s for s in (
+    NoiseShape("vecd", math.sqrt(0.5), math.sqrt(2.0), "Frobenius (vecd)", "Frobenius: diagonal sd sigma, off-diagonal sigma / sqrt 2"),
+    NoiseShape("upper", 1.0, 1.0, "l2, upper triangle", "upper triangle: sd sigma on every entry"))}
+
+def sym_dim(p: int) -> int:
+    "The number of free coordinates of a symmetric p x p matrix, p(p+1)/2."
+    return check_int(p, "p") * (p + 1) // 2
+
 # %% ../../nbs/03_privacy/00_mechanisms.ipynb #7b2ea6e7
 def symmetric_gaussian(p: int, sigma: float, random_state=None, kind: str = "upper", size=None) -> np.ndarray:
     """A symmetric p x p Gaussian noise matrix (`kind` 'upper' or 'vecd', see above); `size` gives a batch.
@@ -184,12 +203,12 @@ def symmetric_gaussian(p: int, sigma: float, random_state=None, kind: str = "upp
     """
     p = check_int(p, "p")
     sigma = check_positive(sigma, "sigma", allow_zero=True)
-    check_choice(kind, "kind", ("upper", "vecd"))
+    check_choice(kind, "kind", tuple(NOISE_SHAPES))
     rng = as_generator(random_state)
     batch = () if size is None else ((size,) if np.ndim(size) == 0 else tuple(size))
     iu, ju = np.triu_indices(p)
     vals = rng.standard_normal(batch + (iu.size,)) * sigma
-    if kind == "vecd": vals *= np.where(iu == ju, 1.0, math.sqrt(0.5))
+    if NOISE_SHAPES[kind].offdiag != 1.0: vals *= np.where(iu == ju, 1.0, NOISE_SHAPES[kind].offdiag)
     Z = np.empty(batch + (p, p))
     Z[..., iu, ju] = vals
     Z[..., ju, iu] = vals
