@@ -17,10 +17,10 @@ from .core.validation import (as_generator, check_epsilon, check_delta, check_po
                                       PrivacyWarning)
 from .privacy.mechanisms import (gaussian_sigma,
                                  snapping_grid, snapping_laplace, snapping_scale)
-from .privacy.accounting import PrivacyAccountant, BudgetExceededError, split_budget
+from .privacy.accounting import PrivacyAccountant, BudgetExceededError, split_budget, _exact_gaussian
 from .privacy.releases import gaussian_second_moment_release
 from .core.linalg import top_k_eigvecs
-from .privacy.contract import Contract
+from .privacy.contract import Contract, _over
 from .backends.statistics import (is_dask, check_rows, second_moment_sums, clipped_row_sums, randomized_mean_reports,
                                           moment_summary, centred_second_moment)
 from .algorithms.registry import REGISTRY, plan_mismatches
@@ -268,20 +268,15 @@ def _unknown_radius(c: Contract) -> Contract:
                    parts=parts, notes=(note,) + tuple(f"(planned at R = 1) {s}" for s in c.notes))
 
 def _spend(acc, c: Contract, label: str):
-    "Record the release planned by `c` on the accountant (with its sigma where exact Gaussian accounting applies)."
-    if _exact_gaussian(c): acc.spend(c.epsilon, c.delta, sigma=c.noise_scale, sensitivity=c.sensitivity, label=label)
-    else: acc.spend(c.epsilon, c.delta, label=label)
-
-def _exact_gaussian(c: Contract) -> bool:
-    "True if `c` is one analytically calibrated Gaussian mechanism with public sigma and sensitivity (exact composition applies)."
-    return (c.noise == "gaussian" and c.calibration == "analytic" and c.measure == "approximate" and not c.parts
-            and c.noise_scale is not None and c.sensitivity is not None)
+    "Record the release planned by `c` on the accountant at what it certifies (`PrivacyAccountant.spend_contract`)."
+    acc.spend_contract(c, label)
 
 def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: bool = False) -> None:
     """Record `spends` [(Contract, label), ...] on a shared `accountant` all or nothing; `BudgetExceededError` naming the budget left.
 
     A trial copy is spent first, so a refused fit records nothing; the labels are prefixed by `owner`; `total`, the
-    (epsilon, delta) the parts compose to, is named in the error (default: their basic sum). `check_only=True`: the
+    (epsilon, delta) the parts compose to, is named in the error (default: the basic sum of what they certify).
+    `check_only=True`: the
     trial alone (raise if it would be refused, record nothing)."""
     if accountant is None: return
     if not isinstance(accountant, PrivacyAccountant):
@@ -291,7 +286,8 @@ def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: 
     try:
         for c, label in spends: _spend(trial, c, f"{owner}.{label}")
     except BudgetExceededError:
-        eps, dlt = total if total is not None else (sum(c.epsilon for c, _ in spends), sum(c.delta for c, _ in spends))
+        eps, dlt = total if total is not None else (sum(max(c.epsilon, c.epsilon_certified or 0) for c, _ in spends),
+                                                    sum(c.delta for c, _ in spends))
         b = "no budget" if accountant.epsilon is None else f"epsilon={accountant.epsilon:.4g}, delta={accountant.delta:.3g}"
         raise BudgetExceededError(
             f"accountant: {owner} needs (epsilon={eps:.4g}, delta={dlt:.3g}) (its parts: "
@@ -421,13 +417,17 @@ class _PrivateFit:
         # 2. spend everything BEFORE the data are used: on the fit's own ledger, and all or nothing on a shared one
         spends = [(radius_cs[a], a) for a in private] + ([(mean_c, "mean")] if mean_c is not None else []) \
                  + [(main, "components")]
-        acc = PrivacyAccountant(eps, dlt)
+        # the fit's own ledger holds what each release certifies; a paper-mode plan certifies more than was
+        # requested (its contract says so), so there the ledger has no budget to hold it to
+        paper = any(_over(c) for c, _ in spends)
+        acc = PrivacyAccountant(None if paper else eps, dlt)
         for c, label in spends: _spend(acc, c, label)
+        total = (float(acc.spent()), dlt)
         pre = None
         if fast:     # the exact statistic in one pass, after the budget checks and before the spends: nothing is released
-            spend_on(getattr(self, "accountant", None), spends, owner=type(self).__name__, total=(eps, dlt), check_only=True)
+            spend_on(getattr(self, "accountant", None), spends, owner=type(self).__name__, total=total, check_only=True)
             pre = self._prepass(X, centering, R, MR)      # a non-finite value raises here, with nothing spent
-        spend_on(getattr(self, "accountant", None), spends, owner=type(self).__name__, total=(eps, dlt))
+        spend_on(getattr(self, "accountant", None), spends, owner=type(self).__name__, total=total)
         # 3. now the data (the noise of every release: only after the spends)
         rng = as_generator(self.random_state)
         mean_info = None
@@ -466,31 +466,25 @@ class _PrivateFit:
         return out, info, k
 
     def _warn_clipping(self, n):
-        "A ClippingWarning to the curator when the bound clipped many rows (the count itself stays out of privacy_)."
+        "A ClippingWarning to the curator when the bound clipped more than CLIP_WARNING_SHARE of the rows; no count in it."
         d = self.diagnostics_not_private_
         for where, cnt in (("the rows", d.get("n_clipped")), ("the rows for the mean", (d.get("mean") or {}).get("n_clipped"))):
             if cnt is None or cnt <= CLIP_WARNING_SHARE * n: continue
-            bound = self.mean_radius_ if where.endswith("mean") else self._mean_radius()
+            mean = where.endswith("mean")
+            bound = self.mean_radius_ if mean else self._mean_radius()
             warnings.warn(
-                f"{type(self).__name__}: {cnt} of {n} of {where} ({cnt / n:.0%}) had a norm above the bound "
-                f"{bound:.4g} and were clipped; the result then describes the clipping more than the data. Choose "
-                "radius (a public bound on ||x||, for data scaled to known ranges; or radius='private', a private "
-                "quantile of the norms). This count is exact, not private: it is shown to you, the curator, and is "
-                "not in privacy_ or contract_; do not publish it.", ClippingWarning, stacklevel=4)
+                f"{type(self).__name__}: more than {CLIP_WARNING_SHARE:.0%} of {where} had a norm above the bound "
+                f"{bound:.4g} and were clipped: the bound looks too small, and the result then describes the clipping "
+                f"more than the data. Choose {'mean_radius' if mean else 'radius'} before looking at the data: a public "
+                "bound on ||x|| (for data scaled to known ranges), or 'private' (a private quantile of the norms, paid "
+                "from the budget). The exact count is in diagnostics_not_private_, for you, the curator. Whether this "
+                "warning fires depends on the data: do not publish it (nor its absence), nor a fit whose bound you "
+                "chose because of it.", ClippingWarning, stacklevel=4)
 
     def _contract(self, main, mean_c, radius_cs, eps, dlt, composition) -> Contract:
         "The whole fit's contract: the private radii, the mean and the main release as parts; epsilon_certified composed."
-        acc = self._fit_ledger
-        eps_cert = None
-        if main.epsilon_certified is not None:
-            c = main.epsilon_certified
-            if c <= main.epsilon * (1 + 1e-9): eps_cert = float(acc.spent())
-            else:                          # the main release certifies less than asked: recompose the ledger at c
-                a2 = PrivacyAccountant()
-                for s in acc.ledger:
-                    if s.label == "components": a2.spend(c, s.delta, label="components")
-                    else: a2.ledger.append(s)
-                eps_cert = float(a2.spent(delta=dlt))
+        # the fit's ledger recorded what every part certifies (spend_contract): its total is the certified epsilon
+        eps_cert = None if main.epsilon_certified is None else float(self._fit_ledger.spent(delta=dlt))
         if mean_c is None and not radius_cs: return replace(main, epsilon_certified=eps_cert)
         parts = dict(radius_cs)
         if mean_c is not None: parts["mean"] = mean_c
