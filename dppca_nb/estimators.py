@@ -276,8 +276,7 @@ def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: 
 
     A trial copy is spent first, so a refused fit records nothing; the labels are prefixed by `owner`; `total`, the
     (epsilon, delta) the parts compose to, is named in the error (default: the basic sum of what they certify).
-    `check_only=True`: the
-    trial alone (raise if it would be refused, record nothing)."""
+    `check_only=True`: the trial alone (raise if it would be refused, record nothing)."""
     if accountant is None: return
     if not isinstance(accountant, PrivacyAccountant):
         raise TypeError(f"accountant: expected a dppca_nb.privacy.accounting.PrivacyAccountant or None, got "
