@@ -382,6 +382,7 @@ def privacy_statement(info: dict, n: int, *, p: int | None = None, k: int | None
     cert = pub.get("epsilon_certified")
     shown = float(cert) if cert is not None and cert > eps * (1 + 1e-9) else eps   # the noise certifies less: say so
     guarantee = f"({shown:.4g}, {dlt:g})-{kind}" if dlt else f"pure {shown:.4g}-{kind}"
+    if pub.get("worst_case_dp") is False: guarantee += f" only on data of its model, NOT worst-case {kind}"   # SGPCA's
     if shown != eps: guarantee += f" (certified; the requested epsilon={eps:g} is not)"
     shape = f"n={n}" + ("" if p is None else f", p={p}") + ("" if k is None else f", k={k}")
     noise = [f"{name} {pub[key]:.4g}" for key, name in (("sensitivity", "sensitivity"), ("sigma", "noise sd"),

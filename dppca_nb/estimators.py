@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .core.validation import check_epsilon, check_delta, check_k, Diagnostics, PrivacyWarning
 from .privacy.accounting import PrivacyAccountant, BudgetExceededError
 from .privacy.contract import Contract
-from .privacy.centering import (plan_centered, mean_noise_sd, exact_gaussian, ClippingWarning,
+from .privacy.centering import (plan_centered, mean_noise_sd, fit_ledger, ClippingWarning,
                                         PrivateRadiusWarning)
 from .backends.statistics import is_dask, check_rows
 from .algorithms.registry import Algorithm, algorithms, get_algorithm, parameter, PARAMETERS, Parameter
@@ -98,14 +98,15 @@ def fit_spends(c: Contract) -> list:
     return [(b, "components" if a == "main" else a) for a, b in c.parts]
 
 def _spend(acc, c: Contract, label: str):
-    if exact_gaussian(c): acc.spend(c.epsilon, c.delta, sigma=c.noise_scale, sensitivity=c.sensitivity, label=label)
-    else: acc.spend(c.epsilon, c.delta, label=label)
+    "Record the release planned by `c` on `acc` at what it certifies (`PrivacyAccountant.spend_contract`)."
+    acc.spend_contract(c, label)
 
 def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: bool = False) -> None:
     """Record `spends` [(Contract, label), ...] on a shared `accountant` all or nothing; `BudgetExceededError` naming the budget left.
 
     A trial copy is spent first, so a refused fit records nothing; labels are prefixed by `owner`; `total` is the
-    (epsilon, delta) the parts compose to (named in the error). `check_only=True`: the trial alone."""
+    (epsilon, delta) the parts compose to (named in the error; default: the basic sum of what they certify).
+    `check_only=True`: the trial alone."""
     if accountant is None: return
     if not isinstance(accountant, PrivacyAccountant):
         raise TypeError(f"accountant: expected a dppca_nb.privacy.accounting.PrivacyAccountant or None, got "
@@ -114,7 +115,8 @@ def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: 
     try:
         for c, label in spends: _spend(trial, c, f"{owner}.{label}")
     except BudgetExceededError:
-        eps, dlt = total if total is not None else (sum(c.epsilon for c, _ in spends), sum(c.delta for c, _ in spends))
+        eps, dlt = total if total is not None else (sum(max(c.epsilon, c.epsilon_certified or 0) for c, _ in spends),
+                                                    sum(c.delta for c, _ in spends))
         b = "no budget" if accountant.epsilon is None else f"epsilon={accountant.epsilon:.4g}, delta={accountant.delta:.3g}"
         raise BudgetExceededError(
             f"accountant: {owner} needs (epsilon={eps:.4g}, delta={dlt:.3g}) (its parts: "
@@ -164,10 +166,12 @@ def _fit_release(self, X, k_of):
     X = _validate_dask(self, X, reset=True) if lazy else _validate_X(self, X, reset=True, finite=False)
     n, p = (int(d) for d in X.shape)
     plan = self._plan(n, p, k_of(p))
-    spends, total = fit_spends(plan.contract), (plan.contract.epsilon, plan.contract.delta)
+    spends = fit_spends(plan.contract)
     owner, shared = type(self).__name__, self.accountant
-    ledger = PrivacyAccountant(*total)                   # the fit's own ledger: the plan must fit its own budget
-    for c, label in spends: _spend(ledger, c, label)
+    # the fit's own ledger, each part at what it certifies: the plan must fit its own budget (a paper-mode plan, which
+    # certifies more than it was asked and says so, gets a ledger without a budget)
+    ledger = fit_ledger({label: c for c, label in spends}, plan.contract.epsilon, plan.contract.delta)
+    total = (float(ledger.spent()), plan.contract.delta)
     spend_on(shared, spends, owner=owner, total=total, check_only=True)
     rel = plan.release(X, self.random_state)             # the data are read only now
     spend_on(shared, spends, owner=owner, total=total)
@@ -213,16 +217,20 @@ def privacy_statement(est, c: Contract) -> dict:
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #7a8b9c0d
 def _warn_clipping(self, n):
-    "A ClippingWarning to the curator when the bound clipped many rows."
+    "A ClippingWarning to the curator when the bound clipped more than CLIP_WARNING_SHARE of the rows; no count in it."
     d = self.diagnostics_not_private_
     for where, cnt in (("the rows", d.get("n_clipped")), ("the rows for the mean", (d.get("mean") or {}).get("n_clipped"))):
         if cnt is None or cnt <= CLIP_WARNING_SHARE * n: continue
+        mean = where.endswith("mean")
+        bound = self.mean_radius_ if mean and hasattr(self, "mean_radius_") else getattr(self, "radius_", None)
         warnings.warn(
-            f"{type(self).__name__}: {cnt} of {n} of {where} ({cnt / n:.0%}) had a norm above the bound and were "
-            "clipped; the result then describes the clipping more than the data. Choose radius (a public bound on "
-            "||x||, for data scaled to known ranges; or radius='private', a private quantile of the norms). This "
-            "count is exact, not private: it is shown to you, the curator, and is not in privacy_ or contract_; do "
-            "not publish it.", ClippingWarning, stacklevel=4)
+            f"{type(self).__name__}: more than {CLIP_WARNING_SHARE:.0%} of {where} had a norm above the bound "
+            + ("" if bound is None else f"{bound:.4g} ") + "and were clipped: the bound looks too small, and the result "
+            f"then describes the clipping more than the data. Choose {'mean_radius' if mean else 'radius'} before "
+            "looking at the data: a public bound on ||x|| (for data scaled to known ranges), or 'private' (a private "
+            "quantile of the norms, paid from the budget). The exact count is in diagnostics_not_private_, for you, the "
+            "curator. Whether this warning fires depends on the data: do not publish it (nor its absence), nor a fit "
+            "whose bound you chose because of it.", ClippingWarning, stacklevel=4)
 
 _PrivateFit._warn_clipping = _warn_clipping
 

@@ -18,7 +18,8 @@ from .privacy.contract import Contract
 from .estimators import (_PrivateFit, _validate_X, _spend, spend_on, ClippingWarning, CLIP_WARNING_SHARE)
 
 # %% auto #0
-__all__ = ['scaler_contract', 'PrivateStandardScaler', 'is_private_step', 'check_pipeline', 'PrivatePipeline', 'private_pipeline']
+__all__ = ['scaler_contract', 'PrivateStandardScaler', 'is_private_step', 'uncertified_steps', 'check_pipeline',
+           'PrivatePipeline', 'private_pipeline']
 
 # %% ../nbs/06_estimators/01_preprocessing.ipynb #9c73ed6e
 def _check_bounds(bounds, p):
@@ -137,10 +138,12 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         self.diagnostics_not_private_ = Diagnostics(n_clipped=n_clipped)
         worst = int(n_clipped.max())
         if worst > CLIP_WARNING_SHARE * n:
-            warnings.warn(f"PrivateStandardScaler: {worst} of {n} values ({worst / n:.0%}) of column "
-                          f"{int(n_clipped.argmax())} lay outside its bounds and were clipped; widen `bounds`. This count "
-                          "is exact, not private: it is shown to you, the curator; do not publish it.",
-                          ClippingWarning, stacklevel=2)
+            warnings.warn(f"PrivateStandardScaler: more than {CLIP_WARNING_SHARE:.0%} of the values of a column lay "
+                          "outside its declared bounds and were clipped: the bounds look too narrow. Declare `bounds` "
+                          "before looking at the data, from public ranges (a questionnaire's scale, a sensor's range). "
+                          "The exact per-column counts are in diagnostics_not_private_, for you, the curator. Whether "
+                          "this warning fires depends on the data: do not publish it (nor its absence), nor a fit whose "
+                          "bounds you chose because of it.", ClippingWarning, stacklevel=2)
         return self
 
     def transform(self, X):
@@ -221,6 +224,46 @@ def _learns(step) -> bool:
     try: return bool(get_tags(step).requires_fit)
     except Exception: return True
 
+def _row_wise(step) -> bool:
+    "True for a step known to map each row alone by a fixed rule: 'passthrough', None, Normalizer, Binarizer."
+    from sklearn.preprocessing import Normalizer, Binarizer
+    return step is None or (isinstance(step, str) and step in ("passthrough", "drop")) or isinstance(step, (Normalizer, Binarizer))
+
+def uncertified_steps(pipe) -> list:
+    """Names of the stateless steps of `pipe` before a private step that cannot be certified to act on each row alone.
+
+    A private step's sensitivity holds for its input rows; a step before it that maps the whole batch at once (a
+    `FunctionTransformer(lambda X: X / X.max())`) lets one record move every row the private step sees. Certified:
+    private steps (their transform uses released parameters only), 'passthrough', `Normalizer` and `Binarizer`.
+    Steps that learn (scikit-learn's `requires_fit`) are `check_pipeline`'s.
+
+    Parameters
+    ----------
+    pipe : sklearn.pipeline.Pipeline
+        The pipeline to inspect.
+
+    Returns
+    -------
+    list of str
+        Names of the steps, before the last private step, that neither learn, nor are private, nor are row-wise.
+    """
+    if not isinstance(pipe, Pipeline): raise TypeError(f"pipe: expected a sklearn.pipeline.Pipeline, got {type(pipe).__name__}")
+    last = max((i for i, (_, s) in enumerate(pipe.steps) if is_private_step(s)), default=-1)
+    return [name for name, s in pipe.steps[:max(last, 0)]
+            if not (is_private_step(s) or _row_wise(s) or _learns(s))]
+
+def _refuse_uncertified(pipe):
+    "Raise (before any step is fitted, so nothing is spent) if a step before a private one cannot be certified row-wise."
+    bad = uncertified_steps(pipe)
+    if bad:
+        kinds = ", ".join(f"{b!r} ({type(pipe.named_steps[b]).__name__})" for b in bad)
+        raise ValueError(
+            f"pipe: the step(s) {kinds} before a private step cannot be certified to act on each row alone: a function "
+            "of the whole batch (X / X.max(), X - X.mean(0)) lets one record move every row the private step sees, "
+            "and its sensitivity, hence its guarantee, no longer holds. Nothing was fitted or spent. If the function "
+            "acts on each row alone, apply it to X before the pipeline (each row then stays a function of its own "
+            "record); otherwise use PrivateStandardScaler, Normalizer, or fit the step on public data.")
+
 def check_pipeline(pipe, *, warn: bool = True) -> list:
     """Names of the steps of `pipe` that learn from the data without privacy (anywhere in it); warns (PrivacyWarning) for each.
 
@@ -249,33 +292,42 @@ def check_pipeline(pipe, *, warn: bool = True) -> list:
                       "or fit such steps on public data.", PrivacyWarning, stacklevel=2)
     return bad
 
+def _certified(parts: dict) -> float:
+    "Basic composition of what the steps' contracts certify (a ledger: `PrivacyAccountant.spend_contract`)."
+    led = PrivacyAccountant(None, composition="basic")
+    for a, b in parts.items(): led.spend_contract(b, a)
+    return float(led.spent(delta=math.fsum(s.delta for s in led.ledger)))
+
 def _compose(pipe) -> tuple:
-    "The pipeline's Contract (basic composition of its private steps' contracts) and privacy_ statement."
+    "The pipeline's Contract (basic composition of what its private steps' contracts certify) and privacy_ statement."
     parts = {name: getattr(s, "contract_", None) for name, s in pipe.steps if is_private_step(s)}
     if not parts: raise ValueError("pipe: no private step; nothing to compose")
     bad = check_pipeline(pipe, warn=False) + [a for a, b in parts.items() if b is None]   # a nested pipeline that is not DP
     parts = {a: b for a, b in parts.items() if b is not None}
+    eps_cert = _certified(parts)      # what the steps certify (a paper-mode step: more than it requested)
     if bad:                           # a non-private learning step: the pipeline as a whole is not DP, say so
         st = dict(epsilon=None, delta=None, guarantee="none: not differentially private (the step(s) "
                   + ", ".join(repr(b) for b in bad) + " learn from the data without a guarantee)",
                   steps={a: b.guarantee for a, b in parts.items()}, non_private_steps=bad,
-                  epsilon_spent=math.fsum(b.epsilon for b in parts.values()))
+                  epsilon_spent=eps_cert)
         return None, st
     eps = math.fsum(c.epsilon for c in parts.values())
     dlt = math.fsum(c.delta for c in parts.values())
     model = "local" if all(c.model == "local" for c in parts.values()) else "central"
     c = Contract("pipeline: " + " -> ".join(f"{a} ({b.mechanism.split(':')[0]})" for a, b in parts.items()), eps, dlt,
-                 measure="pure" if dlt == 0 else "approximate", model=model,
+                 measure="pure" if dlt == 0 else "approximate", model=model, epsilon_certified=eps_cert,
+                 worst_case=all(b.worst_case for b in parts.values()),
                  domain="; ".join(f"{a}: {b.domain}" for a, b in parts.items()), parts=parts,
-                 composition="basic: the steps' (epsilon, delta) add up (each step sees rows transformed by released "
-                             "parameters only)", n=next(iter(parts.values())).n, p=next(iter(parts.values())).p)
-    st = dict(epsilon=eps, delta=dlt, guarantee=c.guarantee, neighbouring=c.neighbouring, model=model,
+                 composition="basic: the (epsilon, delta) each step certifies add up (each step sees rows transformed "
+                             "by released parameters only)", n=next(iter(parts.values())).n, p=next(iter(parts.values())).p)
+    st = dict(epsilon=eps, delta=dlt, epsilon_certified=eps_cert, epsilon_spent=eps_cert, guarantee=c.guarantee,
+              neighbouring=c.neighbouring, model=model,
               composition=c.composition, steps={a: b.guarantee for a, b in parts.items()},
               non_private_steps=[])
     return c, st
 
 class PrivatePipeline(Pipeline):
-    """A scikit-learn Pipeline that warns (check_pipeline) at fit about non-private steps before a private one, and states the sum of its private steps' guarantees (`contract_`, `privacy_`).
+    """A scikit-learn Pipeline that refuses a step it cannot certify before a private one (`uncertified_steps`), warns (check_pipeline) about non-private learning steps, and states the sum of what its private steps certify (`contract_`, `privacy_`).
 
     Parameters
     ----------
@@ -290,19 +342,19 @@ class PrivatePipeline(Pipeline):
     """
 
     def fit(self, X, y=None, **params):
-        check_pipeline(self)
+        _refuse_uncertified(self); check_pipeline(self)
         super().fit(X, y, **params)
         self.contract_, self.privacy_ = _compose(self)
         return self
 
     def fit_transform(self, X, y=None, **params):
-        check_pipeline(self)
+        _refuse_uncertified(self); check_pipeline(self)
         out = super().fit_transform(X, y, **params)
         self.contract_, self.privacy_ = _compose(self)
         return out
 
     def fit_predict(self, X, y=None, **params):
-        check_pipeline(self)
+        _refuse_uncertified(self); check_pipeline(self)
         out = super().fit_predict(X, y, **params)
         self.contract_, self.privacy_ = _compose(self)
         return out

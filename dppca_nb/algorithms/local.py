@@ -356,7 +356,7 @@ def _stream_reports(x, scale, chunk_size, rng):
     return agg, n_clipped
 
 def _partition_reports(x, epsilon, delta, sensitivity, calibration, chunk_size, noise, noise_shape, rng):
-    "One partition's share of the local model: its records' reports (each with its own noise from `rng`) summed in a `LocalAggregator`, and its clipped count."
+    "The simulation's pass over rows it holds: their reports (each with its own noise from `rng`) summed in a `LocalAggregator`, and the clipped count (the simulation's diagnostic)."
     if noise == "continuous":
         sigma = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration)
         return _stream_reports(x, sigma * _entry_scale(x.shape[1], noise_shape), chunk_size, rng)
@@ -367,10 +367,14 @@ def _partition_reports(x, epsilon, delta, sensitivity, calibration, chunk_size, 
                                        random_state=rng))
     return agg, clip_rows(x, 1.0)[1]
 
-def _merge_reports(*parts):
-    agg = copy.deepcopy(parts[0][0])                    # never mutate a task's input
-    for q in parts[1:]: agg.merge(q[0])
-    return agg, sum(q[1] for q in parts)
+def _device_reports(x, *args):
+    "What a device partition sends to the server: the `LocalAggregator` of its records' reports, nothing exact (its clipped count stays on the device)."
+    return _partition_reports(x, *args)[0]
+
+def _merge_aggregators(*aggs):
+    agg = copy.deepcopy(aggs[0])                        # never mutate a task's input
+    for a in aggs[1:]: agg.merge(a)
+    return agg
 
 def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
                         simulate: str | None = None, chunk_size: int | None = None, noise: str = "continuous",
@@ -413,7 +417,8 @@ def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight",
         (epsilon, delta)-LDP: each report is private against any change of its user's record (replace-one).
         Public: mechanism, epsilon, delta, neighbouring, sensitivity (sqrt 2 for "tight"), sigma, sigma_offdiagonal,
         sigma_aggregate = sigma / sqrt n, epsilon_certified, calibration, n, simulate, noise, noise_shape (grid for
-        discrete noise). Under `diagnostics_not_private`: n_clipped (known to a simulation only).
+        discrete noise). Under `diagnostics_not_private`: n_clipped, on a numpy X only (the simulation holds the rows);
+        a dask X's partitions are devices and send nothing exact, so there is no count.
     """
     X = check_rows(X, finite=False)              # values checked in the pass (clip_rows per chunk, or the fused sums)
     lazy = is_dask(X)
@@ -436,11 +441,11 @@ def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight",
     if chunk_size is not None: m = check_int(chunk_size, "chunk_size")
     else: m = max(1, (REPORT_CHUNK_ENTRIES if noise == "continuous" else 1 << 22) // d)   # rows of reports per chunk
     args = (eps, dlt, sensitivity, calibration, m, noise, noise_shape)
-    if lazy:                                     # each partition randomizes its own records; the server sums
-        (agg, n_clipped), n_parts = randomized_report_sums(X, _partition_reports, *args, random_state=random_state,
-                                                           combine=_merge_reports)
+    if lazy:                  # each partition randomizes its own records and sends only their sum; the server merges
+        agg, n_parts = randomized_report_sums(X, _device_reports, *args, random_state=random_state,
+                                              combine=_merge_aggregators)
         S, info = local_second_moment_release(agg, eps, dlt, sensitivity=sensitivity, calibration=calibration,
-                                              n_clipped=n_clipped, noise=noise, noise_shape=noise_shape)
+                                              noise=noise, noise_shape=noise_shape)   # no clipped count: none left a device
         info.update(mechanism=info["mechanism"].replace("averaged by the server", "added in the record's partition; "
                                                         "the server sums the partitions' sums"), n_partitions=n_parts)
         return S, info

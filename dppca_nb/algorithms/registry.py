@@ -490,11 +490,12 @@ def _plan_sgpca(n, p, k, epsilon, delta, *, radius=1.0, eigen_share=0.2, calibra
     note = ("NOT worst-case DP: the projector's sensitivity is a high-probability bound under the spiked sub-Gaussian "
             "model, computed from the noisy eigenvalues (the worst case is sqrt(2k))")
     proj = Contract("Gaussian mechanism (vecd) on the top-k spectral projector", (1 - share) * eps, (1 - share) * dlt,
-                    noise="gaussian", calibration=calibration, domain=domain, n=n, p=p, k=k, notes=(note,))
+                    noise="gaussian", calibration=calibration, domain=domain, n=n, p=p, k=k, notes=(note,),
+                    worst_case=False)
     return Contract("SGPCA (reconstructed): Gaussian mechanism (vecd) on the spectral projector, with a "
                     "high-probability (not worst-case) sensitivity", eps, dlt, noise="gaussian", calibration=calibration,
                     domain=domain, parts={"eigenvalues": eig, "projector": proj}, composition="basic", n=n, p=p, k=k,
-                    notes=(note,))
+                    notes=(note,), worst_case=False)
 
 def _plan_nsggd(n, p, k, epsilon, delta, *, n_iter=100, batch_size=None, neighbouring="replace", accounting="gaussian"):
     eps, dlt = check_epsilon(epsilon), check_delta(delta)

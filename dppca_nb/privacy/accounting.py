@@ -10,10 +10,11 @@ import numpy as np
 from scipy import optimize
 from ..core.validation import check_epsilon, check_delta, check_positive, check_choice
 from .mechanisms import gaussian_epsilon, gaussian_sigma, gaussian_delta
+from .contract import Contract, _over
 
 # %% auto #0
 __all__ = ['gaussian_rho', 'zcdp_to_dp', 'zcdp_delta', 'BudgetExceededError', 'Spend', 'compose', 'PrivacyAccountant',
-           'split_budget']
+           'exact_gaussian', 'split_budget']
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #a9b94f97
 def gaussian_rho(sigma: float, sensitivity: float) -> float:
@@ -324,6 +325,40 @@ class PrivacyAccountant:
     def __repr__(self):
         b = "no budget" if self.epsilon is None else f"budget=({self.epsilon:.4g}, {self.delta:.3g})"
         return f"PrivacyAccountant({b}, spent={self.spent():.4g}, entries={len(self.ledger)})"
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #868e80ab
+def exact_gaussian(c: Contract) -> bool:
+    "True if `c` is one analytically calibrated Gaussian mechanism with public sigma and sensitivity (exact composition applies)."
+    return (c.noise == "gaussian" and c.calibration == "analytic" and c.measure == "approximate" and not c.parts
+            and c.noise_scale is not None and c.sensitivity is not None)
+
+def _spend_contract(self, contract: Contract, label: str = "") -> Spend:
+    """Record the release planned by `contract` at what its noise certifies (not what was requested); returns the Spend.
+
+    Parameters
+    ----------
+    contract : Contract
+        The release's plan (public, fixed before the data are read).
+    label : str
+        Name of the release in the ledger.
+
+    Returns
+    -------
+    Spend
+        The entry: an analytic Gaussian mechanism with its sigma and true sensitivity (exact composition applies),
+        any other release at (max(epsilon, epsilon_certified), delta). `BudgetExceededError` as in `spend`.
+    """
+    if not isinstance(contract, Contract):
+        raise TypeError(f"contract: expected a dppca_nb.privacy.contract.Contract, got {type(contract).__name__}")
+    c, over = contract, _over(contract)
+    eps = c.epsilon_certified if over else c.epsilon
+    if not exact_gaussian(c): return self.spend(eps, c.delta, label=label)
+    if not over: return self.spend(eps, c.delta, sigma=c.noise_scale, sensitivity=c.sensitivity, label=label)
+    true = c.noise_scale / gaussian_sigma(eps, c.delta, 1.0) * (1 + 1e-9)   # the sensitivity epsilon_certified is of
+    return self.spend(None, c.delta, sigma=c.noise_scale, sensitivity=true, label=label)
+
+PrivacyAccountant.spend_contract = _spend_contract
+
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #71ebb019
 def split_budget(epsilon: float, delta: float, shares, *, method: str = "basic"):

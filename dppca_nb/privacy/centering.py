@@ -13,13 +13,13 @@ from ..core.validation import (as_generator, check_epsilon, check_delta, check_p
 from ..backends.statistics import (is_dask, check_rows, clipped_row_sums, randomized_mean_reports,
                                           moment_summary, centred_second_moment)
 from .mechanisms import gaussian_sigma, snapping_grid, snapping_laplace, snapping_scale
-from .accounting import PrivacyAccountant, split_budget
+from .accounting import PrivacyAccountant, split_budget, exact_gaussian
 from .contract import Contract, Plan, Release
 
 # %% auto #0
 __all__ = ['DEFAULT_RADIUS_RANGE', 'mean_contract', 'mean_noise_sd', 'plan_private_mean', 'private_mean', 'check_radius_bounds',
            'quantile_log_weights', 'private_quantile', 'radius_contract', 'row_norms', 'plan_private_radius',
-           'PrivateRadiusWarning', 'private_radius_rows', 'exact_gaussian', 'composed_contract', 'plan_centered',
+           'PrivateRadiusWarning', 'private_radius_rows', 'fit_ledger', 'composed_contract', 'plan_centered',
            'ClippingWarning']
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #1b4583e8
@@ -169,11 +169,6 @@ def private_radius_rows(epsilon: float, *, quantile: float = 0.5, bounds=None, p
     return max(1, math.ceil(2 * max(t_needed, 0.0) / (eps * min(q, 1 - q))))
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #2143bcbf
-def exact_gaussian(c: Contract) -> bool:
-    "True if `c` is one analytically calibrated Gaussian mechanism with public sigma and sensitivity (exact composition applies)."
-    return (c.noise == "gaussian" and c.calibration == "analytic" and c.measure == "approximate" and not c.parts
-            and c.noise_scale is not None and c.sensitivity is not None)
-
 def _unknown_radius(c: Contract) -> Contract:
     "The contract of `c` planned before its radius R is privately released: the R-dependent numbers are not stated."
     note = ("planned before the radius R was released: the sensitivity and the noise scale follow from R (public once "
@@ -183,24 +178,19 @@ def _unknown_radius(c: Contract) -> Contract:
                    parts=parts, notes=(note,) + tuple(f"(planned at R = 1) {s}" for s in c.notes))
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #72ff5bad
-def _spend(acc, c: Contract, label: str):
-    "Record the release planned by `c` on `acc` (with its sigma where exact Gaussian accounting applies)."
-    if exact_gaussian(c): acc.spend(c.epsilon, c.delta, sigma=c.noise_scale, sensitivity=c.sensitivity, label=label)
-    else: acc.spend(c.epsilon, c.delta, label=label)
+def fit_ledger(parts: dict, epsilon: float, delta: float) -> PrivacyAccountant:
+    """The ledger of a fit made of `parts` {label: Contract}: each spent at what it certifies (`spend_contract`).
+
+    Its budget is (epsilon, delta), unless a part certifies more than it was asked (a paper-mode calibration, which its
+    contract states): then the ledger has no budget to hold it to, and its total says what the fit certifies."""
+    paper = any(c.epsilon_certified is not None and c.epsilon_certified > c.epsilon * (1 + 1e-9) for c in parts.values())
+    acc = PrivacyAccountant(None if paper else epsilon, delta)
+    for a, c in parts.items(): acc.spend_contract(c, a)
+    return acc
 
 def composed_contract(main: Contract, parts: dict, epsilon: float, delta: float, composition: str) -> Contract:
-    "The contract of a fit made of `parts` {name: Contract} (main last), composing to (epsilon, delta); epsilon_certified recomposed."
-    acc = PrivacyAccountant(epsilon, delta)
-    for a, c in parts.items(): _spend(acc, c, a)
-    eps_cert = None
-    if main.epsilon_certified is not None:
-        if main.epsilon_certified <= main.epsilon * (1 + 1e-9): eps_cert = float(acc.spent())
-        else:                              # the main release certifies less than asked: recompose at what it certifies
-            a2 = PrivacyAccountant()
-            for s in acc.ledger:
-                if s.label == "main": a2.spend(main.epsilon_certified, s.delta, label="main")
-                else: a2.ledger.append(s)
-            eps_cert = float(a2.spent(delta=delta))
+    "The contract of a fit made of `parts` {name: Contract} (main last), composing to (epsilon, delta); epsilon_certified from its ledger."
+    eps_cert = None if main.epsilon_certified is None else float(fit_ledger(parts, epsilon, delta).spent(delta=delta))
     if len(parts) == 1: return replace(main, epsilon_certified=eps_cert)
     return replace(main, epsilon=epsilon, delta=delta, measure="pure" if delta == 0 else "approximate", rho=None,
                    epsilon_certified=eps_cert, parts=parts, composition=composition)

@@ -75,6 +75,9 @@ class Contract:
         Subspace dimension.
     notes : tuple of str or str
         Free remarks.
+    worst_case : bool
+        True (default): the guarantee holds for every pair of neighbours in `domain`. False: only on data of a
+        model the notes describe (not worst-case DP); a contract with such a part is not worst-case either.
     """
     mechanism: str
     epsilon: float
@@ -97,6 +100,7 @@ class Contract:
     p: int | None = None
     k: int | None = None
     notes: tuple = ()                        # strings; one string is accepted
+    worst_case: bool = True                  # False: holds only on data of a model (the notes say which)
 
     def __post_init__(self):
         s = lambda k, v: object.__setattr__(self, k, v)
@@ -117,6 +121,12 @@ class Contract:
             if not isinstance(b, Contract): raise TypeError(f"parts: {a!r} is a {type(b).__name__}, expected a Contract")
         s("parts", parts)
         s("notes", (self.notes,) if isinstance(self.notes, str) else tuple(str(x) for x in self.notes))
+        if not isinstance(self.worst_case, bool):
+            raise TypeError(f"worst_case: expected a bool, got {type(self.worst_case).__name__} {self.worst_case!r}")
+        weak = [a for a, b in parts if not b.worst_case]
+        if self.worst_case and weak:
+            raise ValueError(f"worst_case: the part(s) {weak} hold only on data of a model, so the whole does too; "
+                             "pass worst_case=False")
 
 # %% ../../nbs/03_privacy/03_contract.ipynb #0442c41e
 def _g(x): return f"{x:.4g}"
@@ -131,6 +141,7 @@ def _guarantee(self) -> str:
     if self.measure == "pure": g = f"{_g(eps)}-{L} (pure)"
     elif self.measure == "zCDP": g = f"{_g(self.rho)}-zCDP, so ({_g(eps)}, {self.delta:g})-{L}"
     else: g = f"({_g(eps)}, {self.delta:g})-{L}"
+    if not self.worst_case: g += f" only on data of its model, NOT worst-case {L}"
     return g + (f" (certified; the requested epsilon={self.epsilon:g} is not)" if _over(self) else "")
 
 def _noise_words(c: Contract) -> str:
@@ -153,6 +164,7 @@ def _statement(self) -> str:
     if self.parts:
         out += "; parts: " + ", ".join(f"{a} {_guarantee(b).split(' (certified')[0]}" for a, b in self.parts)
         if self.composition: out += f" ({self.composition})"
+    if not self.worst_case and self.notes: out += "; " + "; ".join(self.notes)   # which model, in the plan's words
     return out + "."
 
 Contract.guarantee = property(_guarantee)
