@@ -247,19 +247,21 @@ def _warn_private_radius(est, name: str, c: Contract, n: int, p: int):
         "quantities.)", PrivateRadiusWarning, stacklevel=4)
 
 def _norm_cell_counts(x, center, grid):
-    "One block's counts of the cells of ||x_i - center|| on the radius grid: cache-sized sub-blocks, centred in a scratch buffer."
+    "One block's counts of the cells of ||x_i - center|| on the radius grid (centred in cache-sized sub-blocks of a scratch buffer)."
     from dppca_nb.algorithms.robust import log_norm_cells
     from dppca_nb.backends.statistics import sub_block_rows
     n, p = x.shape
-    s = min(n, sub_block_rows(p))
-    h = np.zeros(grid[2] + 1, dtype=np.int64)
-    sq, buf = np.empty(s), (None if center is None else np.empty((s, p)))
-    for i in range(0, n, s):
-        y = x[i:i + s] if center is None else np.subtract(x[i:i + s], center, out=buf[:min(s, n - i)])
-        with np.errstate(over="ignore", divide="ignore"):       # an overflowing square counts at hi, a zero row at lo
-            z = 0.5 * np.log(np.einsum("ij,ij->i", y, y, out=sq[:y.shape[0]]))
-        h += np.bincount(log_norm_cells(z, grid), minlength=h.size)
-    return h
+    sq = np.empty(n)                                            # the block's squared norms (a block: 2^22 entries)
+    if center is None: np.einsum("ij,ij->i", x, x, out=sq)
+    else:
+        s = min(n, sub_block_rows(p))
+        buf = np.empty((s, p))
+        for i in range(0, n, s):
+            y = np.subtract(x[i:i + s], center, out=buf[:min(s, n - i)])
+            np.einsum("ij,ij->i", y, y, out=sq[i:i + s])
+    with np.errstate(over="ignore", divide="ignore"):           # an overflowing square counts at hi, a zero row at lo
+        np.log(sq, out=sq)
+    return np.bincount(log_norm_cells(np.multiply(sq, 0.5, out=sq), grid), minlength=grid[2] + 1)
 
 def _row_norm_histogram(X, center, bounds):
     "The cell counts of the n norms ||x_i - center|| on the public radius grid of `bounds`: one blocked pass, no array of norms, no sort (dask: counts per partition)."
