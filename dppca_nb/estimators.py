@@ -177,16 +177,18 @@ def _check_radius_bounds(bounds, p):
 
 def radius_contract(n: int, p: int, epsilon: float, *, quantile: float = 0.5, factor: float = 2.0, bounds=None,
                     what: str = "rows") -> Contract:
-    "The Contract of a private clipping bound: `factor` times the exponential-mechanism `quantile` of the n row norms (pure epsilon-DP, replace-one)."
+    "The Contract of a private clipping bound: `factor` times the exponential-mechanism `quantile` of the n row norms on a public log-grid (pure epsilon-DP, replace-one)."
+    from dppca_nb.algorithms.robust import radius_lattice_note
     eps = check_epsilon(epsilon)
     q = check_positive(quantile, "radius_quantile")
     if not q < 1: raise ValueError(f"radius_quantile: expected a number in (0, 1), got {q}")
     f = check_positive(factor, "radius_factor")
     lo, hi = _check_radius_bounds(bounds, check_int(p, "p"))
-    return Contract(f"exponential-mechanism {q:g}-quantile of the norms of the {what}, times {f:g}", eps, 0.0,
-                    measure="pure", sensitivity=1.0, sensitivity_norm="rank of the quantile",
+    return Contract(f"exponential-mechanism {q:g}-quantile of the norms of the {what} on a public log-grid, times {f:g}",
+                    eps, 0.0, measure="pure", sensitivity=1.0, sensitivity_norm="rank of the quantile",
                     noise="exponential mechanism", domain=f"norms clipped to [{lo:.4g}, {hi:.4g}]", n=check_int(n, "n"),
-                    p=p, notes=("replacing one row moves one norm: the rank of any threshold changes by at most 1",))
+                    p=p, notes=("replacing one row moves one norm: the count below any grid point changes by at most 1",
+                                radius_lattice_note((lo, hi), f)))
 
 class PrivateRadiusWarning(UserWarning):
     "Warned at fit, from public quantities only (n, the radius's epsilon, quantile and bounds), when a private radius has too few rows for its budget: the released value can land far outside the rows' norms."
@@ -196,11 +198,12 @@ def private_radius_rows(epsilon: float, *, quantile: float = 0.5, bounds=None, p
     """The fewest rows for which a private radius (`radius_contract`'s exponential-mechanism quantile at `epsilon`)
     stays inside the rows' norms with probability about 1 - `level`, from public quantities only.
 
-    The mechanism picks an interval between the sorted log-norms with weight (log-length) x exp(-epsilon |rank - qn| / 2).
-    The two outer intervals (below the smallest norm, above the largest) lie min(q, 1 - q) n ranks from the target
-    and together are at most ln(hi / lo) long, so their weight is at most ln(hi / lo) exp(-t), t = epsilon min(q, 1 - q) n / 2,
-    against at least `spread` for the intervals at the target if the norms there spread over a factor e^spread (10%
-    by default). An escape has probability at most level when t >= ln(ln(hi / lo) / (level spread)).
+    The mechanism draws one of the K + 1 points of a public log-grid (`algorithms.robust.radius_grid`, 64 points per
+    factor e) with weight exp(-epsilon |c_j - T| / 2), c_j the norms below point j, T = q n to the nearest half. The
+    points below the smallest norm or above the largest have c_j = 0 or n, at least min(q, 1 - q) n - 1/4 ranks from
+    T, so together they weigh at most (K + 1) exp(-t), t = epsilon (min(q, 1 - q) n - 1/4) / 2, against at least
+    g = max(1, floor(64 spread)) points at the target if the norms there spread over a factor e^spread (10% by
+    default). An escape has probability at most level when t >= ln((K + 1) / (level g)).
 
     Parameters
     ----------
@@ -220,14 +223,16 @@ def private_radius_rows(epsilon: float, *, quantile: float = 0.5, bounds=None, p
     Returns
     -------
     int
-        The least n with t >= ln(ln(hi / lo) / (level spread)).
+        The least n with t >= ln((K + 1) / (level g)).
     """
+    from dppca_nb.algorithms.robust import radius_grid, RADIUS_CELLS_PER_E
     eps = check_epsilon(epsilon)
     q = check_positive(quantile, "quantile")
     if not q < 1: raise ValueError(f"quantile: expected a number in (0, 1), got {q}")
     lo, hi = _check_radius_bounds(bounds, check_int(p, "p"))
-    t_needed = math.log(math.log(hi / lo) / (_check_share(level, "level") * check_positive(spread, "spread")))
-    return max(1, math.ceil(2 * max(t_needed, 0.0) / (eps * min(q, 1 - q))))
+    g = max(1, math.floor(RADIUS_CELLS_PER_E * check_positive(spread, "spread")))
+    t_needed = math.log((radius_grid((lo, hi))[2] + 1) / (_check_share(level, "level") * g))
+    return max(1, math.ceil((2 * max(t_needed, 0.0) / eps + 0.25) / min(q, 1 - q)))
 
 def _warn_private_radius(est, name: str, c: Contract, n: int, p: int):
     "A PrivateRadiusWarning when n is below `private_radius_rows` for the radius planned by `c` (public quantities only)."
@@ -241,22 +246,36 @@ def _warn_private_radius(est, name: str, c: Contract, n: int, p: int):
         "documented ranges); or narrow radius_bounds, raise radius_share or epsilon. (This warning uses only public "
         "quantities.)", PrivateRadiusWarning, stacklevel=4)
 
-def _row_norms(X, center, block=1 << 16):
-    "The n norms ||x_i - center|| (numpy: block by block, no copy of X; dask: in the partitions, n numbers to the client)."
-    if is_dask(X):
-        Y = X if center is None else X - center
-        return np.asarray(((Y * Y).sum(axis=1) ** 0.5).compute(), dtype=np.float64)
-    out = np.empty(X.shape[0])
-    for i in range(0, X.shape[0], block):
-        Y = X[i:i + block] if center is None else X[i:i + block] - center
-        out[i:i + block] = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-    return out
+def _norm_cell_counts(x, center, grid):
+    "One block's counts of the cells of ||x_i - center|| on the radius grid (centred in cache-sized sub-blocks of a scratch buffer)."
+    from dppca_nb.algorithms.robust import log_norm_cells
+    from dppca_nb.backends.statistics import sub_block_rows
+    n, p = x.shape
+    sq = np.empty(n)                                            # the block's squared norms (a block: 2^22 entries)
+    if center is None: np.einsum("ij,ij->i", x, x, out=sq)
+    else:
+        s = min(n, sub_block_rows(p))
+        buf = np.empty((s, p))
+        for i in range(0, n, s):
+            y = np.subtract(x[i:i + s], center, out=buf[:min(s, n - i)])
+            np.einsum("ij,ij->i", y, y, out=sq[i:i + s])
+    with np.errstate(over="ignore", divide="ignore"):           # an overflowing square counts at hi, a zero row at lo
+        np.log(sq, out=sq)
+    return np.bincount(log_norm_cells(np.multiply(sq, 0.5, out=sq), grid), minlength=grid[2] + 1)
+
+def _row_norm_histogram(X, center, bounds):
+    "The cell counts of the n norms ||x_i - center|| on the public radius grid of `bounds`: one blocked pass, no array of norms, no sort (dask: counts per partition)."
+    from dppca_nb.algorithms.robust import radius_grid
+    from dppca_nb.backends.statistics import map_blocks
+    c = None if center is None or not np.any(center) else np.asarray(center, dtype=np.float64)
+    return map_blocks(X, _norm_cell_counts, c, radius_grid(bounds), finite=is_dask(X))[0]
 
 def _private_radius(X, center, c: Contract, quantile, factor, bounds, rng) -> float:
-    "Release the bound planned by `c`: `factor` x the private `quantile` of the norms of X - center (the robust module's exponential-mechanism step)."
-    from dppca_nb.algorithms.robust import private_radius_release
-    r = private_radius_release(_row_norms(X, center), c.epsilon, quantile=quantile,
-                               bounds=_check_radius_bounds(bounds, c.p), random_state=rng)
+    "Release the bound planned by `c`: `factor` x the private `quantile` of the norms of X - center (their histogram on the public grid, then the robust module's exponential mechanism)."
+    from dppca_nb.algorithms.robust import private_radius_from_histogram
+    b = _check_radius_bounds(bounds, c.p)
+    r = private_radius_from_histogram(_row_norm_histogram(X, center, b), c.epsilon, quantile=quantile, bounds=b,
+                                      random_state=rng)
     return float(factor) * r
 
 def _unknown_radius(c: Contract) -> Contract:
@@ -639,7 +658,7 @@ _NORM_BOUND = """
     Choosing it: a public domain bound is best (it costs no budget and cannot be wrong by orders of magnitude).
     `"private"` needs enough rows: its exponential mechanism stays inside the rows' norms only if
     epsilon_r min(q, 1 - q) n / 2 is well above ln(ln(hi / lo)), epsilon_r being `radius_share` x epsilon (halved
-    when `mean_radius` is private too, the default with private centering): with the defaults about n >= 630 at
+    when `mean_radius` is private too, the default with private centering): with the defaults about n >= 640 at
     epsilon = 1 (`private_radius_rows` computes it; a `PrivateRadiusWarning` at fit, from public quantities only,
     when n is below). On iris (n = 150) at epsilon = 1 the released radius ranges from 0.006 to 1900 over seeds.
     Narrower `radius_bounds` or a larger `radius_share` help; the share is taken from the budget of the rest."""
