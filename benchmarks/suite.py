@@ -17,7 +17,7 @@ from dppca_nb.data.datasets import sample_gaussian
 
 __all__ = ['SIZES', 'SECTIONS', 'machine_info', 'best_time', 'run_limited', 'bench_kendall', 'bench_kendall_design', 'bench_local', 'fantope_instance',
            'bench_fantope', 'pca_methods', 'bench_libraries', 'bench_dask', 'bingham3_mean', 'bench_bingham',
-           'bench_explorers', 'bench_fit_cost', 'bench_local_randomizer', 'bench_accuracy', 'GOALS', 'goals_table', 'run_all', 'merge_results', 'results_markdown', 'load_results', 'speedup_figure']
+           'bench_explorers', 'bench_fit_cost', 'bench_private_radius', 'bench_local_randomizer', 'bench_accuracy', 'GOALS', 'goals_table', 'run_all', 'merge_results', 'results_markdown', 'load_results', 'speedup_figure']
 
 def machine_info(blas_threads: int | None = None) -> dict:
     "The machine, the library versions and the BLAS in use (with its thread count under the current limits)."
@@ -507,6 +507,36 @@ def bench_fit_cost(n: int = 1_000_000, p: int = 20, *, k: int = 5, epsilon: floa
                          cost_ratio=ratio, cpu_ratio=cratio, memory_ratio=mem))
     return rows
 
+def bench_private_radius(sizes=((100_000, 40), (1_000_000, 20)), *, k: int = 5, epsilon: float = 1.0,
+                         delta: float = 1e-5, repeat: int = 5, seed: int = 0) -> list:
+    """The cost of a private clipping bound: `AnalyzeGaussPCA(radius="private")` against the same estimator with the
+    fixed radius 1 (a few rows clipped) on the same array, in interleaved rounds, at each (n, p) of `sizes` (the
+    anchors' design): without centring (one private radius) and at the defaults (private centring: a private radius
+    for the mean's rows and one for the centred rows)."""
+    import warnings
+    from dppca_nb.estimators import AnalyzeGaussPCA
+    cases = [("AnalyzeGaussPCA(centering='none', radius={}).fit", dict(centering="none")),
+             ("AnalyzeGaussPCA(radius={}).fit (private centring)", {})]
+    rows = []
+    for n, p in sizes:
+        X = _spiked(p, k, n, seed)[0]                           # E||x||^2 = 0.2: the private radius is about 0.9
+        def fit(**kw):
+            def f():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")             # a ClippingWarning is not what is timed
+                    return AnalyzeGaussPCA(k, epsilon=epsilon, delta=delta, random_state=0, **kw).fit(X)
+            return f
+        fns = [(name.format(repr(r)), fit(radius=r, **kw)) for name, kw in cases for r in (1.0, "private")]
+        best, cpu = _interleaved_best(fns, repeat)
+        for name, _ in cases:
+            a, b = name.format(repr(1.0)), name.format(repr("private"))
+            ratio, cratio = best[b] / best[a], cpu[b] / cpu[a]
+            rows.append(_row("Private radius", f"n={n:.0e}, p={p}, k={k}, float64", a, best[a], b, best[b],
+                             f"{ratio:.2f}x the fixed-radius fit (goal <= 2x; CPU time: {cratio:.2f}x)",
+                             cost_ratio=ratio, cpu_ratio=cratio))
+        del X
+    return rows
+
 def bench_local_randomizer(n: int = 100_000, p: int = 40, *, epsilon: float = 1.0, delta: float = 1e-5,
                            repeat: int = 3, seed: int = 0) -> list:
     """The local model's per-record path over the normal-variate floor: drawing the same n p(p+1)/2 variates alone
@@ -578,6 +608,10 @@ GOALS = (
     ("5b", "Fit cost", "AnalyzeGaussPCA(centering='none')", "memory_ratio", 0.5, "x", "extra peak memory of the fit / data size (centering='none')"),
     ("6a", "Local randomizer", "per_record, noise_shape='vecd'", "cost_ratio", 1.5, "x", "per-record local randomizer / normal-variate floor ('vecd', streaming)"),
     ("6b", "Local randomizer", "per_record, noise_shape='upper'", "cost_ratio", 1.5, "x", "per-record local randomizer / normal-variate floor ('upper', streaming)"),
+    ("7a", "Private radius", "AnalyzeGaussPCA(centering='none', radius='private')", "cost_ratio", 2.0, "x",
+     "radius='private' fit time / fixed-radius fit (centering='none': one private radius)"),
+    ("7b", "Private radius", "AnalyzeGaussPCA(radius='private')", "cost_ratio", 2.0, "x",
+     "radius='private' fit time / fixed-radius fit (private centring: two private radii)"),
 )
 
 def goals_table(res: dict) -> list:
@@ -628,6 +662,7 @@ SIZES = {
                  bingham=dict(n_draws=5000, limit_s=120.0),
                  explorers=dict(repeat=3),
                  fit_cost=dict(n=1_000_000, p=20, repeat=9),
+                 private_radius=dict(sizes=((100_000, 40), (1_000_000, 20)), repeat=9),
                  local_randomizer=dict(n=100_000, p=40, repeat=5),
                  accuracy=dict(n=100_000, p=40, n_fits=10, n_smooth=300_000, smooth_fits=10)),
     "small": dict(kendall=dict(ns=(200, 400), p=20, n_fast=2000),
@@ -639,12 +674,13 @@ SIZES = {
                   bingham=dict(n_draws=500, limit_s=60.0),
                   explorers=dict(repeat=1),
                   fit_cost=dict(n=20_000, p=10, repeat=1),
+                  private_radius=dict(sizes=((20_000, 10),), repeat=1),
                   local_randomizer=dict(n=2000, p=10, repeat=1),
                   accuracy=dict(n=5000, p=10, k=2, n_fits=2, n_smooth=10_000, smooth_fits=2)),
 }
 
-SECTIONS = ("kendall", "kendall_design", "local", "fantope", "libraries", "dask", "bingham", "explorers", "fit_cost", "local_randomizer",
-            "accuracy")
+SECTIONS = ("kendall", "kendall_design", "local", "fantope", "libraries", "dask", "bingham", "explorers", "fit_cost",
+            "private_radius", "local_randomizer", "accuracy")
 
 def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log=print) -> dict:
     "Run the benchmark sections at `size` ('full' or 'small') under `blas_threads` BLAS threads; a dict for `results_markdown`."
@@ -653,7 +689,7 @@ def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log
     check_choice(size, "size", tuple(SIZES))
     funcs = dict(kendall=bench_kendall, kendall_design=bench_kendall_design, local=bench_local, fantope=bench_fantope, libraries=bench_libraries, dask=bench_dask,
                  bingham=bench_bingham, explorers=bench_explorers, fit_cost=bench_fit_cost,
-                 local_randomizer=bench_local_randomizer, accuracy=bench_accuracy)
+                 private_radius=bench_private_radius, local_randomizer=bench_local_randomizer, accuracy=bench_accuracy)
     for s in sections: check_choice(s, "sections", SECTIONS)
     out = dict(size=size, rows=[], pca=[], dask_memory=None, bingham=None, seconds={})
     with threadpool_limits(limits=blas_threads, user_api="blas"):
@@ -671,7 +707,7 @@ def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log
     return out
 
 _ROW_SECTION = {"Kendall's tau": "kendall", "Kendall's tau design": "kendall_design", "Local model": "local", "Fantope": "fantope", "Dask vs numpy": "dask",
-                "Explorers": "explorers", "Fit cost": "fit_cost", "Local randomizer": "local_randomizer", "Accuracy": "accuracy"}
+                "Explorers": "explorers", "Fit cost": "fit_cost", "Private radius": "private_radius", "Local randomizer": "local_randomizer", "Accuracy": "accuracy"}
 
 def merge_results(old: dict, new: dict) -> dict:
     """`old` with the sections that `new` ran replaced by `new`'s results (rows kept in section order); the

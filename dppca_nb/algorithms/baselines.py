@@ -24,7 +24,7 @@ def plan_analyze_gauss(n: int, p: int, k: int | None, epsilon: float, delta: flo
                        calibration: str = "analytic", radius: float = 1.0, noise: str = "gaussian",
                        noise_shape: str = "vecd") -> Plan:
     "Analyze Gauss fixed before the data: the noisy second moment, then its top-k eigenvectors (and all its eigenvalues)."
-    k = p if k is None else check_k(k, p)
+    k = check_k(k, p)
     moment = plan_second_moment(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
                                 radius=radius, noise=noise, noise_shape=noise_shape, k=k,
                                 mechanism="Analyze Gauss: Gaussian mechanism on the second moment ({shape}), top-k eigenvectors")

@@ -374,7 +374,7 @@ _legacy("smooth_sensitivity_pca", "dppca_nb.algorithms.smooth.smooth_sensitivity
 # %% ../../nbs/04_algorithms/09_registry.ipynb #ac4bea0b
 def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorization_radius=None, sensitivity="tight",
                   calibration="analytic", radius_quantile=0.5, radius_share=0.1, radius_bounds=None, noise="continuous", design=None, degree=None):
-    from dppca_nb.algorithms.robust import kendall_sensitivity, _private_radius_setup
+    from dppca_nb.algorithms.robust import kendall_sensitivity, _private_radius_setup, radius_lattice_note
     from dppca_nb.privacy.discrete import check_noise_calibration
     from dppca_nb.algorithms.kendall import kendall_design
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
@@ -395,10 +395,11 @@ def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorizati
         bound, domain = 1.0, "no clipping: each pair difference enters through its spatial sign (norm 1)"
     elif isinstance(r, str):
         eps_r, eps_tau, q, bounds = _private_radius_setup(r, eps, p, radius_share, radius_quantile, radius_bounds)
-        rad = Contract("exponential-mechanism quantile of disjoint-pair norms", eps_r, 0.0, measure="pure",
-                       sensitivity=1.0, sensitivity_norm="rank of the quantile", noise="exponential mechanism",
-                       domain=f"pair norms clipped to [{bounds[0]:.4g}, {bounds[1]:.4g}]", n=n, p=p,
-                       notes=(f"the {q:g}-quantile of ||x_j - x_i|| / sqrt2 over disjoint pairs",))
+        rad = Contract("exponential-mechanism quantile of disjoint-pair norms on a public log-grid", eps_r, 0.0,
+                       measure="pure", sensitivity=1.0, sensitivity_norm="rank of the quantile",
+                       noise="exponential mechanism", domain=f"pair norms clipped to [{bounds[0]:.4g}, {bounds[1]:.4g}]",
+                       n=n, p=p, notes=(f"the {q:g}-quantile of ||x_j - x_i|| / sqrt2 over disjoint pairs",
+                                        radius_lattice_note(bounds)))
         tau = Contract(what, eps_tau, dlt, noise="discrete gaussian" if noise == "discrete" else "gaussian",
                        noise_scale=None, calibration=cal, domain="pair differences winsorized to the released r" + pairs,
                        notes=("sensitivity 2 sqrt2 r^2 / n (tight) and the noise scale follow from the privately "
