@@ -106,7 +106,7 @@ def _sgpca_contract(n, p, k, eps, dlt, share, R, calibration) -> Contract:
 def plan_sgpca(n: int, p: int, k: int | None, epsilon: float, delta: float, *, radius: float = 1.0,
                eigenvalue_share: float = 0.2, calibration: str = "analytic") -> Plan:
     "SGPCA fixed before the data: noisy eigenvalues, then the noisy top-k projector (NOT worst-case DP)."
-    k = p if k is None else check_k(k, p)
+    k = check_k(k, p)                  # required: the rank of the released projector
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     share = check_positive(eigenvalue_share, "eigenvalue_share")
     if not share < 1: raise ValueError(f"eigenvalue_share: expected a number in (0, 1), got {share}")

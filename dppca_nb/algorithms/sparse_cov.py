@@ -6,10 +6,11 @@
 from __future__ import annotations
 import math
 import numpy as np
-from ..core.validation import check_data, check_positive, check_int
+from ..core.validation import check_data, check_positive, check_int, check_choice
 from ..core.linalg import symmetrize
 from ..privacy.mechanisms import check_square, NOISE_SHAPES
 from ..privacy.releases import plan_second_moment
+from ..privacy.discrete import NOISES
 from ..privacy.contract import Plan, Contract
 from .registry import Algorithm, Parameter, register, release_rows
 
@@ -23,6 +24,7 @@ def plan_gaussian_covariance(n: int, p: int, k: int | None, epsilon: float, delt
                              sensitivity_rule: str = "tight", calibration: str = "analytic", radius: float = 1.0,
                              noise: str = "gaussian", noise_shape: str = "vecd") -> Plan:
     "The naive mechanism fixed before the data: the noisy second moment of rows clipped to `radius` (p x p)."
+    check_choice(noise, "noise", NOISES)
     return plan_second_moment(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
                               radius=radius, noise=noise, noise_shape=noise_shape,
                               mechanism="naive Gaussian covariance (Wang & Xu eq. (7)): Gaussian mechanism on the "
@@ -123,6 +125,7 @@ def plan_dp_threshold_covariance(n: int, p: int, k: int | None, epsilon: float, 
                                  noise_shape: str = "vecd") -> Plan:
     "DP-Thresholding fixed before the data: the naive release, then the hard threshold and the PSD projection."
     check_positive(gamma, "gamma", allow_zero=True)
+    check_choice(noise, "noise", NOISES)
     moment = plan_second_moment(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
                                 radius=radius, noise=noise, noise_shape=noise_shape,
                                 mechanism="DP-Thresholding (Wang & Xu, Algorithm 1): Gaussian mechanism on the second "
