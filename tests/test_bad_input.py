@@ -20,7 +20,8 @@ warnings.filterwarnings("ignore", category=RuntimeWarning)
 #   kinds: "XkED" f(X, k, epsilon, delta) -> p x k;  "XE D" f(X, epsilon, delta) -> matrix;  "XkE" f(X, k, epsilon);
 #          "XE" f(X, epsilon);  "X" f(X)
 try:
-    from dppca_nb.algorithms.registry import REGISTRY
+    from dppca_nb.algorithms.registry import algorithms
+    REGISTRY = dict(algorithms())          # every module imported: each registers its own algorithms
 except ImportError:
     REGISTRY = {}
 
@@ -31,7 +32,7 @@ def _kind(alg):
     return "XkE" if alg.measure == "pure" else "XkED"
 
 
-FUNCTIONS = [(a.function.rpartition(".")[0], a.key, _kind(a), dict(a.quick)) for a in REGISTRY.values()] + [
+FUNCTIONS = [(a.function.__module__, a.key, _kind(a), dict(a.quick)) for a in REGISTRY.values()] + [
     ("dppca_nb.privacy.releases", "gaussian_second_moment", "XED", {}),
     ("dppca_nb.algorithms.local", "local_second_moment", "XED", {}),
     ("dppca_nb.algorithms.robust", "noisy_kendall", "XED", {}),
@@ -410,3 +411,65 @@ def test_accounting_bad_input():
         a = acc.PrivacyAccountant(1.0, 1e-5)
         a.spend(0.6)
         a.spend(0.6)
+
+
+# --- the sparse-covariance family and SGPCA: each wrong argument named -------------------------------------
+
+def _sparse_cov_cases():
+    from dppca_nb.data.datasets import block_covariance, banded_covariance, column_sparsity
+    from dppca_nb.algorithms.sparse_cov import (threshold_level, hard_threshold, dp_threshold_postprocess,
+                                                gaussian_covariance, dp_threshold_covariance)
+    from dppca_nb.theory.bounds import threshold_error_bound, naive_error_bound, gaussian_gamma
+    from dppca_nb.algorithms.baselines import sgpca
+    A, S = np.eye(3), np.eye(4) * 0.1
+    return {
+        "block_size 0": (lambda: block_covariance(10, 0), "block_size: expected a positive integer"),
+        "block_size > p": (lambda: block_covariance(10, 11), "block_size: expected an integer between 1 and p = 10"),
+        "block_size bool": (lambda: block_covariance(10, True), "block_size: expected"),
+        "correlation 1": (lambda: block_covariance(10, 3, correlation=1.0), r"correlation: expected values in \[0, 1\)"),
+        "correlation per block": (lambda: block_covariance(10, 3, correlation=[0.1, 0.2]),
+                                  "correlation: expected a number or 4 values"),
+        "trace 2": (lambda: banded_covariance(10, 2, trace=2.0), r"trace: expected a number in \(0, 1\]"),
+        "bandwidth -1": (lambda: banded_covariance(10, -1), "bandwidth"),
+        "column_sparsity vector": (lambda: column_sparsity(np.ones(3)), "Sigma: expected a square matrix"),
+        "column_sparsity tol": (lambda: column_sparsity(A, tol=-1.0), "tol"),
+        "threshold n 0": (lambda: threshold_level(0, 5, 1.0), "n: expected a positive integer"),
+        "threshold n float": (lambda: threshold_level(10.0, 5, 1.0), "n: expected"),
+        "threshold sigma": (lambda: threshold_level(10, 5, -1.0), "sigma"),
+        "threshold gamma": (lambda: threshold_level(10, 5, 1.0, gamma=-1.0), "gamma"),
+        "threshold noise_constant": (lambda: threshold_level(10, 5, 1.0, noise_constant=-1.0), "noise_constant"),
+        "hard_threshold shape": (lambda: hard_threshold(np.ones((2, 3)), 0.1), "A: expected a square matrix"),
+        "hard_threshold tau": (lambda: hard_threshold(A, -0.1), "tau"),
+        "hard_threshold tau_diagonal": (lambda: hard_threshold(A, 0.1, tau_diagonal=-1), "tau_diagonal"),
+        "postprocess shape": (lambda: dp_threshold_postprocess(S[:2], 1.0, 1.0, n=100), "S_noisy"),
+        "postprocess n 0": (lambda: dp_threshold_postprocess(S, 1.0, 1.0, n=0), "n:"),
+        "postprocess n bool": (lambda: dp_threshold_postprocess(S, 1.0, 1.0, n=True), "n: expected a positive integer"),
+        "postprocess gamma": (lambda: dp_threshold_postprocess(S, 1.0, 1.0, n=100, gamma=-1), "gamma"),
+        "covariance rule": (lambda: gaussian_covariance(GOOD, 1.0, 1e-5, sensitivity_rule="sqrt2"), "sensitivity_rule"),
+        "covariance noise": (lambda: gaussian_covariance(GOOD, 1.0, 1e-5, noise="discrete"), "noise"),
+        "threshold covariance gamma": (lambda: dp_threshold_covariance(GOOD, 1.0, 1e-5, gamma=-1), "gamma"),
+        "threshold covariance noise": (lambda: dp_threshold_covariance(GOOD, 1.0, 1e-5, noise="continuous"), "noise"),
+        "bound s": (lambda: threshold_error_bound(100, 10, -1, 1.0, 1e-5), "s: expected"),
+        "bound noise_shape": (lambda: naive_error_bound(100, 10, sigma=1.0, noise_shape="lower"), "noise_shape"),
+        "bound rule": (lambda: naive_error_bound(100, 10, 1.0, 1e-5, sensitivity_rule="sqrt2"), "sensitivity_rule"),
+        "gaussian_gamma": (lambda: gaussian_gamma(np.ones(3)), "Sigma: expected a square matrix"),
+        "sgpca eigenvalue_share": (lambda: sgpca(GOOD, 2, 1.0, 1e-5, eigenvalue_share=1.0), "eigenvalue_share"),
+        "sgpca calibration": (lambda: sgpca(GOOD, 2, 1.0, 1e-5, calibration="zcdp"), "calibration"),
+    }
+
+
+SPARSE_COV_CASES = list(_sparse_cov_cases())
+
+
+@pytest.mark.parametrize("case", SPARSE_COV_CASES)
+def test_sparse_cov_family_bad_argument(case):
+    call, message = _sparse_cov_cases()[case]
+    with pytest.raises((ValueError, TypeError), match=message):
+        call()
+
+
+def test_dp_threshold_covariance_dask_bad_gamma():
+    da = pytest.importorskip("dask.array")
+    from dppca_nb.algorithms.sparse_cov import dp_threshold_covariance
+    with pytest.raises(ValueError, match="gamma"):
+        dp_threshold_covariance(da.from_array(GOOD, chunks=5), 1.0, 1e-5, gamma=-1)

@@ -477,27 +477,6 @@ _legacy("pure_dp_subspace", "dppca_nb.algorithms.pure.pure_dp_subspace", _plan_p
                    options=("radius",), call_options=("max_trials",))
 
 # %% ../../nbs/04_algorithms/09_registry.ipynb #baeffb79
-def _plan_sgpca(n, p, k, epsilon, delta, *, radius=1.0, eigen_share=0.2, calibration="analytic"):
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    share = check_positive(eigen_share, "eigen_share")
-    if not share < 1: raise ValueError(f"eigen_share: expected a number in (0, 1), got {share}")
-    R = check_positive(radius, "radius")
-    sens_lam = math.sqrt(2) * R ** 2 / n
-    domain = f"rows clipped to ||x||_2 <= {R:g}"
-    eig = Contract("Gaussian mechanism on the eigenvalues of the second moment", share * eps, share * dlt,
-                   sensitivity=sens_lam, sensitivity_norm="l2", noise="gaussian",
-                   noise_scale=gaussian_sigma(share * eps, share * dlt, sens_lam, calibration), calibration=calibration,
-                   domain=domain, n=n, p=p)
-    note = ("NOT worst-case DP: the projector's sensitivity is a high-probability bound under the spiked sub-Gaussian "
-            "model, computed from the noisy eigenvalues (the worst case is sqrt(2k))")
-    proj = Contract("Gaussian mechanism (vecd) on the top-k spectral projector", (1 - share) * eps, (1 - share) * dlt,
-                    noise="gaussian", calibration=calibration, domain=domain, n=n, p=p, k=k, notes=(note,),
-                    worst_case=False)
-    return Contract("SGPCA (reconstructed): Gaussian mechanism (vecd) on the spectral projector, with a "
-                    "high-probability (not worst-case) sensitivity", eps, dlt, noise="gaussian", calibration=calibration,
-                    domain=domain, parts={"eigenvalues": eig, "projector": proj}, composition="basic", n=n, p=p, k=k,
-                    notes=(note,), worst_case=False)
-
 def _plan_nsggd(n, p, k, epsilon, delta, *, n_iter=100, batch_size=None, neighbouring="replace", accounting="gaussian"):
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     if neighbouring == "add_remove":
@@ -524,9 +503,6 @@ def _plan_nsggd(n, p, k, epsilon, delta, *, n_iter=100, batch_size=None, neighbo
                     domain="rows normalised to ||x||_2 = 1", composition=composition,
                     n=n, p=p, k=k, notes=(f"batch size {b}",))
 
-_legacy("sgpca", "dppca_nb.algorithms.baselines.sgpca", _plan_sgpca, "central", "approximate", "subspace",
-                   "SGPCA (Cai, Xia & Zha; reconstructed): noisy spectral projector, NOT worst-case DP",
-                   options=("radius", "eigen_share", "calibration"), worst_case=False)
 _legacy("nsggd", "dppca_nb.algorithms.baselines.nsggd", _plan_nsggd, "central", "approximate", "subspace",
                    "NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent, zCDP",
                    options=("n_iter", "batch_size", "neighbouring", "accounting"), call_options=("step_size",), quick=dict(n_iter=5))
