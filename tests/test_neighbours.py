@@ -183,7 +183,14 @@ B, MEC, SC, LOC, LSP, SM, PU, RB, ES = (M[k] for k in ("baselines", "mechanisms"
                                                       "local_sparse", "smooth", "pure", "robust", "estimators"))
 kw = dict(random_state=SEED)
 ri = dict(random_state=SEED, return_info=True)
-rr = dict(random_state=SEED, return_release=True)          # a planned algorithm: its Release (see `_released`)
+rr = dict(random_state=SEED, return_release=True)
+
+
+def _as_info(r):
+    "A Release as (value, info): the contract's fields and the released extras published, the diagnostics under the curator's key."
+    info = {**r.contract.as_dict(), **r.extras}
+    info[core.DIAGNOSTICS_KEY] = dict(r.diagnostics)
+    return r.value, info
 
 # noisy releases carried in info, by family
 SGPCA_RELEASE = ("eigenvalues",          # the noisy eigenvalues (first, worst-case DP release)
@@ -196,7 +203,7 @@ THRESHOLD_RELEASE = ("noisy",            # the noisy second moment itself
                      "n_negative_eigenvalues")  # eigenvalues of the thresholded noisy matrix (post-processing)
 LOCAL_PCA_RELEASE = ("eigenvalues",)     # eigenvalues of the noisy second moment
 LOCAL_SPARSE_RELEASE = ("admm_iterations", "admm_converged", "support", "fantope_rank")   # ADMM on the noisy S
-PURE_RELEASE = ("eigenvalues",)          # the snapped Laplace eigenvalues
+PURE_RELEASE = ("eigenvalues",)          # the snapped Laplace eigenvalues / n (the release's extras)
 PRIVATE_RADIUS_RELEASE = ("radius", "winsorization_radius",   # the privately released winsorization radius
                           "bound")                            # its square, the kernel bound (post-processing)
 
@@ -226,7 +233,7 @@ def _kendall_release(X):
 
 def _smooth_release(X, delta):
     M_, c = _moment_sum(X)
-    return SM.smooth_sensitivity_release(M_ / N, N, K, EPS, delta, n_clipped=c, **ri)
+    return _as_info(SM.smooth_sensitivity_release(M_ / N, N, K, EPS, delta, **rr))
 
 
 def _radius_release(X):
@@ -275,18 +282,21 @@ ENTRIES = [
      lambda X: LOC.local_gaussian_pca(X, K, EPS, DLT, simulate="per_record", noise="discrete", **ri), LOCAL_PCA_RELEASE),
     ("local_sparse_pca", lambda X: LSP.local_sparse_pca(X, K, EPS, DLT, max_iter=50, **ri), LOCAL_SPARSE_RELEASE),
     # smooth sensitivity
-    ("smooth_sensitivity_pca[gaussian]", lambda X: SM.smooth_sensitivity_pca(X, K, EPS, DLT, **ri), ()),
-    ("smooth_sensitivity_pca[cauchy]", lambda X: SM.smooth_sensitivity_pca(X, K, EPS, 0.0, **ri), ()),
+    ("smooth_sensitivity_pca[gaussian]", lambda X: _as_info(SM.smooth_sensitivity_pca(X, K, EPS, DLT, **rr)), ()),
+    ("smooth_sensitivity_pca[cauchy]", lambda X: _as_info(SM.smooth_sensitivity_pca(X, K, EPS, 0.0, **rr)), ()),
+    ("smooth_sensitivity_pca[radius2]",
+     lambda X: _as_info(SM.smooth_sensitivity_pca(X, K, EPS, DLT, radius=2.0, **rr)), ()),
     ("smooth_sensitivity_release[gaussian]", lambda X: _smooth_release(X, DLT), ()),
     ("smooth_sensitivity_release[cauchy]", lambda X: _smooth_release(X, 0.0), ()),
     # pure DP
-    ("pure_dp_pca", lambda X: PU.pure_dp_pca(X, K, EPS, **ri), PURE_RELEASE),
-    ("pure_dp_pca[epsilon=20]", lambda X, seed=SEED: PU.pure_dp_pca(X, K, 20.0, random_state=seed, return_info=True),
+    ("pure_dp_pca", lambda X: _as_info(PU.pure_dp_pca(X, K, EPS, **rr)), PURE_RELEASE),
+    ("pure_dp_pca[epsilon=20]",
+     lambda X, seed=SEED: _as_info(PU.pure_dp_pca(X, K, 20.0, random_state=seed, return_release=True)), PURE_RELEASE),
+    ("pure_dp_pca[no eigenvalues]", lambda X: _as_info(PU.pure_dp_pca(X, K, EPS, eigenvalue_share=0.0, **rr)),
      PURE_RELEASE),
-    ("pure_dp_pca[no eigenvalues]", lambda X: PU.pure_dp_pca(X, K, EPS, eigenvalue_share=0.0, **ri), PURE_RELEASE),
-    ("pure_dp_subspace", lambda X: PU.pure_dp_subspace(X, K, EPS, **ri), ()),     # V is the release; info has no noisy key
+    ("pure_dp_subspace", lambda X: _as_info(PU.pure_dp_subspace(X, K, EPS, **rr)), ()),   # V is the release, no extras
     ("pure_dp_subspace[epsilon=20]",
-     lambda X, seed=SEED: PU.pure_dp_subspace(X, K, 20.0, random_state=seed, return_info=True), ()),
+     lambda X, seed=SEED: _as_info(PU.pure_dp_subspace(X, K, 20.0, random_state=seed, return_release=True)), ()),
     # robust
     ("noisy_kendall[spherical]", lambda X: RB.noisy_kendall(X, EPS, DLT, **kw), ()),
     ("noisy_kendall[winsorized]", lambda X: RB.noisy_kendall(X, EPS, DLT, transform="winsorized", **kw), ()),
@@ -315,8 +325,10 @@ ENTRIES = [
     ("gaussian_covariance[dask]", lambda X: _released(SC.gaussian_covariance(_dask(X), EPS, DLT, **rr)), ()),
     ("dp_threshold_covariance[dask]", lambda X: _released(SC.dp_threshold_covariance(_dask(X), EPS, DLT, **rr)),
      THRESHOLD_RELEASE),
-    ("smooth_sensitivity_pca[dask, gaussian]", lambda X: SM.smooth_sensitivity_pca(_dask(X), K, EPS, DLT, **ri), ()),
-    ("smooth_sensitivity_pca[dask, cauchy]", lambda X: SM.smooth_sensitivity_pca(_dask(X), K, EPS, 0.0, **ri), ()),
+    ("smooth_sensitivity_pca[dask, gaussian]",
+     lambda X: _as_info(SM.smooth_sensitivity_pca(_dask(X), K, EPS, DLT, **rr)), ()),
+    ("smooth_sensitivity_pca[dask, cauchy]", lambda X: _as_info(SM.smooth_sensitivity_pca(_dask(X), K, EPS, 0.0, **rr)),
+     ()),
     ("local_second_moment[dask]", lambda X: LOC.local_second_moment(_dask(X), EPS, DLT, **kw), ()),
     ("local_gaussian_pca[dask]", lambda X: LOC.local_gaussian_pca(_dask(X), K, EPS, DLT, **ri), LOCAL_PCA_RELEASE),
     ("noisy_kendall[dask, spherical]", lambda X: RB.noisy_kendall(_dask(X), EPS, DLT, **kw), ()),
@@ -404,7 +416,7 @@ EST_RELEASE = {
     "LocalSparsePCA": COMMON_RELEASE | {"n_iter_"},                    # ADMM iterations on the noisy S
     "SmoothSensitivityPCA": COMMON_RELEASE,
     "RobustKendallPCA": COMMON_RELEASE,                                # centering 'none': mean_ = 0 is public
-    "PureDPPCA": COMMON_RELEASE | {"explained_variance_"},             # snapped Laplace eigenvalues / n
+    "PureDPPCA": COMMON_RELEASE | {"explained_variance_", "explained_variance_ratio_"},   # snapped Laplace eigenvalues / n
     "PureDPSubspace": COMMON_RELEASE,                                  # one exponential-mechanism draw: the basis only
     "DPThresholdCovariance": {"diagnostics_not_private_",
                               "covariance_", "precision_"},                 # the noisy thresholded covariance
@@ -491,15 +503,16 @@ def _cli_args(method):
     return []
 
 
-def _cli_cases():
-    try:
-        methods = __import__("dppca_nb.cli", fromlist=["METHODS"]).METHODS
-    except Exception as e:   # TRANSITION: the command line is converted to the registry later; one case fails, not the file
-        return [(f"<dppca_nb.cli does not import: {type(e).__name__}: {e}>", None)]
-    return [(m, None) for m in methods] + [("smooth", "pure")]
+try:                                    # a broken command line fails test_cli_imports, not the whole file's collection
+    from dppca_nb.cli import METHODS as _CLI_METHODS
+    _CLI_ERROR = None
+except Exception as e:                  # noqa: BLE001
+    _CLI_METHODS, _CLI_ERROR = {}, e
+CLI_CASES = [(m, None) for m in _CLI_METHODS] + [(m, "pure") for m in ("smooth-sensitivity-pca",) if m in _CLI_METHODS]
 
 
-CLI_CASES = _cli_cases()
+def test_cli_imports():
+    assert _CLI_ERROR is None, f"dppca_nb.cli does not import: {_CLI_ERROR!r}"
 
 
 def _run_cli(tmp, X, method, variant):

@@ -324,21 +324,23 @@ def _spectral(A, B):
     return float(np.abs(np.linalg.eigvalsh(np.asarray(A) - np.asarray(B))).max())
 
 
-@pytest.mark.parametrize("sensitivity", ["tight", "paper"])
+@pytest.mark.parametrize("sensitivity_rule", ["tight", "paper"])
 @pytest.mark.parametrize("R", [1.0, 2.0])
-def test_pure_dp(R, sensitivity):
+def test_pure_dp(R, sensitivity_rule):
     from dppca_nb.algorithms import pure
     X = _data(0)
-    info = pure.pure_dp_pca(X, K, EPS, sensitivity=sensitivity, radius=R, random_state=0, return_info=True)[1]
+    c = pure.plan_pure_dp_pca(N, P, K, EPS, sensitivity_rule=sensitivity_rule, radius=R).contract
+    assert pure.pure_dp_pca(X, K, EPS, sensitivity_rule=sensitivity_rule, radius=R, random_state=0,
+                            return_release=True).contract == c
     rng = np.random.default_rng(6)
     # axis data: counts 10, 5, 3, ... of R e_j; moving one row from e_1 to e_2 moves two eigenvalues by R^2 each
     A = R * np.repeat(np.eye(P), [10, 5, 3, 2, 1], axis=0)
     A = np.vstack([A, _data(7, n=N - len(A), scale=0.01)])
     found_eig = max(search(_eigenvalues(R), l1, Z, R, rng=rng, n_random=200, hill=40)[0] for Z in (X, A))
-    assert found_eig <= info["eigenvalue_sensitivity"] * (1 + REL)
+    assert found_eig <= c.part("eigenvalues").sensitivity * (1 + REL)
     assert found_eig >= 2 * R ** 2 * (1 - 1e-6)          # the small rows tilt the axes by ~1e-4: 2nd order
     found_u = max(search(_moment_sum(R), _spectral, Z, R, rng=rng, n_random=200, hill=40)[0] for Z in (X, A))
-    assert found_u <= info["sensitivity"] * (1 + REL)
+    assert found_u <= c.part("eigenvectors").sensitivity * (1 + REL)
     assert found_u >= R ** 2 * (1 - 1e-9)
 
 
@@ -356,13 +358,13 @@ def test_pure_dp_subspace(R, k):
     "The joint exponential mechanism's utility tr(V'CV) moves by at most R^2 for every k-frame, and R^2 is reached."
     from dppca_nb.algorithms import pure
     X = _data(0)
-    info = pure.pure_dp_subspace(X, k, EPS, radius=R, random_state=0, return_info=True)[1]
-    assert info["exponent"] == pytest.approx(EPS / (2 * info["sensitivity"]), rel=1e-15)   # replace-one: eps = 2 eta R^2
+    c = pure.pure_dp_subspace(X, k, EPS, radius=R, random_state=0, return_release=True).contract
+    assert c.notes[0] == f"exponent eta = epsilon / (2 R^2) = {EPS / (2 * c.sensitivity):.6g}"   # replace-one: eps = 2 eta R^2
     rng = np.random.default_rng(8)
     A = R * np.repeat(np.eye(P), [10, 5, 3, 2, 1], axis=0)
     A = np.vstack([A, _data(7, n=N - len(A), scale=0.01)])
     found = max(search(_moment_sum(R), _ky_fan(k), Z, R, rng=rng, n_random=200, hill=40)[0] for Z in (X, A))
-    assert found <= info["sensitivity"] * (1 + REL)
+    assert found <= c.sensitivity * (1 + REL)
     assert found >= R ** 2 * (1 - 1e-9)
 
 
@@ -375,17 +377,20 @@ SMOOTH = [(200, 5, 1, 0.3), (60, 4, 2, 0.05), (40, 3, 1, 0.02)]
 @pytest.mark.parametrize("case", SMOOTH + ["flip"], ids=[f"n{c[0]} p{c[1]} k{c[2]} gap{c[3]}" for c in SMOOTH] + ["flip"])
 def test_smooth_bound(case, delta):
     from dppca_nb.algorithms import smooth
+    from dppca_nb.data.datasets import spherical_spike
     if case == "flip":
         X, _ = smooth.flip_example(20, p=3); k = 1
     else:
         n, p, k, gap = case
-        X, _ = smooth.spherical_spike(n, p, k, gap, random_state=n)
+        X, _ = spherical_spike(n, p, k, gap, random_state=n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        info = smooth.smooth_sensitivity_pca(X, k, EPS, delta, random_state=0, return_info=True)[1]
-    norm = info["norm"]
-    bound = _lookup(info, "sensitivity")                 # the smooth bound S_beta(X) the noise is scaled to
-    assert bound == pytest.approx(smooth.smooth_sensitivity_bound(X, k, info["beta"], norm), rel=1e-9)
+        r = smooth.smooth_sensitivity_pca(X, k, EPS, delta, random_state=0, return_release=True)
+        par = smooth.smooth_sensitivity_parameters(EPS, delta, X.shape[1], k)
+    norm = r.contract.sensitivity_norm
+    assert norm == par["norm"] and r.contract.noise_scale is None         # the scale is a function of the data
+    bound = r.diagnostics["sensitivity"]                 # the smooth bound S_beta(X) the noise is scaled to (curator-only)
+    assert bound == pytest.approx(smooth.smooth_sensitivity_bound(X, k, par["beta"], norm), rel=1e-9)
     rng = np.random.default_rng(8)
     U0 = smooth.second_moment_pca(X, k)
     dist = lambda U, V: smooth.aligned_distance(U, V, norm)
