@@ -15,7 +15,7 @@ from ..privacy.contract import Contract, Plan, Release
 from .registry import Algorithm, Parameter, register, release_rows
 
 # %% auto #0
-__all__ = ['PURE_SENSITIVITY_RULES', 'pure_dp_budget', 'plan_pure_dp_pca', 'pure_dp_pca', 'pure_dp_audit_statistic',
+__all__ = ['PURE_SENSITIVITY_RULES', 'FLOAT_NOTE', 'pure_dp_budget', 'plan_pure_dp_pca', 'pure_dp_pca', 'pure_dp_audit_statistic',
            'plan_pure_dp_subspace', 'pure_dp_subspace']
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #4c0bd338
@@ -112,20 +112,24 @@ def plan_pure_dp_pca(n: int, p: int, k: int, epsilon: float, delta: float = 0.0,
     return Plan(c, run)
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #0d7c4d86
+FLOAT_NOTE = ("floating point: a continuous draw, not on a public lattice; the pure guarantee is the exact sampler's (the low-order bits of the released doubles are not covered, Mironov 2012)")
+
 def _pure_contract(n, p, k, eps, budgets, etas, factor, R, eig) -> Contract:
     "The contract of plan_pure_dp_pca: parts 'eigenvalues' (if released) and 'eigenvectors', basic composition."
     domain = f"rows clipped to ||x||_2 <= {R:g}"
     vec = Contract(f"{k} eigenvectors by the exponential mechanism (exact Bingham draws)", math.fsum(budgets[1:]),
                    measure="pure", sensitivity=factor / 2 * R ** 2, sensitivity_norm="score u' C u",
                    noise="exponential mechanism", domain=domain, n=n, p=p, k=k,
-                   notes=(f"exponents eta_i = epsilon_i / ({factor:g} R^2) = " + ", ".join(f"{e:.6g}" for e in etas),))
+                   notes=(f"exponents eta_i = epsilon_i / ({factor:g} R^2) = " + ", ".join(f"{e:.6g}" for e in etas),
+                          FLOAT_NOTE), exact_sampler_only=True)
     parts = {} if eig is None else {"eigenvalues": eig}
     parts["eigenvectors"] = vec
     return Contract("pure DP PCA (Amin et al. 2019): Laplace eigenvalues (Mironov's snapping mechanism) + "
                     "exponential-mechanism eigenvectors (exact Bingham draws)", eps, measure="pure",
                     sensitivity=factor / 2 * R ** 2, sensitivity_norm="score u' C u",
                     noise="exponential mechanism" + ("" if eig is None else " + laplace (snapping)"), domain=domain,
-                    parts=parts, composition="basic: the budgets sum to epsilon exactly", n=n, p=p, k=k)
+                    parts=parts, composition="basic: the budgets sum to epsilon exactly", n=n, p=p, k=k,
+                    exact_sampler_only=True, notes=(FLOAT_NOTE,))
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #8582e4c5
 def pure_dp_pca(X, k: int, epsilon: float, *, eigenvalue_share=0.1, sensitivity_rule: str = "tight",
@@ -201,7 +205,7 @@ def plan_pure_dp_subspace(n: int, p: int, k: int, epsilon: float, delta: float =
                  notes=(f"exponent eta = epsilon / (2 R^2) = {eta:.6g}",
                         "released basis unordered (Haar-random within the subspace)",
                         f"at most {max_trials} proposals; the rejection count, the running time and a max_trials error "
-                        "depend on the data: not covered"))
+                        "depend on the data: not covered", FLOAT_NOTE), exact_sampler_only=True)
     def run(X, rng):
         Xc, n_clipped = clip_rows(X, R)                  # rows onto the ball of radius R, before anything else
         V, trials = matrix_bingham_sample(-eta * symmetrize(Xc.T @ Xc), k, rng, max_trials=max_trials, return_trials=True)

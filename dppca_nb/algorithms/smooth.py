@@ -412,11 +412,14 @@ def smooth_contract(n: int, p: int, k: int, epsilon: float, delta: float, par: d
              f"{global_sensitivity(p, k, par['norm']):.4g} ({par['norm']})"]
     if radius != 1.0: notes.append(f"the unit-ball mechanism on x / {radius:g} (the same eigenvectors as x)")
     if par["epsilon_calibrated"] < epsilon: notes.append(f"calibrated at epsilon' = {par['epsilon_calibrated']:.4g} < epsilon")
+    if delta == 0: notes.append("floating point: Cauchy noise at a data-dependent scale, not on a public lattice; the pure "
+                                "guarantee is the exact sampler's (the low-order bits are not covered, Mironov 2012)")
     return Contract(f"smooth-sensitivity PCA (Gonem & Gilad-Bachrach): top-k eigenvectors, a Haar rotation and "
                     f"{par['noise']} noise scaled to the smooth sensitivity ({par['norm']})", epsilon, delta,
                     measure="pure" if delta == 0 else "approximate", noise=par["noise"], noise_scale=None,
                     sensitivity=None, sensitivity_norm=par["norm"], calibration="smooth sensitivity (admissible noise)",
-                    domain=f"rows clipped to ||x||_2 <= {radius:g}", n=n, p=p, k=k, notes=tuple(notes))
+                    domain=f"rows clipped to ||x||_2 <= {radius:g}", n=n, p=p, k=k, notes=tuple(notes),
+                    exact_sampler_only=delta == 0)
 
 # %% ../../nbs/04_algorithms/05_smooth.ipynb #9d8096ba
 def plan_smooth_sensitivity_pca(n: int, p: int, k: int, epsilon: float, delta: float = 0.0, *,

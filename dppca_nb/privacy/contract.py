@@ -78,6 +78,11 @@ class Contract:
     worst_case : bool
         True (default): the guarantee holds for every pair of neighbours in `domain`. False: only on data of a
         model the notes describe (not worst-case DP); a contract with such a part is not worst-case either.
+    exact_sampler_only : bool
+        False (default): the guarantee covers the released floating-point values. True: a pure guarantee of a
+        continuous draw (an exponential mechanism on the sphere, Cauchy noise) that holds for the exact sampler; its
+        floating-point output is not on a public lattice, so the guarantee does not cover the low-order bits
+        (Mironov 2012). A contract with such a part says so too.
     """
     mechanism: str
     epsilon: float
@@ -101,6 +106,7 @@ class Contract:
     k: int | None = None
     notes: tuple = ()                        # strings; one string is accepted
     worst_case: bool = True                  # False: holds only on data of a model (the notes say which)
+    exact_sampler_only: bool = False         # True: a pure claim of a continuous draw, for the exact sampler only
 
     def __post_init__(self):
         s = lambda k, v: object.__setattr__(self, k, v)
@@ -123,6 +129,12 @@ class Contract:
         s("notes", (self.notes,) if isinstance(self.notes, str) else tuple(str(x) for x in self.notes))
         if not isinstance(self.worst_case, bool):
             raise TypeError(f"worst_case: expected a bool, got {type(self.worst_case).__name__} {self.worst_case!r}")
+        if not isinstance(self.exact_sampler_only, bool):
+            raise TypeError(f"exact_sampler_only: expected a bool, got {self.exact_sampler_only!r}")
+        exact = [a for a, b in parts if b.exact_sampler_only]
+        if exact and not self.exact_sampler_only:
+            raise ValueError(f"exact_sampler_only: the part(s) {exact} are certified for the exact sampler only, so the "
+                             "whole is too; pass exact_sampler_only=True")
         weak = [a for a, b in parts if not b.worst_case]
         if self.worst_case and weak:
             raise ValueError(f"worst_case: the part(s) {weak} hold only on data of a model, so the whole does too; "
@@ -142,6 +154,7 @@ def _guarantee(self) -> str:
     elif self.measure == "zCDP": g = f"{_g(self.rho)}-zCDP, so ({_g(eps)}, {self.delta:g})-{L}"
     else: g = f"({_g(eps)}, {self.delta:g})-{L}"
     if not self.worst_case: g += f" only on data of its model, NOT worst-case {L}"
+    if self.exact_sampler_only: g += " for the exact sampler (its floating-point draws are not certified)"
     return g + (f" (certified; the requested epsilon={self.epsilon:g} is not)" if _over(self) else "")
 
 def _noise_words(c: Contract) -> str:
