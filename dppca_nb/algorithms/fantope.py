@@ -14,7 +14,7 @@ from ..core.linalg import symmetrize
 # %% auto #0
 __all__ = ['fantope_theta', 'fantope_projection', 'FantopeResult', 'fantope_objective', 'fantope_admm']
 
-# %% ../../nbs/04_algorithms/02_fantope.ipynb #4d976e3e
+# %% ../../nbs/04_algorithms/02_fantope.ipynb #97b1f210
 def _theta_bisection(g, k, iters):
     "theta by bisection on f(theta) = sum clip(g - theta, 0, 1) (the cross-check)."
     f = lambda t: float(np.clip(g - t, 0.0, 1.0).sum())
@@ -37,6 +37,11 @@ def fantope_theta(eigenvalues, k: int, *, method: str = "exact", iters: int = 20
         Trace of the Fantope.
     method : {"exact", "bisection"}
         Exact breakpoint search, or bisection (a cross-check, `iters` steps).
+
+    Returns
+    -------
+    float
+        theta.
     '''
     g = np.asarray(eigenvalues, dtype=np.float64).ravel()
     if g.size == 0 or not np.isfinite(g).all(): raise ValueError("eigenvalues: expected a non-empty finite vector")
@@ -57,7 +62,20 @@ def fantope_theta(eigenvalues, k: int, *, method: str = "exact", iters: int = 20
 
 # %% ../../nbs/04_algorithms/02_fantope.ipynb #77776007
 def fantope_projection(A, k: int) -> np.ndarray:
-    '''Euclidean (Frobenius) projection of symmetric `A` (p x p, symmetrized, not modified) onto the Fantope {0 <= X <= I, tr X = k}.'''
+    '''Euclidean (Frobenius) projection of symmetric `A` onto the Fantope {0 <= X <= I, tr X = k}.
+
+    Parameters
+    ----------
+    A : array_like (p, p)
+        Symmetric matrix (symmetrized; not modified).
+    k : int in [1, p]
+        Trace of the Fantope.
+
+    Returns
+    -------
+    ndarray (p, p)
+        The projection.
+    '''
     S = symmetrize(A)
     k = check_k(k, S.shape[0])
     g, U = np.linalg.eigh(S)
@@ -110,7 +128,7 @@ def fantope_objective(S, X, penalty: float) -> float:
     "The FPS objective <S, X> - penalty * sum |X_jl| (diagonal included)."
     return float(np.sum(np.asarray(S) * X) - penalty * np.abs(X).sum())
 
-# %% ../../nbs/04_algorithms/02_fantope.ipynb #a177e5e4
+# %% ../../nbs/04_algorithms/02_fantope.ipynb #704abaae
 def _soft(Z, t): return np.sign(Z) * np.maximum(np.abs(Z) - t, 0.0)
 
 def _admm_start(S, admm_step, warm_start):
@@ -144,6 +162,10 @@ def fantope_admm(S, k: int, penalty: float, *, admm_step: float | None = None, t
         Residual balancing of the step (with the matching rescaling of U); over-relaxation in (0, 2) (1: none).
     warm_start : FantopeResult or None
         Restart from a previous result's (Y, U, step) for a problem of the same size.
+
+    Returns
+    -------
+    FantopeResult
     '''
     S = symmetrize(S)
     k = check_k(k, S.shape[0])

@@ -50,7 +50,7 @@ def local_noise_sigma(epsilon: float, delta: float, *, sensitivity_rule: str = "
     check_noise_calibration(calibration, "gaussian")
     return gaussian_sigma(epsilon, delta, second_moment_sensitivity(sensitivity_rule), calibration)
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #4f7f221a
+# %% ../../nbs/04_algorithms/01_local.ipynb #4de772bb
 def local_discrete_noise(epsilon: float, delta: float, p: int, *, sensitivity_rule: str = "tight",
                          calibration: str = "analytic") -> tuple:
     '''(sigma, grid) of a discrete report of a record in the unit ball: ut(x x^T) on a power-of-two grid + grid N_Z(0, (sigma/grid)^2).
@@ -75,29 +75,41 @@ def local_discrete_noise(epsilon: float, delta: float, p: int, *, sensitivity_ru
     return discrete_calibration(check_epsilon(epsilon), check_delta(delta), second_moment_sensitivity(sensitivity_rule),
                                 sym_dim(p), calibration=calibration)
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #8c542b98
+# %% ../../nbs/04_algorithms/01_local.ipynb #c5ec9273
 @dataclass(frozen=True)
 class LocalRandomizer:
     "What every device runs, fixed before the data: clip x / radius to the unit ball, report radius^2 (x x^T + Z)."
     p: int                       # dimension of a record
+    epsilon: float               # the budget of each report
+    delta: float
     sigma: float                 # sd of Z's diagonal on the unit scale ("vecd": sigma / sqrt 2 off it)
     noise: str = "gaussian"      # "gaussian" | "discrete_gaussian"
     noise_shape: str = "vecd"    # "vecd" | "upper"
     radius: float = 1.0          # the public norm bound R
     grid: float | None = None    # discrete reports: their power-of-two grid on the unit scale
+    sensitivity_rule: str = "tight"    # how sigma was calibrated
+    calibration: str = "analytic"
 
+# %% ../../nbs/04_algorithms/01_local.ipynb #95bdc5a0
 def local_randomizer(p: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
                      calibration: str = "analytic", noise: str = "gaussian", noise_shape: str = "vecd",
                      radius: float = 1.0) -> LocalRandomizer:
-    "The randomizer every device runs at this budget: its sigma (and grid), computed once from public quantities."
+    '''The randomizer every device runs at this budget: its sigma (and grid), computed once from public quantities.
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension of a record.
+    epsilon, delta, sensitivity_rule, calibration, noise, noise_shape, radius
+        The package's shared parameters (`registry.PARAMETERS`).
+    '''
     p, R = check_int(p, "p"), check_positive(radius, "radius")
     check_choice(noise, "noise", NOISES)
     check_choice(noise_shape, "noise_shape", tuple(NOISE_SHAPES))
     opts = dict(sensitivity_rule=sensitivity_rule, calibration=calibration)
-    if noise == "discrete_gaussian":
-        sigma, grid = local_discrete_noise(epsilon, delta, p, **opts)
-        return LocalRandomizer(p, sigma, noise, noise_shape, R, grid)
-    return LocalRandomizer(p, local_noise_sigma(epsilon, delta, **opts), noise, noise_shape, R)
+    sigma, grid = (local_discrete_noise(epsilon, delta, p, **opts) if noise == "discrete_gaussian"
+                   else (local_noise_sigma(epsilon, delta, **opts), None))
+    return LocalRandomizer(p, float(epsilon), float(delta), sigma, noise, noise_shape, R, grid, **opts)
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #1c3f6661
 def _entry_scale(p, noise_shape):
@@ -114,7 +126,7 @@ def _draw_reports(xc, scale, rng, out, iu, ju):
     z += (xT[iu] * xT[ju]).T
     return z
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #b6b52924
+# %% ../../nbs/04_algorithms/01_local.ipynb #e00e0aa5
 def _unit_reports(rz: LocalRandomizer, xc, rng, out=None):
     "Packed reports (m x p(p+1)/2) of rows `xc` already in the unit ball, on the unit scale: ut(x x^T) + noise."
     iu, ju = np.triu_indices(rz.p)
@@ -124,7 +136,7 @@ def _unit_reports(rz: LocalRandomizer, xc, rng, out=None):
     if out is None: out = np.empty((xc.shape[0], iu.size))
     return _draw_reports(xc, rz.sigma * _entry_scale(rz.p, rz.noise_shape), rng, out, iu, ju)
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #ab947226
+# %% ../../nbs/04_algorithms/01_local.ipynb #4eef72ab
 def _unpack(U, p):
     "Symmetric p x p matrices from packed upper triangles (..., p(p+1)/2)."
     iu, ju = np.triu_indices(p)
@@ -175,7 +187,17 @@ def randomize_record(x, epsilon: float, delta: float, *, sensitivity_rule: str =
 def randomize_records(X, epsilon: float, delta: float, *, sensitivity_rule: str = "tight", calibration: str = "analytic",
                       noise: str = "gaussian", noise_shape: str = "vecd", radius: float = 1.0, packed: bool = False,
                       random_state=None) -> np.ndarray:
-    "The reports of all rows of X (one user each): (m, p, p), or the packed upper triangles (m, p(p+1)/2) with `packed`."
+    '''The (epsilon, delta)-LDP reports of all rows of X, one user each, each with its own noise.
+
+    Parameters
+    ----------
+    X : array (m, p)
+        One record per row (not modified); each clipped to `radius`.
+    epsilon, delta, sensitivity_rule, calibration, noise, noise_shape, radius, random_state
+        As in `randomize_record`.
+    packed : bool
+        Return the packed upper triangles (m, p(p+1)/2), what the devices transmit, instead of (m, p, p).
+    '''
     X = check_data(X, min_rows=1)
     return local_randomizer(X.shape[1], epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
                             noise=noise, noise_shape=noise_shape, radius=radius).reports(X, random_state, packed=packed)
@@ -197,7 +219,7 @@ class LocalAggregator:
 
     def __repr__(self): return f"LocalAggregator(p={self.p}, n={self.n})"
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #212e3b15
+# %% ../../nbs/04_algorithms/01_local.ipynb #66993543
 def _packed(self, R, batch):
     "The packed upper triangles of one report (batch=0) or a batch (batch=1), checked."
     R = np.asarray(R, dtype=np.float64)
@@ -210,6 +232,7 @@ def _packed(self, R, batch):
     if not np.isfinite(U).all(): raise ValueError("reports: expected finite entries")
     return U
 
+# %% ../../nbs/04_algorithms/01_local.ipynb #c5ef6f98
 def _add(self, report):
     "Add one report (a p x p matrix, whose upper triangle is what counts, or a packed vector); returns self."
     self._sum += _packed(self, report, 0); self.n += 1
@@ -228,7 +251,7 @@ def _add_sum(self, total, count):
 
 LocalAggregator.add, LocalAggregator.add_many, LocalAggregator._add_sum = _add, _add_many, _add_sum
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #21184a38
+# %% ../../nbs/04_algorithms/01_local.ipynb #c70d9998
 def _merge(self, other):
     "Absorb the sums of another aggregator over the same p (another server shard, a group of devices); returns self."
     if not isinstance(other, LocalAggregator) or other.p != self.p:
@@ -243,7 +266,7 @@ def _estimate(self) -> np.ndarray:
 
 LocalAggregator.merge, LocalAggregator.estimate = _merge, _estimate
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #c2186e20
+# %% ../../nbs/04_algorithms/01_local.ipynb #a3380ac7
 LOCAL_NEIGHBOURS = "local (any two inputs of one user; replace-one)"
 LOCAL_MECHANISM = "Local Gaussian mechanism: each record's x x^T + {noise}, averaged by the server"
 
@@ -255,12 +278,15 @@ def _shape_note(rz: LocalRandomizer) -> str:
     s = rz.sigma * rz.radius ** 2
     return f"noise shape {rz.noise_shape}: sd {s:.4g} on the diagonal, {s * NOISE_SHAPES[rz.noise_shape].offdiag:.4g} off it"
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #75a5c53f
-def local_contract(n: int, rz: LocalRandomizer, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
-                   calibration: str = "analytic", mechanism: str = LOCAL_MECHANISM, k: int | None = None) -> Contract:
-    "The Contract of the server's average of n reports of `rz`, in the units of x (sensitivity and noise sd times R^2)."
+# %% ../../nbs/04_algorithms/01_local.ipynb #f5da940c
+def local_contract(n: int, rz: LocalRandomizer, *, mechanism: str = LOCAL_MECHANISM, k: int | None = None) -> Contract:
+    '''The Contract of the server's average of n reports of `rz`, in the units of x (sensitivity and noise sd times R^2).
+
+    Everything in it comes from the randomizer: a function of public quantities only. `mechanism` is formatted with
+    the noise's words; `k` is the released subspace's dimension, if any.'''
     R2, d = rz.radius ** 2, sym_dim(rz.p)
-    sens = second_moment_sensitivity(sensitivity_rule)            # of one report of a record in the unit ball
+    epsilon, delta, calibration = rz.epsilon, rz.delta, rz.calibration
+    sens = second_moment_sensitivity(rz.sensitivity_rule)        # of one report of a record in the unit ball
     notes = (f"the server's average carries noise sd {rz.sigma * R2:.4g} / sqrt(n) = {rz.sigma * R2 / math.sqrt(n):.4g}",
              _shape_note(rz))
     common = dict(model="local", neighbouring=LOCAL_NEIGHBOURS, sensitivity=sens * R2, noise_scale=rz.sigma * R2,
@@ -297,7 +323,7 @@ def _device_sums(x, rz: LocalRandomizer, chunk, rng):
     agg._sum *= rz.radius ** 2
     return agg, n_clipped
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #ae054bd1
+# %% ../../nbs/04_algorithms/01_local.ipynb #21f8438b
 def _partition_message(x, rz, chunk, rng):
     "What a Dask partition (a group of devices) sends to the server: its LocalAggregator alone, nothing exact."
     return _device_sums(x, rz, chunk, rng)[0]
@@ -326,6 +352,7 @@ def _local_release(X, rng, c, rz, simulate, chunk, reports=None, moment=None) ->
     "The server's release under `c`: from the devices' `reports`, a simulation's exact `moment`, or X's rows."
     if reports is not None: return Release(_check_reports(reports, c).estimate(), c)
     if moment is not None:
+        if rz.noise == "discrete_gaussian": raise ValueError("moment: the aggregate shortcut does not apply to discrete reports")
         M = check_square(moment, "moment")
         if M.shape[0] != c.p: raise ValueError(f"moment: expected a {c.p} x {c.p} matrix (the plan's p), got {M.shape}")
         return Release(_aggregate(M, c.n, rz, rng), c)
@@ -344,7 +371,7 @@ def _local_release(X, rng, c, rz, simulate, chunk, reports=None, moment=None) ->
     agg, n_clipped = _device_sums(check_rows(X), rz, chunk, rng)
     return Release(agg.estimate(), c, {"n_clipped": n_clipped})
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #b166ddc1
+# %% ../../nbs/04_algorithms/01_local.ipynb #b2bb2f5c
 def _warn_paper(c: Contract, rule: str):
     warnings.warn(f"sensitivity_rule={rule!r} calibrates each report to {c.sensitivity:.4g}, below the local model's "
                   f"true sensitivity sqrt 2 R^2: the reports are only ({c.epsilon_certified:.4g}, {c.delta:g})-LDP; use "
@@ -367,13 +394,9 @@ def plan_local_second_moment(n: int, p: int, epsilon: float, delta: float, *, se
         raise ValueError("simulate: 'aggregate' does not apply to discrete reports (a sum of discrete Gaussians is not "
                          "one discrete Gaussian): use simulate='per_record' or None")
     chunk = _chunk_rows(rz.p, noise, chunk_size)
-    c = local_contract(n, rz, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
-                       mechanism=mechanism, k=k)
+    c = local_contract(n, rz, mechanism=mechanism, k=k)
     if SECOND_MOMENT_SENSITIVITY[sensitivity_rule] < math.sqrt(2.0): _warn_paper(c, sensitivity_rule)
-    def run(X, rng, reports=None, moment=None):
-        if moment is not None and rz.noise == "discrete_gaussian":
-            raise ValueError("moment: the aggregate shortcut does not apply to discrete reports")
-        return _local_release(X, rng, c, rz, simulate, chunk, reports, moment)
+    def run(X, rng, reports=None, moment=None): return _local_release(X, rng, c, rz, simulate, chunk, reports, moment)
     return Plan(c, run, inputs=("reports", "moment"))
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #ec34cafe
@@ -409,17 +432,28 @@ def local_second_moment(X, epsilon: float, delta: float, *, sensitivity_rule: st
                                  radius=radius).release(X, random_state)
     return r if return_release else r.value
 
+# %% ../../nbs/04_algorithms/01_local.ipynb #cf64c4b9
 def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
                                 calibration: str = "analytic", noise: str = "gaussian", noise_shape: str = "vecd",
                                 radius: float = 1.0, return_release: bool = False):
-    "The server's release from a LocalAggregator of the devices' reports (made with these options): S_hat, or the Release."
+    '''The server's (epsilon, delta)-LDP release from a LocalAggregator of the devices' reports: S_hat, or the Release.
+
+    Parameters
+    ----------
+    agg : LocalAggregator
+        The sum of n reports (at least one), made by devices with these options.
+    epsilon, delta, sensitivity_rule, calibration, noise, noise_shape, radius
+        The options the devices' randomizer was made with (they fix the contract).
+    return_release : bool
+        Return the whole `Release` (a real server has no clipped count: no diagnostics).
+    '''
     if not isinstance(agg, LocalAggregator): raise TypeError(f"agg: expected a LocalAggregator, got {type(agg).__name__}")
     if agg.n == 0: raise ValueError("agg: no reports have been added")
     r = plan_local_second_moment(agg.n, agg.p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
                                  noise=noise, noise_shape=noise_shape, radius=radius).release(None, reports=agg)
     return r if return_release else r.value
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #5edd2ec9
+# %% ../../nbs/04_algorithms/01_local.ipynb #b70c440c
 ALGORITHM_1 = ("Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each record's x x^T + {noise}, averaged by the "
                "server; top-k eigenvectors")
 
@@ -478,11 +512,21 @@ def _dimension(Sigma) -> int:
         raise ValueError(f"Sigma: expected a square p x p covariance matrix, got shape {S.shape}")
     return S.shape[0]
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #254908fe
+# %% ../../nbs/04_algorithms/01_local.ipynb #51610324
 def local_second_moment_wishart(Sigma, n, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
                                 calibration: str = "analytic", noise_shape: str = "vecd", random_state=None,
                                 return_release: bool = False):
-    "The server's S_hat for n Gaussian N(0, Sigma) users (n up to 1e12), simulated exactly: `wishart_release` of its plan."
+    '''The server's S_hat for n Gaussian N(0, Sigma) users (n up to 1e12), simulated exactly: `wishart_release` of its plan.
+
+    Parameters
+    ----------
+    Sigma : array (p, p)
+        Covariance of the simulated users.
+    n : int >= 1 (a whole float such as 1e9 is accepted)
+        Number of users (public).
+    epsilon, delta, sensitivity_rule, calibration, noise_shape, random_state, return_release
+        As in `local_second_moment` (Gaussian noise; the rows are not clipped).
+    '''
     plan = plan_local_second_moment(check_int(n, "n", allow_float=True), _dimension(Sigma), epsilon, delta,
                                     sensitivity_rule=sensitivity_rule, calibration=calibration, noise_shape=noise_shape)
     r = wishart_release(plan, Sigma, random_state)
@@ -491,13 +535,13 @@ def local_second_moment_wishart(Sigma, n, epsilon: float, delta: float, *, sensi
 def local_gaussian_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
                                calibration: str = "analytic", noise_shape: str = "vecd", random_state=None,
                                return_release: bool = False):
-    "Algorithm 1's output (p x k) for n Gaussian N(0, Sigma) users, simulated exactly in O(p^3)."
+    "Algorithm 1's output (p x k) for n Gaussian N(0, Sigma) users, simulated exactly in O(p^3); options as `local_second_moment_wishart`."
     plan = plan_local_gaussian_pca(check_int(n, "n", allow_float=True), _dimension(Sigma), k, epsilon, delta,
                                    sensitivity_rule=sensitivity_rule, calibration=calibration, noise_shape=noise_shape)
     r = wishart_release(plan, Sigma, random_state)
     return r if return_release else r.value
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #feb77fac
+# %% ../../nbs/04_algorithms/01_local.ipynb #bae308fb
 LOCAL_PARAMETERS = {a.name: a for a in (
     Parameter("simulate", "{'aggregate', 'per_record'} or None", "How a simulation draws the devices' reports (the "
               "same law): 'per_record' (every report, as deployed), 'aggregate' (their exact sum at once, faster), None "

@@ -79,7 +79,7 @@ def _fantope_extras(res, penalty, rule) -> dict:
                 support=np.flatnonzero(np.abs(res.Y).sum(axis=1) > 0),
                 fantope_rank=int(np.sum(np.linalg.eigvalsh(res.X) > 1e-8)))
 
-# %% ../../nbs/04_algorithms/03_local_sparse.ipynb #780532e0
+# %% ../../nbs/04_algorithms/03_local_sparse.ipynb #e9246f46
 def plan_local_sparse_pca(n: int, p: int, k: int | None, epsilon: float, delta: float, *, penalty=None,
                           sensitivity_rule: str = "tight", calibration: str = "analytic", simulate: str | None = None,
                           radius: float = 1.0, tol: float = 1e-4, max_iter: int = 2000, admm_step: float | None = None,
@@ -88,6 +88,7 @@ def plan_local_sparse_pca(n: int, p: int, k: int | None, epsilon: float, delta: 
     k = p if k is None else check_k(k, p)
     check_choice(output, "output", ("X", "Y"))
     tol, max_iter = check_positive(tol, "tol"), check_int(max_iter, "max_iter")
+    if admm_step is not None: check_positive(admm_step, "admm_step")
     moment = plan_local_second_moment(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
                                       simulate=simulate, radius=radius, mechanism=ALGORITHM_2, k=k)
     pen, rule = _penalty(penalty, moment.contract, radius)
@@ -142,7 +143,7 @@ def local_sparse_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *, 
     r = wishart_release(plan, Sigma, random_state)
     return r if return_release else r.value
 
-# %% ../../nbs/04_algorithms/03_local_sparse.ipynb #aa5934df
+# %% ../../nbs/04_algorithms/03_local_sparse.ipynb #d034dac1
 register(Algorithm("local_sparse_pca", plan_local_sparse_pca, local_sparse_pca, "local", "approximate", "subspace",
                    "Local Gaussian mechanism - High Dimension (Wang & Xu 2019, Algorithm 2): Algorithm 1's reports, then "
                    "an l1-penalised Fantope program (ADMM) and its top-k eigenvectors", estimator="LocalSparsePCA",
