@@ -50,7 +50,7 @@ def local_noise_sigma(epsilon: float, delta: float, *, sensitivity_rule: str = "
     check_noise_calibration(calibration, "gaussian")
     return gaussian_sigma(epsilon, delta, second_moment_sensitivity(sensitivity_rule), calibration)
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #4de772bb
+# %% ../../nbs/04_algorithms/01_local.ipynb #ccb4b952
 def local_discrete_noise(epsilon: float, delta: float, p: int, *, sensitivity_rule: str = "tight",
                          calibration: str = "analytic") -> tuple:
     '''(sigma, grid) of a discrete report of a record in the unit ball: ut(x x^T) on a power-of-two grid + grid N_Z(0, (sigma/grid)^2).
@@ -75,7 +75,7 @@ def local_discrete_noise(epsilon: float, delta: float, p: int, *, sensitivity_ru
     return discrete_calibration(check_epsilon(epsilon), check_delta(delta), second_moment_sensitivity(sensitivity_rule),
                                 sym_dim(p), calibration=calibration)
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #c5ec9273
+# %% ../../nbs/04_algorithms/01_local.ipynb #a2b7cdbe
 @dataclass(frozen=True)
 class LocalRandomizer:
     "What every device runs, fixed before the data: clip x / radius to the unit ball, report radius^2 (x x^T + Z)."
@@ -90,7 +90,7 @@ class LocalRandomizer:
     sensitivity_rule: str = "tight"    # how sigma was calibrated
     calibration: str = "analytic"
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #95bdc5a0
+# %% ../../nbs/04_algorithms/01_local.ipynb #ec5f11d1
 def local_randomizer(p: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
                      calibration: str = "analytic", noise: str = "gaussian", noise_shape: str = "vecd",
                      radius: float = 1.0) -> LocalRandomizer:
@@ -126,7 +126,7 @@ def _draw_reports(xc, scale, rng, out, iu, ju):
     z += (xT[iu] * xT[ju]).T
     return z
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #e00e0aa5
+# %% ../../nbs/04_algorithms/01_local.ipynb #e5fb32d0
 def _unit_reports(rz: LocalRandomizer, xc, rng, out=None):
     "Packed reports (m x p(p+1)/2) of rows `xc` already in the unit ball, on the unit scale: ut(x x^T) + noise."
     iu, ju = np.triu_indices(rz.p)
@@ -136,7 +136,7 @@ def _unit_reports(rz: LocalRandomizer, xc, rng, out=None):
     if out is None: out = np.empty((xc.shape[0], iu.size))
     return _draw_reports(xc, rz.sigma * _entry_scale(rz.p, rz.noise_shape), rng, out, iu, ju)
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #4eef72ab
+# %% ../../nbs/04_algorithms/01_local.ipynb #dff32afa
 def _unpack(U, p):
     "Symmetric p x p matrices from packed upper triangles (..., p(p+1)/2)."
     iu, ju = np.triu_indices(p)
@@ -152,6 +152,7 @@ def _reports(self, X, random_state=None, *, packed: bool = False, name: str = "X
     U = _unit_reports(self, clip_rows(X / self.radius, 1.0, name=name)[0], as_generator(random_state)) * self.radius ** 2
     return U if packed else _unpack(U, self.p)
 
+# %% ../../nbs/04_algorithms/01_local.ipynb #3b0c39f9
 def _record(x):
     "One record as a 1 x p array (errors name x)."
     xa = None if x is None else np.asarray(x)
@@ -184,6 +185,7 @@ def randomize_record(x, epsilon: float, delta: float, *, sensitivity_rule: str =
     return local_randomizer(X.shape[1], epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
                             noise=noise, noise_shape=noise_shape, radius=radius).report(x, random_state)
 
+# %% ../../nbs/04_algorithms/01_local.ipynb #25b664d4
 def randomize_records(X, epsilon: float, delta: float, *, sensitivity_rule: str = "tight", calibration: str = "analytic",
                       noise: str = "gaussian", noise_shape: str = "vecd", radius: float = 1.0, packed: bool = False,
                       random_state=None) -> np.ndarray:
@@ -219,7 +221,7 @@ class LocalAggregator:
 
     def __repr__(self): return f"LocalAggregator(p={self.p}, n={self.n})"
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #66993543
+# %% ../../nbs/04_algorithms/01_local.ipynb #43f51c8f
 def _packed(self, R, batch):
     "The packed upper triangles of one report (batch=0) or a batch (batch=1), checked."
     R = np.asarray(R, dtype=np.float64)
@@ -232,7 +234,7 @@ def _packed(self, R, batch):
     if not np.isfinite(U).all(): raise ValueError("reports: expected finite entries")
     return U
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #c5ef6f98
+# %% ../../nbs/04_algorithms/01_local.ipynb #2557e3b3
 def _add(self, report):
     "Add one report (a p x p matrix, whose upper triangle is what counts, or a packed vector); returns self."
     self._sum += _packed(self, report, 0); self.n += 1
@@ -251,7 +253,7 @@ def _add_sum(self, total, count):
 
 LocalAggregator.add, LocalAggregator.add_many, LocalAggregator._add_sum = _add, _add_many, _add_sum
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #c70d9998
+# %% ../../nbs/04_algorithms/01_local.ipynb #4b1c4f21
 def _merge(self, other):
     "Absorb the sums of another aggregator over the same p (another server shard, a group of devices); returns self."
     if not isinstance(other, LocalAggregator) or other.p != self.p:
@@ -266,7 +268,7 @@ def _estimate(self) -> np.ndarray:
 
 LocalAggregator.merge, LocalAggregator.estimate = _merge, _estimate
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #a3380ac7
+# %% ../../nbs/04_algorithms/01_local.ipynb #ce92b235
 LOCAL_NEIGHBOURS = "local (any two inputs of one user; replace-one)"
 LOCAL_MECHANISM = "Local Gaussian mechanism: each record's x x^T + {noise}, averaged by the server"
 
@@ -278,7 +280,7 @@ def _shape_note(rz: LocalRandomizer) -> str:
     s = rz.sigma * rz.radius ** 2
     return f"noise shape {rz.noise_shape}: sd {s:.4g} on the diagonal, {s * NOISE_SHAPES[rz.noise_shape].offdiag:.4g} off it"
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #f5da940c
+# %% ../../nbs/04_algorithms/01_local.ipynb #651d6fb7
 def local_contract(n: int, rz: LocalRandomizer, *, mechanism: str = LOCAL_MECHANISM, k: int | None = None) -> Contract:
     '''The Contract of the server's average of n reports of `rz`, in the units of x (sensitivity and noise sd times R^2).
 
@@ -323,7 +325,7 @@ def _device_sums(x, rz: LocalRandomizer, chunk, rng):
     agg._sum *= rz.radius ** 2
     return agg, n_clipped
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #21f8438b
+# %% ../../nbs/04_algorithms/01_local.ipynb #302f4ccb
 def _partition_message(x, rz, chunk, rng):
     "What a Dask partition (a group of devices) sends to the server: its LocalAggregator alone, nothing exact."
     return _device_sums(x, rz, chunk, rng)[0]
@@ -338,16 +340,18 @@ def _aggregate(M, n, rz: LocalRandomizer, rng):
     "The shortcut: M / n plus the average of n reports' noise drawn at once (sd sigma / sqrt(n) times R^2)."
     return M / n + symmetric_gaussian(rz.p, rz.sigma / math.sqrt(n), rng, kind=rz.noise_shape) * rz.radius ** 2
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #ec34caff
+# %% ../../nbs/04_algorithms/01_local.ipynb #0e8f6e19
 SIMULATIONS = ("aggregate", "per_record")
 
 def _check_reports(agg, c: Contract):
+    "The devices' reports for plan `c`: a LocalAggregator of c.n reports of dimension c.p."
     if not isinstance(agg, LocalAggregator): raise TypeError(f"reports: expected a LocalAggregator, got {type(agg).__name__}")
     if (agg.n, agg.p) != (c.n, c.p):
         raise ValueError(f"reports: the plan was made for n = {c.n} reports of dimension p = {c.p}, the aggregator "
                          f"holds {agg.n} of dimension {agg.p}")
     return agg
 
+# %% ../../nbs/04_algorithms/01_local.ipynb #ec34caff
 def _local_release(X, rng, c, rz, simulate, chunk, reports=None, moment=None) -> Release:
     "The server's release under `c`: from the devices' `reports`, a simulation's exact `moment`, or X's rows."
     if reports is not None: return Release(_check_reports(reports, c).estimate(), c)
@@ -371,7 +375,7 @@ def _local_release(X, rng, c, rz, simulate, chunk, reports=None, moment=None) ->
     agg, n_clipped = _device_sums(check_rows(X), rz, chunk, rng)
     return Release(agg.estimate(), c, {"n_clipped": n_clipped})
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #b2bb2f5c
+# %% ../../nbs/04_algorithms/01_local.ipynb #a6ed1f8f
 def _warn_paper(c: Contract, rule: str):
     warnings.warn(f"sensitivity_rule={rule!r} calibrates each report to {c.sensitivity:.4g}, below the local model's "
                   f"true sensitivity sqrt 2 R^2: the reports are only ({c.epsilon_certified:.4g}, {c.delta:g})-LDP; use "
@@ -432,7 +436,7 @@ def local_second_moment(X, epsilon: float, delta: float, *, sensitivity_rule: st
                                  radius=radius).release(X, random_state)
     return r if return_release else r.value
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #cf64c4b9
+# %% ../../nbs/04_algorithms/01_local.ipynb #bf101e6b
 def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
                                 calibration: str = "analytic", noise: str = "gaussian", noise_shape: str = "vecd",
                                 radius: float = 1.0, return_release: bool = False):
@@ -453,7 +457,7 @@ def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: flo
                                  noise=noise, noise_shape=noise_shape, radius=radius).release(None, reports=agg)
     return r if return_release else r.value
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #b70c440c
+# %% ../../nbs/04_algorithms/01_local.ipynb #01982574
 ALGORITHM_1 = ("Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each record's x x^T + {noise}, averaged by the "
                "server; top-k eigenvectors")
 
@@ -512,7 +516,7 @@ def _dimension(Sigma) -> int:
         raise ValueError(f"Sigma: expected a square p x p covariance matrix, got shape {S.shape}")
     return S.shape[0]
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #51610324
+# %% ../../nbs/04_algorithms/01_local.ipynb #b1c799c0
 def local_second_moment_wishart(Sigma, n, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
                                 calibration: str = "analytic", noise_shape: str = "vecd", random_state=None,
                                 return_release: bool = False):
@@ -532,6 +536,7 @@ def local_second_moment_wishart(Sigma, n, epsilon: float, delta: float, *, sensi
     r = wishart_release(plan, Sigma, random_state)
     return r if return_release else r.value
 
+# %% ../../nbs/04_algorithms/01_local.ipynb #6e192a53
 def local_gaussian_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
                                calibration: str = "analytic", noise_shape: str = "vecd", random_state=None,
                                return_release: bool = False):
@@ -541,7 +546,7 @@ def local_gaussian_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *
     r = wishart_release(plan, Sigma, random_state)
     return r if return_release else r.value
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #bae308fb
+# %% ../../nbs/04_algorithms/01_local.ipynb #2772579e
 LOCAL_PARAMETERS = {a.name: a for a in (
     Parameter("simulate", "{'aggregate', 'per_record'} or None", "How a simulation draws the devices' reports (the "
               "same law): 'per_record' (every report, as deployed), 'aggregate' (their exact sum at once, faster), None "
