@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _paper_fit(X, accountant=None, seed=0, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)        # paper mode warns by design
-        return AnalyzeGaussPCA(2, epsilon=1.0, delta=1e-5, sensitivity="paper", accountant=accountant,
+        return AnalyzeGaussPCA(2, epsilon=1.0, delta=1e-5, sensitivity_rule="paper", accountant=accountant,
                                random_state=seed, **kw).fit(X)
 
 
@@ -86,7 +86,7 @@ def test_pipeline_states_what_its_steps_certify(X):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning); warnings.simplefilter("ignore", ClippingWarning)
         pipe = private_pipeline(PrivateStandardScaler(epsilon=0.5, bounds=(-1.0, 1.0), random_state=0),
-                                AnalyzeGaussPCA(2, epsilon=1.0, sensitivity="paper", random_state=0)).fit(X)
+                                AnalyzeGaussPCA(2, epsilon=1.0, sensitivity_rule="paper", random_state=0)).fit(X)
     fit_cert = pipe[-1].contract_.epsilon_certified
     assert fit_cert > 1.2
     assert pipe.privacy_["guarantee"].startswith(f"({0.5 + fit_cert:.4g}, 2e-05)-DP (certified")   # not (1.5, 2e-05)
@@ -156,8 +156,9 @@ def test_dask_local_partitions_send_nothing_exact(monkeypatch, centering):
 # --- 3. SGPCA's wording --------------------------------------------------------------------------------------
 
 def test_sgpca_statement_says_model_only():
-    from dppca_nb.algorithms.registry import REGISTRY
-    c = REGISTRY["sgpca"].plan(200, 5, 2, 1.0, 1e-5)
+    from dppca_nb.algorithms.registry import algorithms
+    REGISTRY = algorithms()
+    c = REGISTRY["sgpca"].plan(200, 5, 2, 1.0, 1e-5).contract
     assert c.guarantee == "(1, 1e-05)-DP only on data of its model, NOT worst-case DP"    # was "(1, 1e-05)-DP"
     assert c.worst_case is False and REGISTRY["sgpca"].worst_case is False
     s = c.statement()
@@ -166,7 +167,7 @@ def test_sgpca_statement_says_model_only():
     for key, alg in REGISTRY.items():          # the registry's flag and every plan's contract agree
         if key in ("sgpca", "nsggd", "analyze_gauss", "pure_dp_subspace"):
             d = 0.0 if alg.measure == "pure" else 1e-5
-            assert alg.plan(200, 5, 2, 1.0, d, **alg.quick).worst_case == alg.worst_case, key
+            assert alg.plan(200, 5, 2, 1.0, d, **alg.quick).contract.worst_case == alg.worst_case, key
 
 
 def test_sgpca_statement_printed_by_the_cli():

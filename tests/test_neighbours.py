@@ -148,7 +148,10 @@ def _dask(X):
 
 
 def _info(out):
-    "The info dict of a (result, info) return."
+    "The info dict of a (result, info) return, or what a Release publishes: its contract's facts and its extras."
+    from dppca_nb.privacy.contract import Release
+    if isinstance(out, Release):
+        return {**out.contract.as_dict(), **out.extras, core.DIAGNOSTICS_KEY: dict(out.diagnostics)}
     assert isinstance(out, tuple) and isinstance(out[-1], dict), type(out)
     return out[-1]
 
@@ -216,7 +219,7 @@ def _moment_sum(X, R=1.0):
 def _local_release(X):
     agg = LOC.LocalAggregator(P)
     agg.add_many(LOC.randomize_records(X, EPS, DLT, packed=True, random_state=SEED))
-    return LOC.local_second_moment_release(agg, EPS, DLT, n_clipped=core.clip_rows(X)[1])
+    return LOC.local_second_moment_release(agg, EPS, DLT, return_release=True)
 
 
 def _mean_release(X, delta=DLT, model="central"):
@@ -270,17 +273,20 @@ ENTRIES = [
     ("dp_threshold_covariance[discrete]",
      lambda X: _released(SC.dp_threshold_covariance(X, EPS, DLT, noise="discrete_gaussian", **rr)), THRESHOLD_RELEASE),
     # local model
-    ("local_second_moment[aggregate]", lambda X: LOC.local_second_moment(X, EPS, DLT, **kw), ()),
-    ("local_second_moment[per_record]", lambda X: LOC.local_second_moment(X, EPS, DLT, simulate="per_record", **kw), ()),
+    ("local_second_moment[aggregate]", lambda X: LOC.local_second_moment(X, EPS, DLT, **rr), ()),
+    ("local_second_moment[per_record]", lambda X: LOC.local_second_moment(X, EPS, DLT, simulate="per_record", **rr), ()),
     ("local_second_moment[discrete]",
-     lambda X: LOC.local_second_moment(X, EPS, DLT, simulate="per_record", noise="discrete", **kw), ()),
+     lambda X: LOC.local_second_moment(X, EPS, DLT, noise="discrete_gaussian", **rr), ()),
+    ("local_second_moment[radius2]", lambda X: LOC.local_second_moment(X, EPS, DLT, radius=2.0, **rr), ()),
     ("local_second_moment_release", _local_release, ()),
-    ("local_gaussian_pca[aggregate]", lambda X: LOC.local_gaussian_pca(X, K, EPS, DLT, **ri), LOCAL_PCA_RELEASE),
-    ("local_gaussian_pca[per_record]", lambda X: LOC.local_gaussian_pca(X, K, EPS, DLT, simulate="per_record", **ri),
+    ("local_gaussian_pca[aggregate]", lambda X: LOC.local_gaussian_pca(X, K, EPS, DLT, **rr), LOCAL_PCA_RELEASE),
+    ("local_gaussian_pca[per_record]", lambda X: LOC.local_gaussian_pca(X, K, EPS, DLT, simulate="per_record", **rr),
      LOCAL_PCA_RELEASE),
     ("local_gaussian_pca[discrete]",
-     lambda X: LOC.local_gaussian_pca(X, K, EPS, DLT, simulate="per_record", noise="discrete", **ri), LOCAL_PCA_RELEASE),
-    ("local_sparse_pca", lambda X: LSP.local_sparse_pca(X, K, EPS, DLT, max_iter=50, **ri), LOCAL_SPARSE_RELEASE),
+     lambda X: LOC.local_gaussian_pca(X, K, EPS, DLT, noise="discrete_gaussian", **rr), LOCAL_PCA_RELEASE),
+    ("local_sparse_pca", lambda X: LSP.local_sparse_pca(X, K, EPS, DLT, max_iter=50, **rr), LOCAL_SPARSE_RELEASE),
+    ("local_sparse_pca[safe, radius2]",
+     lambda X: LSP.local_sparse_pca(X, K, EPS, DLT, penalty="safe", radius=2.0, max_iter=50, **rr), LOCAL_SPARSE_RELEASE),
     # smooth sensitivity
     ("smooth_sensitivity_pca[gaussian]", lambda X: _as_info(SM.smooth_sensitivity_pca(X, K, EPS, DLT, **rr)), ()),
     ("smooth_sensitivity_pca[cauchy]", lambda X: _as_info(SM.smooth_sensitivity_pca(X, K, EPS, 0.0, **rr)), ()),
@@ -329,8 +335,10 @@ ENTRIES = [
      lambda X: _as_info(SM.smooth_sensitivity_pca(_dask(X), K, EPS, DLT, **rr)), ()),
     ("smooth_sensitivity_pca[dask, cauchy]", lambda X: _as_info(SM.smooth_sensitivity_pca(_dask(X), K, EPS, 0.0, **rr)),
      ()),
-    ("local_second_moment[dask]", lambda X: LOC.local_second_moment(_dask(X), EPS, DLT, **kw), ()),
-    ("local_gaussian_pca[dask]", lambda X: LOC.local_gaussian_pca(_dask(X), K, EPS, DLT, **ri), LOCAL_PCA_RELEASE),
+    ("local_second_moment[dask]", lambda X: LOC.local_second_moment(_dask(X), EPS, DLT, **rr), ()),
+    ("local_gaussian_pca[dask]", lambda X: LOC.local_gaussian_pca(_dask(X), K, EPS, DLT, **rr), LOCAL_PCA_RELEASE),
+    ("local_sparse_pca[dask]", lambda X: LSP.local_sparse_pca(_dask(X), K, EPS, DLT, max_iter=50, **rr),
+     LOCAL_SPARSE_RELEASE),
     ("noisy_kendall[dask, spherical]", lambda X: RB.noisy_kendall(_dask(X), EPS, DLT, **kw), ()),
     ("noisy_kendall[dask, private radius]", lambda X: RB.noisy_kendall(_dask(X), EPS, DLT, **WPRIV, **kw),
      PRIVATE_RADIUS_RELEASE),
@@ -380,7 +388,8 @@ STILL_RELEASES = {   # releases that legitimately come out identical on these ne
     "pure_dp_pca": "snapping rounds the Laplace eigenvalues to a grid (32 at epsilon_0 = 0.1) far coarser than one row's change",
     "pure_dp_pca[epsilon=20]": "the snapping grid is still coarser than one row's change at n = 40",
     "pure_dp_pca[no eigenvalues]": "no eigenvalues are released",
-    "local_sparse_pca": "ADMM counts and the support of the noisy solution are integers and sets: they may coincide",
+    **{n: "ADMM counts and the support of the noisy solution are integers and sets: they may coincide"
+       for n in ("local_sparse_pca", "local_sparse_pca[safe, radius2]", "local_sparse_pca[dask]")},
     **{n: "the exponential mechanism draws the radius uniformly inside an interval between two pair norms: the same "
           "draw on both neighbours when the replaced row's norm is not an edge of that interval"
        for n in ("noisy_kendall[private radius]", "g_dppca[private radius]", "noisy_kendall[dask, private radius]",

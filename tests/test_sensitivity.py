@@ -209,7 +209,8 @@ def test_local_report(sensitivity):
     from dppca_nb.algorithms import local
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sens = local.local_second_moment(_data(0), EPS, DLT, sensitivity=sensitivity, random_state=0)[1]["sensitivity"]
+        sens = local.local_second_moment(_data(0), EPS, DLT, sensitivity_rule=sensitivity, random_state=0,
+                                         return_release=True).contract.sensitivity
     rng = np.random.default_rng(2)
     found = 0.0
     for base in (np.eye(P)[:1], _unit(rng.standard_normal((1, P))), 0.3 * _unit(rng.standard_normal((1, P)))):
@@ -217,6 +218,20 @@ def test_local_report(sensitivity):
     assert found >= math.sqrt(2) * (1 - 1e-9)                         # e1 vs e2 reaches sqrt 2
     if sensitivity == "paper": assert found > sens * 1.4              # documented: below the true sqrt 2; it warns
     else: assert found <= sens * (1 + REL), (found, sens)
+
+
+@pytest.mark.parametrize("R", [1.0, 2.0])
+def test_local_report_radius(R):
+    "With a bound R a report's x x^T (x clipped to R) moves by at most the contract's sqrt 2 R^2, in the Frobenius norm of the default shape."
+    from dppca_nb.algorithms import local
+    c = local.plan_local_second_moment(N, P, EPS, DLT, radius=R).contract
+    assert c.sensitivity_norm.startswith("Frobenius")
+    stat = lambda X: (lambda x: x.T @ x)(core.clip_rows(X, R)[0])
+    rng = np.random.default_rng(3)
+    found = max(search(stat, frobenius, b, R, rng=rng, rows=[0])[0]
+                for b in (R * np.eye(P)[:1], R * _unit(rng.standard_normal((1, P)))))
+    assert found <= c.sensitivity * (1 + REL), (found, c.sensitivity)
+    assert found >= math.sqrt(2) * R ** 2 * (1 - 1e-9)                # Re1 vs Re2 reaches it
 
 
 # --- the private mean -------------------------------------------------------------------------------------

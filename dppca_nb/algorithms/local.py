@@ -7,157 +7,118 @@ from __future__ import annotations
 import copy
 import math
 import warnings
+from dataclasses import dataclass
 import numpy as np
 from ..core.validation import (PrivacyWarning, as_generator, check_data, check_k, check_epsilon, check_delta,
-                           check_positive, check_choice, check_int, clip_rows, add_diagnostics)
+                                      check_positive, check_choice, check_int, clip_rows)
 from ..core.linalg import top_k_eigvecs
 from ..data.datasets import wishart_second_moment
-from ..privacy.mechanisms import second_moment_sensitivity, gaussian_sigma, symmetric_gaussian
-from ..privacy.releases import certified_epsilon
-from ..privacy.discrete import (NOISE_SHAPES, DISCRETE_CALIBRATIONS, DISCRETE_CALIBRATION_WORDS,
-                                       check_discrete_calibration, check_noise_calibration,
-                                       discrete_calibration)
+from ..privacy.mechanisms import (SECOND_MOMENT_SENSITIVITY, NOISE_SHAPES, second_moment_sensitivity,
+                                         gaussian_sigma, gaussian_epsilon, symmetric_gaussian, sym_dim, check_square)
+from ..privacy.discrete import (NOISES, check_noise_calibration, discrete_calibration, discrete_gaussian_rho,
+                                       discrete_gaussian_release)
+from ..privacy.releases import certified_epsilon, discrete_guarantee
+from ..privacy.contract import Contract, Plan, Release
 from ..backends.statistics import check_rows, is_dask, second_moment_sums, randomized_report_sums
+from .registry import Algorithm, Parameter, register, release_rows
 
 # %% auto #0
-__all__ = ['REPORT_CHUNK_ENTRIES', 'local_noise_sigma', 'local_discrete_noise', 'randomize_record', 'randomize_records',
-           'LocalAggregator', 'local_second_moment', 'local_second_moment_release', 'local_gaussian_pca',
-           'local_second_moment_wishart', 'local_gaussian_pca_wishart', 'local_critical_n', 'local_error_prediction']
+__all__ = ['RULES', 'LOCAL_NEIGHBOURS', 'LOCAL_MECHANISM', 'REPORT_CHUNK_ENTRIES', 'SIMULATIONS', 'ALGORITHM_1',
+           'LOCAL_PARAMETERS', 'local_noise_sigma', 'local_discrete_noise', 'LocalRandomizer', 'local_randomizer',
+           'randomize_record', 'randomize_records', 'LocalAggregator', 'local_contract', 'plan_local_second_moment',
+           'local_second_moment', 'local_second_moment_release', 'plan_local_gaussian_pca', 'local_gaussian_pca',
+           'wishart_release', 'local_second_moment_wishart', 'local_gaussian_pca_wishart']
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #f1d5cfe8
-def local_noise_sigma(epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic") -> float:
-    """Per-report noise sd of the Local Gaussian Mechanism: Gaussian calibration for the sensitivity of ut(x x^T), ||x|| <= 1.
+RULES = tuple(SECOND_MOMENT_SENSITIVITY)      # "tight" sqrt 2, "paper" 1, "loose" 2: one report's sensitivity, ||x|| <= 1
+
+def local_noise_sigma(epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
+                      calibration: str = "analytic") -> float:
+    '''Noise sd sigma of one report x x^T + Z, ||x|| <= 1: the Gaussian mechanism at the rule's sensitivity.
 
     Parameters
     ----------
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
-        or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
+    epsilon, delta, sensitivity_rule, calibration
+        The package's shared parameters (`registry.PARAMETERS`); the rule gives one report's sensitivity.
 
     Returns
     -------
     float
-        Noise sd sigma per report entry (diagonal sd in the "vecd" shape), (epsilon, delta)-LDP.
-    """
-    check_noise_calibration(calibration, "continuous")
-    sens = second_moment_sensitivity(sensitivity, n=1)
-    return gaussian_sigma(epsilon, delta, sens, calibration)
+        sigma, the sd of a report's diagonal noise ("vecd": sigma / sqrt 2 off it): (epsilon, delta)-LDP.
+    '''
+    check_choice(sensitivity_rule, "sensitivity_rule", RULES)
+    check_noise_calibration(calibration, "gaussian")
+    return gaussian_sigma(epsilon, delta, second_moment_sensitivity(sensitivity_rule), calibration)
 
-def _certified(sigma, delta, sensitivity, *, grid=None, p=None, calibration="analytic"):
-    """epsilon that a report's noise certifies against the true sqrt 2 (`releases.certified_epsilon`; with `grid`, a
-    discrete report of the p(p+1)/2 upper-triangle entries, certified as its `calibration` says); warn if the user
-    chose a sensitivity below sqrt 2."""
-    eps_true = certified_epsilon(sigma, delta, n=1, grid=grid, dimension=None if grid is None else p * (p + 1) // 2,
-                                 calibration=calibration if grid is not None else "analytic")
-    sens = second_moment_sensitivity(sensitivity, n=1)
-    if sens < math.sqrt(2.0) - 1e-12:
-        warnings.warn(f"sensitivity={sensitivity!r} ({sens:.3g}) is below the local model's true sensitivity sqrt 2: "
-                      f"the reports are only ({eps_true:.4g}, {delta:g})-LDP", PrivacyWarning, stacklevel=3)
-    return eps_true
-
-def local_discrete_noise(epsilon: float, delta: float, p: int, *, sensitivity="tight", calibration: str = "analytic"):
-    """(sigma, grid) of a report with `noise="discrete"` (notebook 03_privacy/02_discrete): the upper triangle of x x^T rounded to
-    a power-of-two grid plus grid * N_Z(0, (sigma/grid)^2), calibrated for the sensitivity of ut(x x^T): by default the
-    smaller sigma of the direct (epsilon, delta) bound of the discrete Gaussian and zCDP (`calibration="zcdp"`: zCDP only).
+# %% ../../nbs/04_algorithms/01_local.ipynb #ccb4b952
+def local_discrete_noise(epsilon: float, delta: float, p: int, *, sensitivity_rule: str = "tight",
+                         calibration: str = "analytic") -> tuple:
+    '''(sigma, grid) of a discrete report of a record in the unit ball: ut(x x^T) on a power-of-two grid + grid N_Z(0, (sigma/grid)^2).
 
     Parameters
     ----------
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
+    epsilon, delta, sensitivity_rule
+        As in `local_noise_sigma`.
     p : int >= 1
-        Dimension of a row.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
-        or a number.
+        Dimension of a record (the report has p(p+1)/2 numbers).
     calibration : {"analytic", "zcdp"}
-        "analytic" (default): the smaller sigma of the direct (epsilon, delta) bound and zCDP, certified
-        (epsilon, delta)-LDP; "zcdp": through zCDP and the CKS conversion only (rho-zCDP, so (epsilon, delta)-LDP).
+        "analytic": the smaller sigma of the discrete Gaussian's direct (epsilon, delta) bound and zCDP; "zcdp": zCDP
+        and its conversion only.
 
     Returns
     -------
     tuple (float, float)
-        (sigma, grid): noise sd and power-of-two grid step of a discrete report.
-    """
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    check_discrete_calibration(calibration, DISCRETE_CALIBRATIONS)
-    p = check_int(p, "p")
-    return discrete_calibration(eps, dlt, second_moment_sensitivity(sensitivity, n=1), p * (p + 1) // 2,
-                                calibration=calibration)
+        (sigma, grid) of an (epsilon, delta)-LDP report.
+    '''
+    check_choice(sensitivity_rule, "sensitivity_rule", RULES)
+    check_noise_calibration(calibration, "discrete_gaussian")
+    return discrete_calibration(check_epsilon(epsilon), check_delta(delta), second_moment_sensitivity(sensitivity_rule),
+                                sym_dim(p), calibration=calibration)
 
+# %% ../../nbs/04_algorithms/01_local.ipynb #a2b7cdbe
+@dataclass(frozen=True)
+class LocalRandomizer:
+    "What every device runs, fixed before the data: clip x / radius to the unit ball, report radius^2 (x x^T + Z)."
+    p: int                       # dimension of a record
+    epsilon: float               # the budget of each report
+    delta: float
+    sigma: float                 # sd of Z's diagonal on the unit scale ("vecd": sigma / sqrt 2 off it)
+    noise: str = "gaussian"      # "gaussian" | "discrete_gaussian"
+    noise_shape: str = "vecd"    # "vecd" | "upper"
+    radius: float = 1.0          # the public norm bound R
+    grid: float | None = None    # discrete reports: their power-of-two grid on the unit scale
+    sensitivity_rule: str = "tight"    # how sigma was calibrated
+    calibration: str = "analytic"
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #df953535
-def _offdiag_weight(noise_shape) -> float:
-    "w of a noise shape: the released vector is (m_ii, w m_ij)_(i<j); 'vecd' sqrt 2 (its norm is Frobenius), 'upper' 1."
-    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
-    return math.sqrt(2.0) if noise_shape == "vecd" else 1.0
-
-def _entry_scale(p, noise_shape):
-    "Per-entry factor of the noise sd on the packed upper triangle (np.triu_indices order): 1 on the diagonal, 1/w off it."
-    iu, ju = np.triu_indices(p)
-    return np.where(iu == ju, 1.0, 1.0 / _offdiag_weight(noise_shape))
-
-def randomize_record(x, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                     noise: str = "continuous", noise_shape: str = "vecd", random_state=None) -> np.ndarray:
-    """One user's (epsilon, delta)-LDP report: x clipped to the unit ball, then x x^T + Z, Z symmetric Gaussian.
-
-    `noise_shape="vecd"` (default): Z_ii ~ N(0, sigma^2), Z_ij ~ N(0, sigma^2 / 2) (the Gaussian mechanism on
-    (m_ii, sqrt2 m_ij), whose norm is the Frobenius norm); `"upper"` (the paper's): every upper entry N(0, sigma^2).
-    Both have sensitivity sqrt 2 and the same sigma. `noise="discrete"`: the released vector rounded to a
-    power-of-two grid plus discrete Gaussian noise (no floating-point leak).
+# %% ../../nbs/04_algorithms/01_local.ipynb #ec5f11d1
+def local_randomizer(p: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
+                     calibration: str = "analytic", noise: str = "gaussian", noise_shape: str = "vecd",
+                     radius: float = 1.0) -> LocalRandomizer:
+    '''The randomizer every device runs at this budget: its sigma (and grid), computed once from public quantities.
 
     Parameters
     ----------
-    x : array (p,)
-        One user's record; clipped to the unit ball (not modified).
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
-        or a number.
-    calibration : {"analytic", "classic", "zcdp"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
-        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
-        (zCDP only); "zcdp" is refused for continuous noise.
-    noise : {"continuous", "discrete"}
-        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
-    noise_shape : {"vecd", "upper"}
-        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
-        Same guarantee.
-    random_state : int, numpy Generator or None
-        Seed of the devices' noise.
+    p : int >= 1
+        Dimension of a record.
+    epsilon, delta, sensitivity_rule, calibration, noise, noise_shape, radius
+        The package's shared parameters (`registry.PARAMETERS`).
+    '''
+    p, R = check_int(p, "p"), check_positive(radius, "radius")
+    check_choice(noise, "noise", NOISES)
+    check_choice(noise_shape, "noise_shape", tuple(NOISE_SHAPES))
+    opts = dict(sensitivity_rule=sensitivity_rule, calibration=calibration)
+    sigma, grid = (local_discrete_noise(epsilon, delta, p, **opts) if noise == "discrete_gaussian"
+                   else (local_noise_sigma(epsilon, delta, **opts), None))
+    return LocalRandomizer(p, float(epsilon), float(delta), sigma, noise, noise_shape, R, grid, **opts)
 
-    Returns
-    -------
-    ndarray (p, p)
-        The (epsilon, delta)-LDP report x x^T + Z, symmetric (replace-one on the user's record).
-    """
-    xa = np.asarray(x) if x is not None else None
-    if xa is None or xa.ndim != 1 or xa.size < 1:
-        raise ValueError(f"x: expected a non-empty 1-D record, got {'None' if xa is None else f'shape {xa.shape}'}")
-    x = check_data(xa[None, :], name="x", min_rows=1)[0]          # real, finite, float64 copy (TypeError otherwise)
-    xc = clip_rows(x[None, :], 1.0, name="x")[0][0]
-    check_choice(noise, "noise", ("continuous", "discrete"))
-    w = _offdiag_weight(noise_shape)
-    if noise == "discrete":
-        from dppca_nb.privacy.discrete import discrete_symmetric_release
-        sigma, grid = local_discrete_noise(epsilon, delta, x.size, sensitivity=sensitivity, calibration=calibration)
-        return discrete_symmetric_release(np.outer(xc, xc), sigma, grid, random_state, offdiag_weight=w)
-    sigma = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration)
-    return np.outer(xc, xc) + symmetric_gaussian(x.size, sigma, random_state, kind=noise_shape)
+# %% ../../nbs/04_algorithms/01_local.ipynb #1c3f6661
+def _entry_scale(p, noise_shape):
+    "The noise sd's factor per packed upper-triangle entry: 1 on the diagonal, 1 / w off it (w the shape's weight)."
+    iu, ju = np.triu_indices(p)
+    return np.where(iu == ju, 1.0, 1.0 / NOISE_SHAPES[noise_shape].weight)
 
-# %% ../../nbs/04_algorithms/01_local.ipynb #1c43e3e7
 def _draw_reports(xc, scale, rng, out, iu, ju):
-    "Reports ut(x x^T) + scale * z of the clipped rows `xc` into `out` (k x d): the noise drawn in place, then the triangular products added (no per-record loop)."
+    "Reports ut(x x^T) + scale * z of the clipped rows `xc` into the buffer `out` (at least k x d)."
     k = xc.shape[0]
     z = rng.standard_normal(out=out[:k])               # the row-major stream: the same draws however the rows are chunked
     z *= scale
@@ -165,567 +126,436 @@ def _draw_reports(xc, scale, rng, out, iu, ju):
     z += (xT[iu] * xT[ju]).T
     return z
 
-def randomize_records(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                      packed: bool = False, noise: str = "continuous", noise_shape: str = "vecd", random_state=None):
-    """Reports of all rows of `X` (each clipped, each with its own noise, `noise_shape` as `randomize_record`): (m, p, p), or (m, p(p+1)/2) if `packed`.
+# %% ../../nbs/04_algorithms/01_local.ipynb #e5fb32d0
+def _unit_reports(rz: LocalRandomizer, xc, rng, out=None):
+    "Packed reports (m x p(p+1)/2) of rows `xc` already in the unit ball, on the unit scale: ut(x x^T) + noise."
+    iu, ju = np.triu_indices(rz.p)
+    if rz.noise == "discrete_gaussian":
+        w = np.where(iu == ju, 1.0, NOISE_SHAPES[rz.noise_shape].weight)
+        return discrete_gaussian_release(xc[:, iu] * xc[:, ju] * w, rz.sigma, rz.grid, rng) / w
+    if out is None: out = np.empty((xc.shape[0], iu.size))
+    return _draw_reports(xc, rz.sigma * _entry_scale(rz.p, rz.noise_shape), rng, out, iu, ju)
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #dff32afa
+def _unpack(U, p):
+    "Symmetric p x p matrices from packed upper triangles (..., p(p+1)/2)."
+    iu, ju = np.triu_indices(p)
+    out = np.empty(U.shape[:-1] + (p, p))
+    out[..., iu, ju] = U
+    out[..., ju, iu] = U
+    return out
+
+def _reports(self, X, random_state=None, *, packed: bool = False, name: str = "X"):
+    "Reports of the rows of X, one user each, each with its own noise: (m, p, p), or packed (m, p(p+1)/2)."
+    X = check_data(X, name=name, min_rows=1)
+    if X.shape[1] != self.p: raise ValueError(f"{name}: expected {self.p} coordinates (the randomizer's p), got {X.shape[1]}")
+    U = _unit_reports(self, clip_rows(X / self.radius, 1.0, name=name)[0], as_generator(random_state)) * self.radius ** 2
+    return U if packed else _unpack(U, self.p)
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #3b0c39f9
+def _record(x):
+    "One record as a 1 x p array (errors name x)."
+    xa = None if x is None else np.asarray(x)
+    if xa is None or xa.ndim != 1 or xa.size < 1:
+        raise ValueError(f"x: expected a non-empty 1-D record, got {'None' if xa is None else f'shape {xa.shape}'}")
+    return check_data(xa[None, :], name="x", min_rows=1)
+
+def _report(self, x, random_state=None) -> np.ndarray:
+    "One user's report of record x: the symmetric p x p matrix radius^2 (x x^T + Z), x / radius clipped to the unit ball."
+    return _reports(self, _record(x), random_state, name="x")[0]
+
+LocalRandomizer.reports, LocalRandomizer.report = _reports, _report
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #df953535
+def randomize_record(x, epsilon: float, delta: float, *, sensitivity_rule: str = "tight", calibration: str = "analytic",
+                     noise: str = "gaussian", noise_shape: str = "vecd", radius: float = 1.0,
+                     random_state=None) -> np.ndarray:
+    '''One user's (epsilon, delta)-LDP report of record x (p x p, symmetric): `local_randomizer(p, ...).report(x)`.
 
     Parameters
     ----------
-    X : array (n, p), numpy or dask
-        One record per row (one user each); clipped to the unit ball.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
-        or a number.
-    calibration : {"analytic", "classic", "zcdp"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
-        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
-        (zCDP only); "zcdp" is refused for continuous noise.
-    packed : bool
-        Return packed upper triangles instead of full matrices.
-    noise : {"continuous", "discrete"}
-        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
-    noise_shape : {"vecd", "upper"}
-        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
-        Same guarantee.
+    x : array (p,)
+        One user's record (not modified); clipped to `radius`.
+    epsilon, delta, sensitivity_rule, calibration, noise, noise_shape, radius
+        The package's shared parameters (`registry.PARAMETERS`).
     random_state : int, numpy Generator or None
-        Seed of the devices' noise.
+        Seed of the device's noise.
+    '''
+    X = _record(x)
+    return local_randomizer(X.shape[1], epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                            noise=noise, noise_shape=noise_shape, radius=radius).report(x, random_state)
 
-    Returns
-    -------
-    ndarray (m, p, p) or (m, p(p+1)/2)
-        One (epsilon, delta)-LDP report per row.
-    """
+# %% ../../nbs/04_algorithms/01_local.ipynb #25b664d4
+def randomize_records(X, epsilon: float, delta: float, *, sensitivity_rule: str = "tight", calibration: str = "analytic",
+                      noise: str = "gaussian", noise_shape: str = "vecd", radius: float = 1.0, packed: bool = False,
+                      random_state=None) -> np.ndarray:
+    '''The (epsilon, delta)-LDP reports of all rows of X, one user each, each with its own noise.
+
+    Parameters
+    ----------
+    X : array (m, p)
+        One record per row (not modified); each clipped to `radius`.
+    epsilon, delta, sensitivity_rule, calibration, noise, noise_shape, radius, random_state
+        As in `randomize_record`.
+    packed : bool
+        Return the packed upper triangles (m, p(p+1)/2), what the devices transmit, instead of (m, p, p).
+    '''
     X = check_data(X, min_rows=1)
-    Xc, _ = clip_rows(X, 1.0)
-    m, p = Xc.shape
-    check_choice(noise, "noise", ("continuous", "discrete"))
-    w = _offdiag_weight(noise_shape)
-    rng = as_generator(random_state)
-    iu, ju = np.triu_indices(p)
-    d = iu.size
-    if noise == "discrete":
-        from dppca_nb.privacy.discrete import discrete_gaussian_release
-        sigma, grid = local_discrete_noise(epsilon, delta, p, sensitivity=sensitivity, calibration=calibration)
-        wv = np.where(iu == ju, 1.0, w)
-        U = discrete_gaussian_release(Xc[:, iu] * Xc[:, ju] * wv, sigma, grid, rng) / wv
-    else:
-        sigma = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration)
-        U = _draw_reports(Xc, sigma * _entry_scale(p, noise_shape), rng, np.empty((m, d)), iu, ju)
-    if packed: return U
-    out = np.empty((m, p, p))
-    out[:, iu, ju] = U
-    out[:, ju, iu] = U
-    return out
+    return local_randomizer(X.shape[1], epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                            noise=noise, noise_shape=noise_shape, radius=radius).reports(X, random_state, packed=packed)
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #514b0ed7
 class LocalAggregator:
-    """Streaming server of the local model: sums reports (full p x p or packed upper triangles) in O(p^2) memory.
+    '''The server of the local model: sums reports (p x p, or packed upper triangles) in O(p^2) memory.
 
     Parameters
     ----------
     p : int >= 1
         Dimension of the records.
-    """
+    '''
     def __init__(self, p: int):
         self.p = check_int(p, "p")
         self._iu = np.triu_indices(self.p)
         self._sum = np.zeros(self._iu[0].size)
         self.n = 0
 
-    def _packed(self, R, batch):
-        R = np.asarray(R, dtype=np.float64)
-        d, p = self._sum.size, self.p
-        if R.shape[-1:] == (d,) and R.ndim == 1 + batch: U = R
-        elif R.shape[-2:] == (p, p) and R.ndim == 2 + batch: U = R[..., self._iu[0], self._iu[1]]
-        else:
-            want = f"({p}, {p}) or ({d},)" if not batch else f"(m, {p}, {p}) or (m, {d})"
-            raise ValueError(f"report{'s' if batch else ''}: expected shape {want}, got {R.shape}")
-        if not np.isfinite(U).all(): raise ValueError("reports: expected finite entries")
-        return U
-
-    def add(self, report):
-        """Add one report (a p x p matrix, of which the upper triangle is used, or a packed vector).
-
-        Parameters
-        ----------
-        report : array (p, p) or (p(p+1)/2,)
-            One report, full (upper triangle used) or packed.
-
-        Returns
-        -------
-        LocalAggregator
-            self, updated in place.
-        """
-        self._sum += self._packed(report, 0); self.n += 1
-        return self
-
-    def add_many(self, reports):
-        """Add a batch of reports, shape (m, p, p) or (m, p(p+1)/2).
-
-        Parameters
-        ----------
-        reports : array (m, p, p) or (m, p(p+1)/2)
-            A batch of reports.
-
-        Returns
-        -------
-        LocalAggregator
-            self, updated in place.
-        """
-        U = self._packed(reports, 1)
-        self._sum += U.sum(axis=0); self.n += U.shape[0]
-        return self
-
-    def _add_sum(self, total, count):
-        "Add the sum `total` (packed, length p(p+1)/2) of `count` reports made here (no checks: an internal fast path)."
-        self._sum += total; self.n += int(count)
-        return self
-
-    def merge(self, other: "LocalAggregator"):
-        """Absorb the sums of another aggregator over the same p (e.g. another server shard).
-
-        Parameters
-        ----------
-        other : LocalAggregator
-            Aggregator over the same p.
-
-        Returns
-        -------
-        LocalAggregator
-            self, updated in place.
-        """
-        if not isinstance(other, LocalAggregator) or other.p != self.p:
-            raise ValueError(f"other: expected a LocalAggregator with p = {self.p}")
-        self._sum += other._sum; self.n += other.n
-        return self
-
-    def estimate(self) -> np.ndarray:
-        "The server's estimate S_hat = (1/n) sum of reports, a symmetric p x p matrix."
-        if self.n == 0: raise ValueError("estimate: no reports have been added")
-        S = np.empty((self.p, self.p))
-        S[self._iu] = self._sum / self.n
-        S[self._iu[1], self._iu[0]] = self._sum / self.n
-        return S
-
     def __repr__(self): return f"LocalAggregator(p={self.p}, n={self.n})"
 
+# %% ../../nbs/04_algorithms/01_local.ipynb #43f51c8f
+def _packed(self, R, batch):
+    "The packed upper triangles of one report (batch=0) or a batch (batch=1), checked."
+    R = np.asarray(R, dtype=np.float64)
+    d, p = self._sum.size, self.p
+    if R.shape[-1:] == (d,) and R.ndim == 1 + batch: U = R
+    elif R.shape[-2:] == (p, p) and R.ndim == 2 + batch: U = R[..., self._iu[0], self._iu[1]]
+    else:
+        want = f"({p}, {p}) or ({d},)" if not batch else f"(m, {p}, {p}) or (m, {d})"
+        raise ValueError(f"report{'s' if batch else ''}: expected shape {want}, got {R.shape}")
+    if not np.isfinite(U).all(): raise ValueError("reports: expected finite entries")
+    return U
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #2557e3b3
+def _add(self, report):
+    "Add one report (a p x p matrix, whose upper triangle is what counts, or a packed vector); returns self."
+    self._sum += _packed(self, report, 0); self.n += 1
+    return self
+
+def _add_many(self, reports):
+    "Add a batch of reports, shape (m, p, p) or (m, p(p+1)/2); returns self."
+    U = _packed(self, reports, 1)
+    self._sum += U.sum(axis=0); self.n += U.shape[0]
+    return self
+
+def _add_sum(self, total, count):
+    "Add the packed sum `total` of `count` reports made here (no checks: the simulation's fast path)."
+    self._sum += total; self.n += int(count)
+    return self
+
+LocalAggregator.add, LocalAggregator.add_many, LocalAggregator._add_sum = _add, _add_many, _add_sum
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #4b1c4f21
+def _merge(self, other):
+    "Absorb the sums of another aggregator over the same p (another server shard, a group of devices); returns self."
+    if not isinstance(other, LocalAggregator) or other.p != self.p:
+        raise ValueError(f"other: expected a LocalAggregator with p = {self.p}")
+    self._sum += other._sum; self.n += other.n
+    return self
+
+def _estimate(self) -> np.ndarray:
+    "The server's estimate S_hat = (1/n) sum of the reports, a symmetric p x p matrix."
+    if self.n == 0: raise ValueError("estimate: no reports have been added")
+    return _unpack(self._sum / self.n, self.p)
+
+LocalAggregator.merge, LocalAggregator.estimate = _merge, _estimate
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #ce92b235
+LOCAL_NEIGHBOURS = "local (any two inputs of one user; replace-one)"
+LOCAL_MECHANISM = "Local Gaussian mechanism: each record's x x^T + {noise}, averaged by the server"
+
+def _noise_words(rz: LocalRandomizer) -> str:
+    if rz.noise == "discrete_gaussian": return f"discrete Gaussian noise on a grid ({rz.noise_shape} shape)"
+    return f"symmetric Gaussian noise ({NOISE_SHAPES[rz.noise_shape].words})"
+
+def _shape_note(rz: LocalRandomizer) -> str:
+    s = rz.sigma * rz.radius ** 2
+    return f"noise shape {rz.noise_shape}: sd {s:.4g} on the diagonal, {s * NOISE_SHAPES[rz.noise_shape].offdiag:.4g} off it"
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #651d6fb7
+def local_contract(n: int, rz: LocalRandomizer, *, mechanism: str = LOCAL_MECHANISM, k: int | None = None) -> Contract:
+    '''The Contract of the server's average of n reports of `rz`, in the units of x (sensitivity and noise sd times R^2).
+
+    Everything in it comes from the randomizer: a function of public quantities only. `mechanism` is formatted with
+    the noise's words; `k` is the released subspace's dimension, if any.'''
+    R2, d = rz.radius ** 2, sym_dim(rz.p)
+    epsilon, delta, calibration = rz.epsilon, rz.delta, rz.calibration
+    sens = second_moment_sensitivity(rz.sensitivity_rule)        # of one report of a record in the unit ball
+    notes = (f"the server's average carries noise sd {rz.sigma * R2:.4g} / sqrt(n) = {rz.sigma * R2 / math.sqrt(n):.4g}",
+             _shape_note(rz))
+    common = dict(model="local", neighbouring=LOCAL_NEIGHBOURS, sensitivity=sens * R2, noise_scale=rz.sigma * R2,
+                  domain=f"each record clipped to ||x||_2 <= {rz.radius:g} on its owner's device",
+                  sensitivity_norm=NOISE_SHAPES[rz.noise_shape].norm + ", one report", n=n, p=rz.p, k=k)
+    what = mechanism.format(noise=_noise_words(rz))
+    if rz.noise == "discrete_gaussian":
+        g, extra = discrete_guarantee(calibration, discrete_gaussian_rho(rz.sigma, sens, rz.grid, d))
+        cert = certified_epsilon(rz.sigma, delta, grid=rz.grid, dimension=d, calibration=calibration)
+        return Contract(what, epsilon, delta, noise="discrete_gaussian", grid=rz.grid * R2, epsilon_certified=cert,
+                        notes=(f"each report on the grid {rz.grid * R2:g}",) + notes + extra, **g, **common)
+    return Contract(what, epsilon, delta, noise="gaussian", calibration=calibration, notes=notes,
+                    epsilon_certified=gaussian_epsilon(rz.sigma, delta, math.sqrt(2.0)), **common)
+
 # %% ../../nbs/04_algorithms/01_local.ipynb #ec34caf6
-_SHAPE_TEXT = {"vecd": "symmetric Gaussian noise (Frobenius shape: sd sigma on the diagonal, sigma / sqrt 2 off it)",
-               "upper": "symmetric Gaussian noise (sd sigma on every upper-triangle entry)"}
-
-def _local_info(epsilon, delta, sensitivity, calibration, sigma, n, n_clipped, simulate, noise="continuous", grid=None,
-                p=None, noise_shape="vecd"):
-    w = _offdiag_weight(noise_shape)
-    info = dict(mechanism="Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each record's x x^T + "
-                          f"{_SHAPE_TEXT[noise_shape]}, averaged by the server",
-                epsilon=float(epsilon), delta=float(delta),
-                neighbouring="local (any two inputs of one user; replace-one)",
-                sensitivity=second_moment_sensitivity(sensitivity, n=1), sigma=sigma, sigma_offdiagonal=sigma / w,
-                sigma_aggregate=sigma / math.sqrt(n),
-                epsilon_certified=(_certified(sigma, delta, sensitivity, grid=grid, p=p, calibration=calibration)
-                                   if noise == "discrete"
-                                   else _certified(sigma, delta, sensitivity)),
-                calibration=calibration, n=int(n), simulate=simulate, noise=noise, noise_shape=noise_shape)
-    if noise == "discrete":
-        info.update(mechanism=info["mechanism"].replace(_SHAPE_TEXT[noise_shape], f"discrete Gaussian noise on a grid "
-                                                        f"({noise_shape} shape)"),
-                    grid=grid, calibration=DISCRETE_CALIBRATION_WORDS[calibration])
-    # the clipped count is known to a simulation only (a real server never sees a record): NOT private, not published
-    if n_clipped is not None: add_diagnostics(info, n_clipped=n_clipped)
-    return info
-
 REPORT_CHUNK_ENTRIES = 1 << 17   # a chunk of reports (1 MB) and its products stay in a core's cache
 
-def _stream_reports(x, scale, chunk_size, rng):
-    "Continuous reports of the rows of `x`, chunk by chunk into preallocated buffers, summed into a `LocalAggregator`: `(agg, n_clipped)`."
+def _chunk_rows(p, noise, chunk_size):
+    "Rows of reports drawn per chunk: `chunk_size`, or a size that keeps a chunk in cache (discrete reports: larger)."
+    if chunk_size is not None: return check_int(chunk_size, "chunk_size")
+    return max(1, (REPORT_CHUNK_ENTRIES if noise == "gaussian" else 1 << 22) // sym_dim(p))
+
+def _device_sums(x, rz: LocalRandomizer, chunk, rng):
+    "Each row of `x` a device: its report (own noise from `rng`), summed by a LocalAggregator; `(aggregator, n_clipped)`."
     n, p = x.shape
-    iu, ju = np.triu_indices(p)
-    d = iu.size
-    m = min(n, chunk_size)
-    out, ones = np.empty((m, d)), np.ones(m)
+    m = min(n, chunk)
+    out, ones = np.empty((m, sym_dim(p))), np.ones(m)
     agg, n_clipped = LocalAggregator(p), 0
     for i in range(0, n, m):
-        xc, c = clip_rows(x[i:i + m], 1.0)              # on each device: its own record clipped
-        n_clipped += c
-        z = _draw_reports(xc, scale, rng, out, iu, ju)
-        agg._add_sum(ones[:z.shape[0]] @ z, z.shape[0])   # the server: the sum of the chunk's reports
+        xc, c = clip_rows(x[i:i + m] / rz.radius, 1.0)     # on each device: its own record scaled and clipped
+        n_clipped += c                                     # known to a simulation only
+        z = _unit_reports(rz, xc, rng, out)
+        agg._add_sum(ones[:z.shape[0]] @ z, z.shape[0])    # the server: the sum of the chunk's reports
+    agg._sum *= rz.radius ** 2
     return agg, n_clipped
 
-def _partition_reports(x, epsilon, delta, sensitivity, calibration, chunk_size, noise, noise_shape, rng):
-    "The simulation's pass over rows it holds: their reports (each with its own noise from `rng`) summed in a `LocalAggregator`, and the clipped count (the simulation's diagnostic)."
-    if noise == "continuous":
-        sigma = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration)
-        return _stream_reports(x, sigma * _entry_scale(x.shape[1], noise_shape), chunk_size, rng)
-    agg = LocalAggregator(x.shape[1])
-    for i in range(0, x.shape[0], chunk_size):
-        agg.add_many(randomize_records(x[i:i + chunk_size], epsilon, delta, sensitivity=sensitivity,
-                                       calibration=calibration, packed=True, noise=noise, noise_shape=noise_shape,
-                                       random_state=rng))
-    return agg, clip_rows(x, 1.0)[1]
-
-def _device_reports(x, *args):
-    "What a device partition sends to the server: the `LocalAggregator` of its records' reports, nothing exact (its clipped count stays on the device)."
-    return _partition_reports(x, *args)[0]
+# %% ../../nbs/04_algorithms/01_local.ipynb #302f4ccb
+def _partition_message(x, rz, chunk, rng):
+    "What a Dask partition (a group of devices) sends to the server: its LocalAggregator alone, nothing exact."
+    return _device_sums(x, rz, chunk, rng)[0]
 
 def _merge_aggregators(*aggs):
-    agg = copy.deepcopy(aggs[0])                        # never mutate a task's input
+    "The server merges the partitions' aggregators (into a copy: a task's input is never mutated)."
+    agg = copy.deepcopy(aggs[0])
     for a in aggs[1:]: agg.merge(a)
     return agg
 
-def local_second_moment(X, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                        simulate: str | None = None, chunk_size: int | None = None, noise: str = "continuous",
-                        noise_shape: str = "vecd", random_state=None):
-    """The server's (epsilon, delta)-LDP estimate S_hat = (1/n) sum_i (x_i x_i^T + Z_i) of a numpy or dask `X`; returns `(S_hat, info)`.
+def _aggregate(M, n, rz: LocalRandomizer, rng):
+    "The shortcut: M / n plus the average of n reports' noise drawn at once (sd sigma / sqrt(n) times R^2)."
+    return M / n + symmetric_gaussian(rz.p, rz.sigma / math.sqrt(n), rng, kind=rz.noise_shape) * rz.radius ** 2
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #0e8f6e19
+SIMULATIONS = ("aggregate", "per_record")
+
+def _check_reports(agg, c: Contract):
+    "The devices' reports for plan `c`: a LocalAggregator of c.n reports of dimension c.p."
+    if not isinstance(agg, LocalAggregator): raise TypeError(f"reports: expected a LocalAggregator, got {type(agg).__name__}")
+    if (agg.n, agg.p) != (c.n, c.p):
+        raise ValueError(f"reports: the plan was made for n = {c.n} reports of dimension p = {c.p}, the aggregator "
+                         f"holds {agg.n} of dimension {agg.p}")
+    return agg
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #ec34caff
+def _local_release(X, rng, c, rz, simulate, chunk, reports=None, moment=None) -> Release:
+    "The server's release under `c`: from the devices' `reports`, a simulation's exact `moment`, or X's rows."
+    if reports is not None: return Release(_check_reports(reports, c).estimate(), c)
+    if moment is not None:
+        if rz.noise == "discrete_gaussian": raise ValueError("moment: the aggregate shortcut does not apply to discrete reports")
+        M = check_square(moment, "moment")
+        if M.shape[0] != c.p: raise ValueError(f"moment: expected a {c.p} x {c.p} matrix (the plan's p), got {M.shape}")
+        return Release(_aggregate(M, c.n, rz, rng), c)
+    X = check_rows(X, finite=False)             # values checked in the pass (clip_rows per chunk, or the fused sums)
+    lazy = is_dask(X)
+    how = simulate or ("per_record" if lazy or rz.noise == "discrete_gaussian" else "aggregate")
+    if lazy:
+        if how == "aggregate": raise ValueError("simulate: 'aggregate' needs the exact sum of the records, which no "
+                                                "partition may send; a dask X is randomized in its partitions: use "
+                                                "simulate='per_record' or None")
+        agg, parts = randomized_report_sums(X, _partition_message, rz, chunk, random_state=rng, combine=_merge_aggregators)
+        return Release(agg.estimate(), c, extras={"n_partitions": parts})   # no clipped count: none left a device
+    if how == "aggregate":
+        st = second_moment_sums(X, radius=rz.radius)
+        return Release(_aggregate(st["M"], c.n, rz, rng), c, {"n_clipped": st["n_clipped"]})
+    agg, n_clipped = _device_sums(check_rows(X), rz, chunk, rng)
+    return Release(agg.estimate(), c, {"n_clipped": n_clipped})
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #a6ed1f8f
+def _warn_paper(c: Contract, rule: str):
+    warnings.warn(f"sensitivity_rule={rule!r} calibrates each report to {c.sensitivity:.4g}, below the local model's "
+                  f"true sensitivity sqrt 2 R^2: the reports are only ({c.epsilon_certified:.4g}, {c.delta:g})-LDP; use "
+                  "sensitivity_rule='tight'", PrivacyWarning, stacklevel=4)
+
+def plan_local_second_moment(n: int, p: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
+                             calibration: str = "analytic", simulate: str | None = None, chunk_size: int | None = None,
+                             noise: str = "gaussian", noise_shape: str = "vecd", radius: float = 1.0,
+                             mechanism: str = LOCAL_MECHANISM, k: int | None = None) -> Plan:
+    '''The local protocol fixed before the data: every device's randomizer, the server's average, one contract.
+
+    `release(X)` simulates the devices on X's rows; `release(None, reports=agg)` is the server's step on the reports
+    the devices sent (a LocalAggregator of n reports); `release(None, moment=M)` the shortcut from the exact sum M of
+    x x^T of n simulated records. Options as in `local_second_moment`.'''
+    n = check_int(n, "n")
+    rz = local_randomizer(p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration, noise=noise,
+                          noise_shape=noise_shape, radius=radius)
+    if simulate is not None: check_choice(simulate, "simulate", SIMULATIONS)
+    if noise == "discrete_gaussian" and simulate == "aggregate":
+        raise ValueError("simulate: 'aggregate' does not apply to discrete reports (a sum of discrete Gaussians is not "
+                         "one discrete Gaussian): use simulate='per_record' or None")
+    chunk = _chunk_rows(rz.p, noise, chunk_size)
+    c = local_contract(n, rz, mechanism=mechanism, k=k)
+    if SECOND_MOMENT_SENSITIVITY[sensitivity_rule] < math.sqrt(2.0): _warn_paper(c, sensitivity_rule)
+    def run(X, rng, reports=None, moment=None): return _local_release(X, rng, c, rz, simulate, chunk, reports, moment)
+    return Plan(c, run, inputs=("reports", "moment"))
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #ec34cafe
+def local_second_moment(X, epsilon: float, delta: float, *, sensitivity_rule: str = "tight", calibration: str = "analytic",
+                        simulate: str | None = None, chunk_size: int | None = None, noise: str = "gaussian",
+                        noise_shape: str = "vecd", radius: float = 1.0, random_state=None, return_release: bool = False):
+    '''The server's (epsilon, delta)-LDP estimate S_hat = (1/n) sum_i (x_i x_i^T + Z_i) of a numpy or dask X.
 
     Parameters
     ----------
     X : array (n, p), numpy or dask
-        One record per row (one user each); clipped to the unit ball.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
-        or a number.
-    calibration : {"analytic", "classic", "zcdp"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
-        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
-        (zCDP only); "zcdp" is refused for continuous noise.
+        One record per row (one user each), clipped to `radius` on its device.
+    epsilon, delta, sensitivity_rule, calibration, noise, noise_shape, radius
+        The package's shared parameters (`registry.PARAMETERS`).
     simulate : {"aggregate", "per_record"} or None
-        "per_record": every report drawn; "aggregate": their exact sum drawn at once (same law, faster). None:
-        per_record for dask, else aggregate.
+        How the devices' reports are simulated (the same law); None: "aggregate" where it applies, else "per_record".
     chunk_size : int >= 1 or None
-        Reports drawn per chunk (memory only; None: an automatic size).
-    noise : {"continuous", "discrete"}
-        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
-    noise_shape : {"vecd", "upper"}
-        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
-        Same guarantee.
+        Reports drawn per chunk (memory only).
     random_state : int, numpy Generator or None
         Seed of the devices' noise.
+    return_release : bool
+        Return the whole `Release` (S_hat, its contract, a simulation's clipped count) instead of S_hat.
 
     Returns
     -------
-    S_hat : ndarray (p, p)
-        The server's symmetric, maybe indefinite, estimate of the second moment.
-    info : dict
-        (epsilon, delta)-LDP: each report is private against any change of its user's record (replace-one).
-        Public: mechanism, epsilon, delta, neighbouring, sensitivity (sqrt 2 for "tight"), sigma, sigma_offdiagonal,
-        sigma_aggregate = sigma / sqrt n, epsilon_certified, calibration, n, simulate, noise, noise_shape (grid for
-        discrete noise). Under `diagnostics_not_private`: n_clipped, on a numpy X only (the simulation holds the rows);
-        a dask X's partitions are devices and send nothing exact, so there is no count.
-    """
-    X = check_rows(X, finite=False)              # values checked in the pass (clip_rows per chunk, or the fused sums)
-    lazy = is_dask(X)
+    S_hat : ndarray (p, p), or Release
+        Symmetric, maybe indefinite: (epsilon, delta)-LDP, any two inputs of one user (replace-one).
+    '''
+    X = check_rows(X, finite=False)
     n, p = (int(s) for s in X.shape)
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    if simulate is None: simulate = "per_record" if lazy else "aggregate"
-    check_choice(simulate, "simulate", ("aggregate", "per_record"))
-    check_choice(noise, "noise", ("continuous", "discrete"))
-    _offdiag_weight(noise_shape)
-    if noise == "discrete" and simulate == "aggregate":
-        raise ValueError("noise: 'discrete' reports need simulate='per_record' (a sum of discrete Gaussians is not one "
-                         "discrete Gaussian, so the aggregate shortcut does not apply)")
-    if lazy and simulate == "aggregate":
-        raise ValueError("simulate: 'aggregate' needs the exact sum of the records, which no partition may send in the "
-                         "local model; a dask X is randomized record by record in its partitions: use "
-                         "simulate='per_record' (the default for a dask X)")
-    if noise == "discrete": local_discrete_noise(eps, dlt, p, sensitivity=sensitivity, calibration=calibration)
-    else: sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)   # options checked first
-    d = p * (p + 1) // 2
-    if chunk_size is not None: m = check_int(chunk_size, "chunk_size")
-    else: m = max(1, (REPORT_CHUNK_ENTRIES if noise == "continuous" else 1 << 22) // d)   # rows of reports per chunk
-    args = (eps, dlt, sensitivity, calibration, m, noise, noise_shape)
-    if lazy:                  # each partition randomizes its own records and sends only their sum; the server merges
-        agg, n_parts = randomized_report_sums(X, _device_reports, *args, random_state=random_state,
-                                              combine=_merge_aggregators)
-        S, info = local_second_moment_release(agg, eps, dlt, sensitivity=sensitivity, calibration=calibration,
-                                              noise=noise, noise_shape=noise_shape)   # no clipped count: none left a device
-        info.update(mechanism=info["mechanism"].replace("averaged by the server", "added in the record's partition; "
-                                                        "the server sums the partitions' sums"), n_partitions=n_parts)
-        return S, info
-    rng = as_generator(random_state)
-    if simulate == "aggregate":
-        st = second_moment_sums(X, radius=1.0)
-        S = st["M"] / n + symmetric_gaussian(p, sigma / math.sqrt(n), rng, kind=noise_shape)
-        return S, _local_info(eps, dlt, sensitivity, calibration, sigma, n, st["n_clipped"], simulate,
-                              noise_shape=noise_shape)
-    X = check_rows(X)                            # per record: the chunks' clip_rows would name the chunk's rows
-    agg, n_clipped = _partition_reports(X, *args, rng)   # the numpy path is one partition
-    return local_second_moment_release(agg, eps, dlt, sensitivity=sensitivity, calibration=calibration,
-                                       n_clipped=n_clipped, noise=noise, noise_shape=noise_shape)
+    r = plan_local_second_moment(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                                 simulate=simulate, chunk_size=chunk_size, noise=noise, noise_shape=noise_shape,
+                                 radius=radius).release(X, random_state)
+    return r if return_release else r.value
 
-def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: float, *, sensitivity="tight",
-                                calibration: str = "analytic", n_clipped: int | None = None,
-                                simulate: str = "per_record", noise: str = "continuous", noise_shape: str = "vecd"):
-    """The server's release from a `LocalAggregator` of (epsilon, delta)-LDP reports: `(S_hat, info)` as `local_second_moment`'s (`n_clipped`, a simulation's count, goes to the not-private diagnostics; `noise_shape` is the devices').
+# %% ../../nbs/04_algorithms/01_local.ipynb #bf101e6b
+def local_second_moment_release(agg: LocalAggregator, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
+                                calibration: str = "analytic", noise: str = "gaussian", noise_shape: str = "vecd",
+                                radius: float = 1.0, return_release: bool = False):
+    '''The server's (epsilon, delta)-LDP release from a LocalAggregator of the devices' reports: S_hat, or the Release.
 
     Parameters
     ----------
     agg : LocalAggregator
-        Sums of the devices' reports.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
-        or a number.
-    calibration : {"analytic", "classic", "zcdp"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
-        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
-        (zCDP only); "zcdp" is refused for continuous noise.
-    n_clipped : int >= 0 or None
-        A simulation's count of clipped rows (diagnostics only); None: unknown, not stated.
-    simulate : {"per_record", "aggregate"}
-        How the reports were drawn (stated in `info`).
-    noise : {"continuous", "discrete"}
-        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
-    noise_shape : {"vecd", "upper"}
-        The noise shape the devices used.
-
-    Returns
-    -------
-    S_hat : ndarray (p, p)
-        The server's symmetric, maybe indefinite, estimate of the second moment.
-    info : dict
-        (epsilon, delta)-LDP: each report is private against any change of its user's record (replace-one).
-        Public: mechanism, epsilon, delta, neighbouring, sensitivity (sqrt 2 for "tight"), sigma, sigma_offdiagonal,
-        sigma_aggregate = sigma / sqrt n, epsilon_certified, calibration, n, simulate, noise, noise_shape (grid for
-        discrete noise). Under `diagnostics_not_private`: n_clipped (known to a simulation only).
-    """
-    if not isinstance(agg, LocalAggregator):
-        raise TypeError(f"agg: expected a LocalAggregator, got {type(agg).__name__}")
+        The sum of n reports (at least one), made by devices with these options.
+    epsilon, delta, sensitivity_rule, calibration, noise, noise_shape, radius
+        The options the devices' randomizer was made with (they fix the contract).
+    return_release : bool
+        Return the whole `Release` (a real server has no clipped count: no diagnostics).
+    '''
+    if not isinstance(agg, LocalAggregator): raise TypeError(f"agg: expected a LocalAggregator, got {type(agg).__name__}")
     if agg.n == 0: raise ValueError("agg: no reports have been added")
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    check_choice(noise, "noise", ("continuous", "discrete"))
-    _offdiag_weight(noise_shape)
-    if noise == "discrete":
-        sigma, grid = local_discrete_noise(eps, dlt, agg.p, sensitivity=sensitivity, calibration=calibration)
-        return agg.estimate(), _local_info(eps, dlt, sensitivity, calibration, sigma, agg.n, n_clipped, simulate,
-                                           noise, grid, agg.p, noise_shape)
-    sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
-    return agg.estimate(), _local_info(eps, dlt, sensitivity, calibration, sigma, agg.n, n_clipped, simulate,
-                                       noise_shape=noise_shape)
+    r = plan_local_second_moment(agg.n, agg.p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                                 noise=noise, noise_shape=noise_shape, radius=radius).release(None, reports=agg)
+    return r if return_release else r.value
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #01982574
+ALGORITHM_1 = ("Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each record's x x^T + {noise}, averaged by the "
+               "server; top-k eigenvectors")
+
+def plan_local_gaussian_pca(n: int, p: int, k: int | None, epsilon: float, delta: float, *,
+                            sensitivity_rule: str = "tight", calibration: str = "analytic", simulate: str | None = None,
+                            chunk_size: int | None = None, noise: str = "gaussian", noise_shape: str = "vecd",
+                            radius: float = 1.0) -> Plan:
+    "Algorithm 1 fixed before the data: the local second moment, then its top-k eigenvectors (and all its eigenvalues)."
+    k = check_k(k, p)
+    moment = plan_local_second_moment(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                                      simulate=simulate, chunk_size=chunk_size, noise=noise, noise_shape=noise_shape,
+                                      radius=radius, mechanism=ALGORITHM_1, k=k)
+    def eigenvectors(S, rng):          # post-processing of the server's estimate
+        return top_k_eigvecs(S, k), {"eigenvalues": np.linalg.eigvalsh(S)[::-1].copy()}
+    return moment.then(eigenvectors)
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #bc013c5f
-def local_gaussian_pca(X, k: int, epsilon: float, delta: float, *, sensitivity="tight", calibration: str = "analytic",
-                       simulate: str | None = None, chunk_size: int | None = None, noise: str = "continuous",
-                       noise_shape: str = "vecd", random_state=None, return_info: bool = False):
-    """(epsilon, delta)-LDP top-k principal subspace (p x k) by the Local Gaussian Mechanism (Wang & Xu, Algorithm 1); X numpy or dask.
+def local_gaussian_pca(X, k: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
+                       calibration: str = "analytic", simulate: str | None = None, chunk_size: int | None = None,
+                       noise: str = "gaussian", noise_shape: str = "vecd", radius: float = 1.0, random_state=None,
+                       return_release: bool = False):
+    '''(epsilon, delta)-LDP top-k principal subspace (p x k) by the Local Gaussian Mechanism (Wang & Xu, Algorithm 1).
 
     Parameters
     ----------
     X : array (n, p), numpy or dask
-        One record per row (one user each); clipped to the unit ball.
+        One record per row (one user each), clipped to `radius` on its device.
     k : int, 1 <= k <= p
         Dimension of the principal subspace.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
-        or a number.
-    calibration : {"analytic", "classic", "zcdp"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
-        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
-        (zCDP only); "zcdp" is refused for continuous noise.
-    simulate : {"aggregate", "per_record"} or None
-        "per_record": every report drawn; "aggregate": their exact sum drawn at once (same law, faster). None:
-        per_record for dask, else aggregate.
-    chunk_size : int >= 1 or None
-        Reports drawn per chunk (memory only; None: an automatic size).
-    noise : {"continuous", "discrete"}
-        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
-    noise_shape : {"vecd", "upper"}
-        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
-        Same guarantee.
+    epsilon, delta, sensitivity_rule, calibration, noise, noise_shape, radius, simulate, chunk_size
+        As in `local_second_moment`.
     random_state : int, numpy Generator or None
         Seed of the devices' noise.
-    return_info : bool
-        Also return the `info` dict.
+    return_release : bool
+        Return the whole `Release` (V, its contract, the diagnostics, all p eigenvalues) instead of V.
 
     Returns
     -------
-    V : ndarray (p, k)
-        Orthonormal eigenvectors of the k largest algebraic eigenvalues of S_hat.
-    info : dict, only if `return_info`
-        As `local_second_moment`'s: (epsilon, delta)-LDP, the public keys and `diagnostics_not_private`.
-    """
-    X = check_rows(X)
-    k = check_k(k, X.shape[1])
-    S, info = local_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                  simulate=simulate, chunk_size=chunk_size, noise=noise, noise_shape=noise_shape,
-                                  random_state=random_state)
-    V, w = top_k_eigvecs(S, k, return_eigenvalues=True)
-    info["eigenvalues"] = w
-    return (V, info) if return_info else V
+    V : ndarray (p, k), or Release
+        Orthonormal eigenvectors of the k largest algebraic eigenvalues of S_hat: (epsilon, delta)-LDP.
+    '''
+    return release_rows(plan_local_gaussian_pca, X, k, epsilon, delta, sensitivity_rule=sensitivity_rule,
+                        calibration=calibration, simulate=simulate, chunk_size=chunk_size, noise=noise,
+                        noise_shape=noise_shape, radius=radius, random_state=random_state, return_release=return_release)
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #c0f868cd
-def _clip_bound(Sigma, n):
-    "Laurent-Massart: P(||x||^2 >= tr + 2||l||_2 sqrt(t) + 2 l_max t) <= e^-t; expected clipped rows <= n e^-t at radius 1."
-    lam = np.clip(np.linalg.eigvalsh(Sigma), 0, None)
-    tr, l2, lmax = lam.sum(), np.linalg.norm(lam), lam.max()
-    if tr >= 1: return float(n)
-    if lmax == 0: return 0.0
-    a, b, c = 2 * lmax, 2 * l2, tr - 1            # solve a u^2 + b u + c = 0 for u = sqrt(t)
-    u = (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)
-    return float(min(n, n * math.exp(-u * u)))
-
-def local_second_moment_wishart(Sigma, n, epsilon: float, delta: float, *, sensitivity="tight",
-                                calibration: str = "analytic", noise_shape: str = "vecd", random_state=None):
-    """Exact O(p^3) sample of the server's S_hat for n Gaussian N(0, Sigma) users (Wishart + aggregate noise); `(S_hat, info)`.
-
-    Parameters
-    ----------
-    Sigma : array (p, p)
-        Population covariance of the simulated N(0, Sigma) users.
-    n : int >= 1
-        Number of users (public).
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
-        or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
-    noise_shape : {"vecd", "upper"}
-        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
-        Same guarantee.
-    random_state : int, numpy Generator or None
-        Seed of the devices' noise.
-
-    Returns
-    -------
-    S_hat : ndarray (p, p)
-        The server's symmetric, maybe indefinite, estimate of the second moment.
-    info : dict
-        As `local_second_moment`'s (simulate="wishart", no clipped count), plus clip_bound (a property of Sigma).
-    """
-    n = check_int(n, "n", allow_float=True)          # a whole float like 1e9 is accepted
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
+def wishart_release(plan: Plan, Sigma, random_state=None) -> Release:
+    '''A release of a local `plan` for its n users drawn from N(0, Sigma), simulated exactly in O(p^3): their sum of
+    x x^T is one Wishart draw (`data.wishart_second_moment`; rows not clipped), then the aggregate shortcut.'''
     rng = as_generator(random_state)
-    W = wishart_second_moment(Sigma, n, rng)
-    p = W.shape[0]
-    S = W / n + symmetric_gaussian(p, sigma / math.sqrt(n), rng, kind=noise_shape)
-    info = _local_info(eps, dlt, sensitivity, calibration, sigma, n, None, "wishart", noise_shape=noise_shape)
-    info["clip_bound"] = _clip_bound(np.asarray(Sigma, dtype=np.float64), n)
-    return S, info
+    return plan.release(None, rng, moment=wishart_second_moment(Sigma, plan.contract.n, rng))
 
-def local_gaussian_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *, sensitivity="tight",
-                               calibration: str = "analytic", noise_shape: str = "vecd", random_state=None,
-                               return_info: bool = False):
-    """Algorithm 1's output for n Gaussian users simulated exactly in O(p^3) (studies up to n = 1e12); p x k.
+def _dimension(Sigma) -> int:
+    S = np.asarray(Sigma)
+    if S.ndim != 2 or S.shape[0] != S.shape[1] or S.shape[0] < 1:
+        raise ValueError(f"Sigma: expected a square p x p covariance matrix, got shape {S.shape}")
+    return S.shape[0]
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #b1c799c0
+def local_second_moment_wishart(Sigma, n, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
+                                calibration: str = "analytic", noise_shape: str = "vecd", random_state=None,
+                                return_release: bool = False):
+    '''The server's S_hat for n Gaussian N(0, Sigma) users (n up to 1e12), simulated exactly: `wishart_release` of its plan.
 
     Parameters
     ----------
     Sigma : array (p, p)
-        Population covariance of the simulated N(0, Sigma) users.
-    n : int >= 1
+        Covariance of the simulated users.
+    n : int >= 1 (a whole float such as 1e9 is accepted)
         Number of users (public).
-    k : int, 1 <= k <= p
-        Dimension of the principal subspace.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
-        or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
-    noise_shape : {"vecd", "upper"}
-        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
-        Same guarantee.
-    random_state : int, numpy Generator or None
-        Seed of the devices' noise.
-    return_info : bool
-        Also return the `info` dict.
+    epsilon, delta, sensitivity_rule, calibration, noise_shape, random_state, return_release
+        As in `local_second_moment` (Gaussian noise; the rows are not clipped).
+    '''
+    plan = plan_local_second_moment(check_int(n, "n", allow_float=True), _dimension(Sigma), epsilon, delta,
+                                    sensitivity_rule=sensitivity_rule, calibration=calibration, noise_shape=noise_shape)
+    r = wishart_release(plan, Sigma, random_state)
+    return r if return_release else r.value
 
-    Returns
-    -------
-    V : ndarray (p, k)
-        Orthonormal eigenvectors of the k largest algebraic eigenvalues of S_hat.
-    info : dict, only if `return_info`
-        As `local_second_moment_wishart`'s, plus the eigenvalues of the simulated S_hat.
-    """
-    S, info = local_second_moment_wishart(Sigma, n, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                          noise_shape=noise_shape, random_state=random_state)
-    V, w = top_k_eigvecs(S, check_k(k, S.shape[0]), return_eigenvalues=True)
-    info["eigenvalues"] = w
-    return (V, info) if return_info else V
+# %% ../../nbs/04_algorithms/01_local.ipynb #6e192a53
+def local_gaussian_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
+                               calibration: str = "analytic", noise_shape: str = "vecd", random_state=None,
+                               return_release: bool = False):
+    "Algorithm 1's output (p x k) for n Gaussian N(0, Sigma) users, simulated exactly in O(p^3); options as `local_second_moment_wishart`."
+    plan = plan_local_gaussian_pca(check_int(n, "n", allow_float=True), _dimension(Sigma), k, epsilon, delta,
+                                   sensitivity_rule=sensitivity_rule, calibration=calibration, noise_shape=noise_shape)
+    r = wishart_release(plan, Sigma, random_state)
+    return r if return_release else r.value
 
-def local_critical_n(p: int, eigengap: float, epsilon: float, delta: float, *, sensitivity="tight",
-                     calibration: str = "analytic", noise_shape: str = "vecd") -> float:
-    """[D] BBP threshold n_c = sigma_off^2 p / eigengap^2 (sigma_off = sigma / w, the off-diagonal noise sd) below which Algorithm 1's output is a random guess.
+# %% ../../nbs/04_algorithms/01_local.ipynb #2772579e
+LOCAL_PARAMETERS = {a.name: a for a in (
+    Parameter("simulate", "{'aggregate', 'per_record'} or None", "How a simulation draws the devices' reports (the "
+              "same law): 'per_record' (every report, as deployed), 'aggregate' (their exact sum at once, faster), None "
+              "(aggregate on a numpy array with Gaussian noise, else per record; a Dask array always per record, in its "
+              "partitions).", (("aggregate", "per_record"), "none")),
+    Parameter("chunk_size", "int >= 1 or None", "Reports drawn per chunk by a per-record simulation (memory only; None: "
+              "a size that stays in cache).", ("int>=1", "none")))}
 
-    Parameters
-    ----------
-    p : int >= 1
-        Dimension.
-    eigengap : float > 0
-        Population eigengap lambda_k - lambda_{k+1}.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        l2 sensitivity of one report (||x|| <= 1): "tight" sqrt 2 (exact), "paper" 1 (too small: warns), "loose" 2,
-        or a number.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP).
-    noise_shape : {"vecd", "upper"}
-        "vecd": sd sigma on the diagonal, sigma / sqrt 2 off it; "upper": sd sigma on every upper-triangle entry.
-        Same guarantee.
-
-    Returns
-    -------
-    float
-        n_c: below it the output is no better than a random guess (derived, [D]).
-    """
-    g = check_positive(eigengap, "eigengap")
-    s_off = local_noise_sigma(epsilon, delta, sensitivity=sensitivity, calibration=calibration) / _offdiag_weight(noise_shape)
-    return s_off ** 2 * p / g ** 2
-
-def local_error_prediction(n, p: int, k: int, eigengap: float, sigma: float, *, lam1: float = 0.0,
-                           lam_k1: float = 0.0, noise_shape: str = "vecd") -> np.ndarray:
-    """[D] Predicted ||P_hat - P||_F: sqrt(2k(p-k)(sigma_off^2 + lam1 lam_k1)/(n gap^2)), sigma_off = sigma / w the off-diagonal sd, capped at the random level.
-
-    Parameters
-    ----------
-    n : int or array of int
-        Number(s) of users.
-    p : int >= 1
-        Dimension of a row.
-    k : int, 1 <= k <= p
-        Dimension of the principal subspace.
-    eigengap : float > 0
-        Population eigengap lambda_k - lambda_{k+1}.
-    sigma : float > 0
-        Per-report noise sd (`local_noise_sigma`).
-    lam1 : float >= 0
-        Largest population eigenvalue (sampling term).
-    lam_k1 : float >= 0
-        Population eigenvalue lambda_{k+1} (sampling term).
-    noise_shape : {"vecd", "upper"}
-        Noise shape of the reports (sets the off-diagonal sd).
-
-    Returns
-    -------
-    ndarray
-        Predicted ||P_hat - P||_F for each n, capped at sqrt(2k(1 - k/p)) (the random level).
-    """
-    k = check_k(k, p)
-    n = np.asarray(n, dtype=np.float64)
-    s_off = sigma / _offdiag_weight(noise_shape)
-    e2 = 2 * k * (p - k) * (s_off ** 2 + lam1 * lam_k1) / (n * check_positive(eigengap, "eigengap") ** 2)
-    return np.sqrt(np.minimum(e2, 2 * k * (1 - k / p)))
+register(Algorithm("local_gaussian_pca", plan_local_gaussian_pca, local_gaussian_pca, "local", "approximate", "subspace",
+                   "Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each user's x x^T plus Gaussian noise on "
+                   "the device, the server's average, its top-k eigenvectors", estimator="LocalGaussianPCA",
+                   eigenvalues=True, dask=True, parameters=LOCAL_PARAMETERS))

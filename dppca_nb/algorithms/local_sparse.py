@@ -6,195 +6,155 @@
 from __future__ import annotations
 import math
 import numpy as np
-from ..core.validation import check_data, check_k, check_positive, check_choice
+from ..core.validation import check_k, check_positive, check_choice, check_int
 from ..core.linalg import top_k_eigvecs
-from .local import local_second_moment, local_second_moment_wishart
+from ..privacy.contract import Contract, Plan
+from .local import plan_local_second_moment, wishart_release, LOCAL_PARAMETERS, _dimension
 from .fantope import fantope_admm
+from .registry import Algorithm, Parameter, register, release_rows
 
 # %% auto #0
-__all__ = ['sparse_lambda', 'fantope_pca', 'local_sparse_pca', 'local_sparse_pca_wishart']
+__all__ = ['PENALTY_RULES', 'ALGORITHM_2', 'sparse_penalty', 'fantope_pca', 'plan_local_sparse_pca', 'local_sparse_pca',
+           'local_sparse_pca_wishart']
 
 # %% ../../nbs/04_algorithms/03_local_sparse.ipynb #1c3f6661
-def sparse_lambda(n: int, p: int, sigma: float, *, kind: str = "rate", beta: float = 0.05) -> float:
-    """Data-independent FPS penalty for Algorithm 2: tau sqrt(ln p) ('rate'), the noise's max-entry level ('max'), or lambda_safe ('safe').
+PENALTY_RULES = ("rate", "max", "safe")
 
-    Public: a function of n, p and the noise level only, so it costs no privacy.
+def sparse_penalty(n, p: int, sigma: float, *, kind: str = "rate", beta: float = 0.05, radius: float = 1.0) -> float:
+    '''Data-independent Fantope penalty of Algorithm 2: tau sqrt(ln p) ("rate"), the noise's max-entry level ("max"), or
+    the penalty that dominates the whole deviation w.p. 1 - 2 beta ("safe"); tau = sigma / sqrt(n).
+
+    Public: a function of n, p and the noise scale only, so it costs no privacy.
 
     Parameters
     ----------
-    n : int >= 1
+    n : float >= 1
         Number of users.
     p : int >= 1
         Dimension.
     sigma : float > 0
-        Per-user noise sd of the local reports (tau = sigma / sqrt(n) per entry of S_hat).
+        Per-report noise sd, in the units of x x^T (the contract's `noise_scale`).
     kind : {"rate", "max", "safe"}
         The rule (see above).
     beta : float > 0
         Failure probability of "safe".
-
-    Returns
-    -------
-    float
-        lambda.
-    """
-    check_choice(kind, "kind", ("rate", "max", "safe"))
+    radius : float > 0
+        The records' norm bound R ("safe": the sampling term scales with R^2).
+    '''
+    check_choice(kind, "kind", PENALTY_RULES)
     n, p = check_positive(n, "n"), int(check_positive(p, "p"))
     tau = check_positive(sigma, "sigma") / math.sqrt(n)
     if kind == "rate": return tau * math.sqrt(math.log(p))
     if kind == "max": return tau * math.sqrt(2 * math.log(p * (p + 1)))
-    b = check_positive(beta, "beta")
-    L = math.log(p * (p + 1) / b)
-    return math.sqrt(L / (2 * n)) + tau * math.sqrt(2 * L)
+    L = math.log(p * (p + 1) / check_positive(beta, "beta"))
+    return check_positive(radius, "radius") ** 2 * math.sqrt(L / (2 * n)) + tau * math.sqrt(2 * L)
 
 # %% ../../nbs/04_algorithms/03_local_sparse.ipynb #933ac853
-def fantope_pca(S, k: int, lam: float, *, tol: float = 1e-4, max_iter: int = 2000, rho: float | None = None,
+def fantope_pca(S, k: int, penalty: float, *, tol: float = 1e-4, max_iter: int = 2000, admm_step: float | None = None,
                 output: str = "X", return_result: bool = False):
-    """Top-k eigenvectors (p x k) of the Fantope-ADMM solution for symmetric `S` at penalty `lam` (post-processing).
+    '''Top-k eigenvectors (p x k) of the Fantope-ADMM solution for symmetric `S` at `penalty` (post-processing).
 
-    Parameters
-    ----------
-    S : array_like, shape (p, p)
-        Symmetric estimate (private or not; not modified).
-    k : int in [1, p]
-        Target dimension.
-    lam : float >= 0
-        l1 penalty on the scale of `S`.
-    tol, max_iter, rho
-        As in `fantope_admm` (here `tol=1e-4`, enough for the top-k subspace).
-    output : {"X", "Y"}
-        Which ADMM iterate is eigendecomposed.
-    return_result : bool
-        Also return the `FantopeResult`.
-
-    Returns
-    -------
-    V : ndarray, shape (p, k)
-        Orthonormal columns.
-    result : FantopeResult
-        Only with `return_result=True`.
-    """
+    `tol`, `max_iter`, `admm_step` as in `fantope_admm` (here `tol=1e-4`, enough for the top-k subspace); `output`:
+    which ADMM iterate is eigendecomposed ("X", the Fantope point, or "Y", the sparse one); `return_result`: also
+    return the `FantopeResult`.'''
     check_choice(output, "output", ("X", "Y"))
-    res = fantope_admm(S, k, lam, rho=rho, tol=tol, max_iter=max_iter)
+    res = fantope_admm(S, k, penalty, admm_step=admm_step, tol=tol, max_iter=max_iter)
     V = top_k_eigvecs(res.X if output == "X" else res.Y, k)
     return (V, res) if return_result else V
 
 # %% ../../nbs/04_algorithms/03_local_sparse.ipynb #39520de6
-def _finish(S, info, k, lam, tol, max_iter, rho, output, return_info):
-    p = S.shape[0]
+ALGORITHM_2 = ("Local Gaussian mechanism - High Dimension (Wang & Xu 2019, Algorithm 2): Algorithm 1's reports "
+               "(x x^T + {noise}), then Fantope ADMM and top-k eigenvectors (post-processing)")
+
+def _penalty(penalty, c: Contract, radius) -> tuple:
+    "(penalty, rule): a rule of `sparse_penalty` at the contract's noise scale (None: 'rate'), or the user's number."
+    if penalty is None or isinstance(penalty, str):
+        rule = "rate" if penalty is None else check_choice(penalty, "penalty", PENALTY_RULES)
+        return sparse_penalty(c.n, c.p, c.noise_scale, kind=rule, radius=radius), rule
+    return check_positive(penalty, "penalty", allow_zero=True), "user"
+
+def _fantope_extras(res, penalty, rule) -> dict:
+    "What the server's ADMM released with the subspace (post-processing of S_hat)."
+    return dict(penalty=penalty, penalty_rule=rule, admm_iterations=res.n_iter, admm_converged=res.converged,
+                support=np.flatnonzero(np.abs(res.Y).sum(axis=1) > 0),
+                fantope_rank=int(np.sum(np.linalg.eigvalsh(res.X) > 1e-8)))
+
+# %% ../../nbs/04_algorithms/03_local_sparse.ipynb #e9246f46
+def plan_local_sparse_pca(n: int, p: int, k: int | None, epsilon: float, delta: float, *, penalty=None,
+                          sensitivity_rule: str = "tight", calibration: str = "analytic", simulate: str | None = None,
+                          radius: float = 1.0, tol: float = 1e-4, max_iter: int = 2000, admm_step: float | None = None,
+                          output: str = "X") -> Plan:
+    "Algorithm 2 fixed before the data: the local second moment, then the Fantope program at a public penalty."
     k = check_k(k, p)
-    n = info["n"]
-    if lam is None or isinstance(lam, str):
-        lam_rule = "rate" if lam is None else check_choice(lam, "lam", ("rate", "max", "safe"))
-        lam_v = sparse_lambda(n, p, info["sigma"], kind=lam_rule)     # data-independent: n, p and the noise sd
-    else: lam_v, lam_rule = check_positive(lam, "lam", allow_zero=True), "user"
-    V, res = fantope_pca(S, k, lam_v, tol=tol, max_iter=max_iter, rho=rho, output=output, return_result=True)
-    info.update(mechanism="Local Gaussian mechanism - High Dimension (Wang & Xu 2019, Algorithm 2): " + info["mechanism"]
-                + "; then Fantope ADMM and top-k eigenvectors (post-processing)",
-                lam=lam_v, lam_rule=lam_rule, admm_iterations=res.n_iter, admm_converged=res.converged,
-                support=np.flatnonzero(np.abs(res.Y).sum(axis=1) > 0), fantope_rank=int(np.sum(np.linalg.eigvalsh(res.X) > 1e-8)))
-    return (V, info) if return_info else V
+    check_choice(output, "output", ("X", "Y"))
+    tol, max_iter = check_positive(tol, "tol"), check_int(max_iter, "max_iter")
+    if admm_step is not None: check_positive(admm_step, "admm_step")
+    moment = plan_local_second_moment(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                                      simulate=simulate, radius=radius, mechanism=ALGORITHM_2, k=k)
+    pen, rule = _penalty(penalty, moment.contract, radius)
+    def sparse_subspace(S, rng):        # post-processing of the server's estimate
+        V, res = fantope_pca(S, k, pen, tol=tol, max_iter=max_iter, admm_step=admm_step, output=output, return_result=True)
+        return V, _fantope_extras(res, pen, rule)
+    return moment.then(sparse_subspace, notes=moment.contract.notes + (
+        f"Fantope penalty {pen:.4g} ({rule}; public: from n, p and the noise scale, or the user's)",))
 
-def local_sparse_pca(X, k: int, epsilon: float, delta: float, *, lam=None, sensitivity="tight",
-                     calibration: str = "analytic", simulate: str = "aggregate", tol: float = 1e-4, max_iter: int = 2000,
-                     rho: float | None = None, output: str = "X", random_state=None, return_info: bool = False):
-    """(epsilon, delta)-LDP row-sparse top-k subspace (p x k): Algorithm 1's reports, Fantope ADMM, top-k eigenvectors.
-
-    Local model, replace-one neighbours (any two inputs of one user): each user's report x x^T + Z (rows clipped to the
-    unit ball) is (epsilon, delta)-DP; the server's ADMM is post-processing.
+# %% ../../nbs/04_algorithms/03_local_sparse.ipynb #39520de7
+def local_sparse_pca(X, k: int, epsilon: float, delta: float, *, penalty=None, sensitivity_rule: str = "tight",
+                     calibration: str = "analytic", simulate: str | None = None, radius: float = 1.0, tol: float = 1e-4,
+                     max_iter: int = 2000, admm_step: float | None = None, output: str = "X", random_state=None,
+                     return_release: bool = False):
+    '''(epsilon, delta)-LDP row-sparse top-k subspace (p x k): Algorithm 1's reports, Fantope ADMM, top-k eigenvectors.
 
     Parameters
     ----------
-    X : array_like, shape (n, p)
-        One record per row (not modified).
+    X : array (n, p), numpy or dask
+        One record per row (one user each), clipped to `radius` on its device.
     k : int in [1, p]
         Target dimension.
-    epsilon : float > 0
-        Per-user privacy loss.
-    delta : float in (0, 1)
-        Per-user failure probability.
-    lam : None, {"rate", "max", "safe"} or float >= 0
-        l1 penalty: a rule of `sparse_lambda` (None: "rate"), data-independent, or a number.
-    tol : float > 0
-        ADMM tolerance (units of ||S_hat||_2).
-    max_iter : int >= 1
-        ADMM iteration cap.
-    rho : float > 0 or None
-        Initial ADMM step size (units of ||S_hat||_2).
-    output : {"X", "Y"}
-        Which ADMM iterate is eigendecomposed (the Fantope point X or the sparse Y).
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        Per-record sensitivity of the report x x^T, as in `privacy.mechanisms.second_moment_sensitivity` ("tight": sqrt 2).
-    calibration : {"analytic", "classic"}
-        Gaussian calibration, as in `privacy.mechanisms.gaussian_sigma`.
-    simulate : {"aggregate", "per_record"}
-        "aggregate" samples the sum of the users' noise in one draw (the same law); "per_record" runs each user's randomizer.
-    random_state : None, int or numpy.random.Generator
-        Source of randomness.
-    return_info : bool
-        Also return `info`.
+    epsilon, delta, sensitivity_rule, calibration, radius, simulate
+        As in `local_gaussian_pca` (the reports are Algorithm 1's).
+    penalty : None, {"rate", "max", "safe"} or float >= 0
+        The l1 penalty: a rule of `sparse_penalty` (None: "rate"), data-independent, or a number (units of x x^T).
+    tol, max_iter, admm_step, output
+        The ADMM's, as in `fantope_pca`.
+    random_state : int, numpy Generator or None
+        Seed of the devices' noise.
+    return_release : bool
+        Return the whole `Release` (V, its contract, the diagnostics, the penalty and the ADMM's summary) instead of V.
 
     Returns
     -------
-    V : ndarray, shape (p, k)
-        Orthonormal columns: the estimated principal subspace.
-    info : dict
-        Only with `return_info=True`: the public description of the release (mechanism, sigma, lam, ADMM summary) and,
-        under "diagnostics_not_private", the clipped-row count.
-    """
-    X = check_data(X)
-    check_k(k, X.shape[1])
-    S, info = local_second_moment(X, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                  simulate=simulate, random_state=random_state)
-    return _finish(S, info, k, lam, tol, max_iter, rho, output, return_info)
+    V : ndarray (p, k), or Release
+        Orthonormal columns: the estimated principal subspace, (epsilon, delta)-LDP.
+    '''
+    return release_rows(plan_local_sparse_pca, X, k, epsilon, delta, penalty=penalty, sensitivity_rule=sensitivity_rule,
+                        calibration=calibration, simulate=simulate, radius=radius, tol=tol, max_iter=max_iter,
+                        admm_step=admm_step, output=output, random_state=random_state, return_release=return_release)
 
 # %% ../../nbs/04_algorithms/03_local_sparse.ipynb #65604dc1
-def local_sparse_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *, lam=None, sensitivity="tight",
-                             calibration: str = "analytic", tol: float = 1e-4, max_iter: int = 2000, rho=None,
-                             output: str = "X", random_state=None, return_info: bool = False):
-    """Algorithm 2 for n Gaussian N(0, Sigma) users simulated exactly in O(p^3) (studies at any n; see `local`).
+def local_sparse_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *, penalty=None,
+                             sensitivity_rule: str = "tight", calibration: str = "analytic", tol: float = 1e-4,
+                             max_iter: int = 2000, admm_step: float | None = None, output: str = "X", random_state=None,
+                             return_release: bool = False):
+    "Algorithm 2 for n Gaussian N(0, Sigma) users, simulated exactly in O(p^3) (`wishart_release` of its plan)."
+    plan = plan_local_sparse_pca(check_int(n, "n", allow_float=True), _dimension(Sigma), k, epsilon, delta, penalty=penalty,
+                                 sensitivity_rule=sensitivity_rule, calibration=calibration, tol=tol, max_iter=max_iter,
+                                 admm_step=admm_step, output=output)
+    r = wishart_release(plan, Sigma, random_state)
+    return r if return_release else r.value
 
-    The same guarantee as `local_sparse_pca`; the clipped sum is replaced by a Wishart draw (rows not clipped).
-
-    Parameters
-    ----------
-    Sigma : array_like, shape (p, p)
-        Covariance of the simulated users.
-    n : int >= 1
-        Number of simulated users.
-    k : int in [1, p]
-        Target dimension.
-    epsilon : float > 0
-        Per-user privacy loss.
-    delta : float in (0, 1)
-        Per-user failure probability.
-    lam : None, {"rate", "max", "safe"} or float >= 0
-        l1 penalty: a rule of `sparse_lambda` (None: "rate"), data-independent, or a number.
-    tol : float > 0
-        ADMM tolerance (units of ||S_hat||_2).
-    max_iter : int >= 1
-        ADMM iteration cap.
-    rho : float > 0 or None
-        Initial ADMM step size (units of ||S_hat||_2).
-    output : {"X", "Y"}
-        Which ADMM iterate is eigendecomposed (the Fantope point X or the sparse Y).
-    sensitivity : {"tight", "paper", "loose"} or float > 0
-        Per-record sensitivity of the report x x^T, as in `privacy.mechanisms.second_moment_sensitivity` ("tight": sqrt 2).
-    calibration : {"analytic", "classic"}
-        Gaussian calibration, as in `privacy.mechanisms.gaussian_sigma`.
-    random_state : None, int or numpy.random.Generator
-        Source of randomness.
-    return_info : bool
-        Also return `info`.
-
-    Returns
-    -------
-    V : ndarray, shape (p, k)
-        Orthonormal columns: the estimated principal subspace.
-    info : dict
-        Only with `return_info=True`: the public description of the release (mechanism, sigma, lam, ADMM summary) and,
-        under "diagnostics_not_private", the clipped-row count.
-    """
-    S, info = local_second_moment_wishart(Sigma, n, epsilon, delta, sensitivity=sensitivity, calibration=calibration,
-                                          random_state=random_state)
-    return _finish(S, info, k, lam, tol, max_iter, rho, output, return_info)
+# %% ../../nbs/04_algorithms/03_local_sparse.ipynb #d034dac1
+register(Algorithm("local_sparse_pca", plan_local_sparse_pca, local_sparse_pca, "local", "approximate", "subspace",
+                   "Local Gaussian mechanism - High Dimension (Wang & Xu 2019, Algorithm 2): Algorithm 1's reports, then "
+                   "an l1-penalised Fantope program (ADMM) and its top-k eigenvectors", estimator="LocalSparsePCA",
+                   attributes={"n_iter_": "admm_iterations", "penalty_": "penalty"}, dask=True, quick=dict(max_iter=50),
+                   parameters=[LOCAL_PARAMETERS["simulate"],
+                               Parameter("penalty", "None, {'rate', 'max', 'safe'} or float >= 0", "The l1 penalty of the "
+                                         "Fantope program: a data-independent rule of `sparse_penalty` (None: 'rate') or "
+                                         "a number in the units of x x^T.", ("none", PENALTY_RULES, "real>=0")),
+                               Parameter("tol", "float > 0", "ADMM tolerance, in units of ||S_hat||_2.", ("real>0",)),
+                               Parameter("max_iter", "int >= 1", "ADMM iteration cap.", ("int>=1",)),
+                               Parameter("admm_step", "float > 0 or None", "Initial ADMM step, in units of ||S_hat||_2 "
+                                         "(None: 1).", ("real>0", "none")),
+                               Parameter("output", "{'X', 'Y'}", "Which ADMM iterate is eigendecomposed: the Fantope "
+                                         "point X or the sparse Y.", (("X", "Y"),))]))

@@ -298,56 +298,6 @@ def _legacy(key, function, planner, model, measure, output, summary, *, cli=None
                     ordered=key not in ("smooth_sensitivity_pca", "pure_dp_subspace"), **kw)
     return register(alg)
 
-# %% ../../nbs/04_algorithms/09_registry.ipynb #cbd84734
-def _plan_local(n, p, k, epsilon, delta, *, sensitivity="tight", calibration="analytic", simulate=None,
-                noise="continuous", noise_shape="vecd", radius=1.0, mechanism="Local Gaussian mechanism (Wang & Xu 2019, "
-                "Algorithm 1): each record's x x^T + {noise}, averaged by the server"):
-    from dppca_nb.algorithms.local import local_noise_sigma, local_discrete_noise, _SHAPE_TEXT
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    if simulate is not None: check_choice(simulate, "simulate", ("aggregate", "per_record"))   # None: by input
-    check_choice(noise, "noise", ("continuous", "discrete"))
-    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
-    R2 = check_positive(radius, "radius") ** 2     # the unit-ball mechanism on x / R: sensitivity and noise times R^2
-    sens = second_moment_sensitivity(sensitivity, n=1) * R2
-    common = dict(model="local", neighbouring="local (any two inputs of one user; replace-one)",
-                  domain=f"each record clipped to ||x||_2 <= {radius:g} on its owner's device", sensitivity=sens,
-                  sensitivity_norm=_SHAPE_NORM[noise_shape] + ", one report", n=n, p=p, k=k)
-    if noise == "discrete":
-        if simulate == "aggregate":
-            raise ValueError("noise: 'discrete' reports need simulate='per_record' (a sum of discrete Gaussians is not one "
-                             "discrete Gaussian, so the aggregate shortcut does not apply)")
-        sigma, grid = local_discrete_noise(eps, dlt, p, sensitivity=sensitivity, calibration=calibration)
-        d = p * (p + 1) // 2
-        # rho and the certificate are scale free (unit-ball values); the grid and sigma scale with R^2
-        shape = {"vecd": "sd sigma on the diagonal, sigma / sqrt 2 off it", "upper": "sd sigma on every upper-triangle entry"}
-        g, note = _discrete_guarantee(calibration, discrete_gaussian_rho(sigma, sens / R2, grid, d))
-        return Contract(mechanism.format(noise=f"discrete Gaussian noise on a grid ({noise_shape} shape: {shape[noise_shape]})"),
-                        eps, dlt, noise="discrete gaussian", noise_scale=sigma * R2, **g,
-                        epsilon_certified=certified_epsilon(sigma, dlt, n=1, grid=grid, dimension=d,   # as local._certified
-                                                            calibration=calibration),
-                        notes=(f"each report on the grid {grid * R2:g}", _offdiag_note(noise_shape, sigma * R2)) + note,
-                        **common)
-    sigma = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration) * R2
-    return Contract(mechanism.format(noise=_SHAPE_TEXT[noise_shape]), eps, dlt, noise="gaussian", noise_scale=sigma, calibration=calibration,
-                    epsilon_certified=gaussian_epsilon(sigma / R2, dlt, math.sqrt(2.0)),
-                    notes=(f"the server's average carries noise sd sigma / sqrt(n) = {sigma / math.sqrt(n):.4g}",
-                           _offdiag_note(noise_shape, sigma)), **common)
-
-def _plan_local_sparse(n, p, k, epsilon, delta, **o):
-    o.setdefault("noise_shape", "vecd")     # local_sparse_pca's reports: local_second_moment at its default shape
-    return _plan_local(n, p, k, epsilon, delta, mechanism="Local Gaussian mechanism - High Dimension (Wang & Xu 2019, "
-                       "Algorithm 2): Algorithm 1's reports (x x^T + {noise}), then Fantope ADMM and top-k eigenvectors (post-processing)", **o)
-
-_legacy("local_gaussian_pca", "dppca_nb.algorithms.local.local_gaussian_pca", _plan_local, "local",
-                   "approximate", "subspace", "local (epsilon, delta)-DP, Local Gaussian Mechanism (Wang & Xu)",
-                   cli="local", options=("sensitivity", "calibration", "simulate", "noise", "noise_shape", "radius"),
-                   call_options=("chunk_size",), dask=True, radius_by_scaling=True)
-_legacy("local_sparse_pca", "dppca_nb.algorithms.local_sparse.local_sparse_pca", _plan_local_sparse, "local",
-                   "approximate", "subspace", "local (epsilon, delta)-DP, sparse PCA on the Fantope (Wang & Xu)",
-                   cli="local-sparse", options=("sensitivity", "calibration", "simulate", "radius"),
-                   call_options=("lam", "tol", "max_iter", "rho", "output"), quick=dict(max_iter=50),
-                   radius_by_scaling=True)
-
 # %% ../../nbs/04_algorithms/09_registry.ipynb #ac4bea0b
 def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorization_radius=None, sensitivity="tight",
                   calibration="analytic", radius_quantile=0.5, radius_share=0.1, radius_bounds=None, noise="continuous", design=None, degree=None):

@@ -8,7 +8,8 @@ import functools
 import numpy as np
 from ..data.datasets import spiked_covariance, load_bundled
 from ..core.linalg import subspace_distance, random_subspace_level, top_k_eigvecs
-from ..algorithms.local import local_gaussian_pca, local_gaussian_pca_wishart, local_critical_n
+from ..algorithms.local import local_gaussian_pca, local_gaussian_pca_wishart
+from ..theory.bounds import local_critical_n
 from ..algorithms.local_sparse import local_sparse_pca_wishart
 from .registry import Study, Check, register_study, plot_lines
 
@@ -86,10 +87,10 @@ def _sparse_rep(point, rng):
     n = N_SPARSE[point["setting"]]
     Sigma, V = spiked_covariance(p, k, 1.0, s=s, random_state=rng)
     seed = int(rng.integers(2 ** 63))
-    V2, info = local_sparse_pca_wishart(Sigma, n, k, eps, 1e-4, random_state=seed, return_info=True)
+    r2 = local_sparse_pca_wishart(Sigma, n, k, eps, 1e-4, random_state=seed, return_release=True); V2 = r2.value
     V1 = local_gaussian_pca_wishart(Sigma, n, k, eps, 1e-4, random_state=seed)       # the same S_hat
     return [{"algorithm": "Algorithm 2 (sparse)", "error": subspace_distance(V2, V), "random_level": random_subspace_level(p, k),
-             "admm_iterations": info["admm_iterations"]},
+             "admm_iterations": r2.extras["admm_iterations"]},
             {"algorithm": "Algorithm 1", "error": subspace_distance(V1, V), "random_level": random_subspace_level(p, k),
              "admm_iterations": 0}]
 

@@ -11,11 +11,12 @@ import numpy as np
 from ..data.datasets import spiked_covariance, wishart_second_moment
 from ..core.linalg import subspace_distance, random_subspace_level, top_k_eigvecs
 from ..privacy.releases import gaussian_second_moment_release
-from ..algorithms.local import local_second_moment_wishart, local_noise_sigma, local_critical_n
-from ..algorithms.local_sparse import sparse_lambda
+from ..algorithms.local import local_second_moment_wishart, local_noise_sigma
+from ..algorithms.local_sparse import sparse_penalty
 from ..algorithms.fantope import fantope_admm
 from ..theory.error_bounds import error_bounds
-from ..theory.bounds import theorem1_lower, theorem2_upper, theorem3_lower, theorem4_upper, projection_distance
+from ..theory.bounds import (theorem1_lower, theorem2_upper, theorem3_lower, theorem4_upper, projection_distance,
+                                    local_critical_n)
 
 
 # %% auto #0
@@ -127,7 +128,7 @@ def bounds_figure(n: float = 1e5, p: int = 40, k: int = 5, s: int | None = None,
     for i, m in enumerate(ns):
         for r in range(reps):
             # each release's default noise shape, the one its bounds below are evaluated for
-            S, _ = local_second_moment_wishart(Sigma, int(m), epsilon, delta, noise_shape=LOCAL_NOISE_SHAPE, random_state=rng)
+            S = local_second_moment_wishart(Sigma, int(m), epsilon, delta, noise_shape=LOCAL_NOISE_SHAPE, random_state=rng)
             loc[i, r] = subspace_distance(top_k_eigvecs(S, k), V)
             if central:
                 C, _ = gaussian_second_moment_release(wishart_second_moment(Sigma, int(m), rng), int(m), epsilon, delta,
@@ -181,12 +182,12 @@ def local_sparse_figure(n: float = 1e8, p: int = 40, k: int = 1, s: int = 8, eps
     sigma = local_noise_sigma(epsilon, delta)
     e1, e2, iters, warm = np.empty((n_points, reps)), np.empty((n_points, reps)), 0, None
     for i, m in enumerate(ns):
-        penalty = sparse_lambda(int(m), p, sigma)                  # the default rule: data-independent (n, p, sigma)
+        penalty = sparse_penalty(int(m), p, sigma)                  # the default rule: data-independent (n, p, sigma)
         for r in range(reps):
             if prior:
                 v = np.zeros(p); v[rng.choice(p, int(s), replace=False)] = rng.choice([-1.0, 1.0], int(s)) / math.sqrt(s)
                 V = v[:, None]; Sigma = ev[-1] * np.eye(p) + (ev[0] - ev[-1]) * np.outer(v, v)
-            S, _ = local_second_moment_wishart(Sigma, int(m), epsilon, delta, noise_shape=LOCAL_NOISE_SHAPE, random_state=rng)
+            S = local_second_moment_wishart(Sigma, int(m), epsilon, delta, noise_shape=LOCAL_NOISE_SHAPE, random_state=rng)
             e1[i, r] = subspace_distance(top_k_eigvecs(S, k), V)  # Algorithm 1 on the same reports
             warm = fantope_admm(S, k, penalty, tol=tol, max_iter=max_iter, warm_start=warm)
             iters += warm.n_iter

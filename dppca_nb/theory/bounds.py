@@ -13,7 +13,8 @@ from ..core.linalg import random_subspace_level
 # %% auto #0
 __all__ = ['BoundConditionWarning', 'spectrum_terms', 'effective_noise_variance', 'theorem1_lower', 'theorem2_upper',
            'theorem3_lower', 'theorem4_upper', 'nonprivate_rate', 'nonprivate_sparse_rate', 'random_level',
-           'projection_distance', 'threshold_error_bound', 'naive_error_bound', 'gaussian_gamma']
+           'projection_distance', 'threshold_error_bound', 'naive_error_bound', 'gaussian_gamma', 'local_critical_n',
+           'local_error_prediction', 'clipped_rows_bound']
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #7e82eecf
 class BoundConditionWarning(UserWarning):
@@ -177,3 +178,94 @@ def gaussian_gamma(Sigma, factor: float = 4.0) -> float:
     A = np.asarray(Sigma, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1]: raise ValueError(f"Sigma: expected a square matrix, got shape {A.shape}")
     return check_positive(factor, "factor") * float(np.max(np.diag(A)))
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #98354418
+from ..core.validation import check_choice                 # noqa: E402
+from ..privacy.mechanisms import NOISE_SHAPES              # noqa: E402
+from ..algorithms.local import local_noise_sigma           # noqa: E402  (the local reports' calibration)
+
+def local_critical_n(p: int, eigengap: float, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
+                     calibration: str = "analytic", noise_shape: str = "vecd") -> float:
+    '''[D] The BBP threshold n_c = sigma_off^2 p / eigengap^2 below which Algorithm 1's output is a random guess.
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension.
+    eigengap : float > 0
+        The population eigengap lambda_k - lambda_(k+1) (records in the unit ball).
+    epsilon, delta, sensitivity_rule, calibration, noise_shape
+        Algorithm 1's (`local_gaussian_pca`): they fix sigma_off, the off-diagonal noise sd of one report.
+
+    Returns
+    -------
+    float
+        n_c.
+    '''
+    g = check_positive(eigengap, "eigengap")
+    w = NOISE_SHAPES[check_choice(noise_shape, "noise_shape", tuple(NOISE_SHAPES))].weight
+    s_off = local_noise_sigma(epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration) / w
+    return s_off ** 2 * check_int(p, "p") / g ** 2
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #d8b71a8e
+def local_error_prediction(n, p: int, k: int, eigengap: float, sigma: float, *, eigenvalues=None,
+                           noise_shape: str = "vecd") -> np.ndarray:
+    '''[D] First-order ||P_hat - P||_F of Algorithm 1, sqrt(2k(p-k)(sigma_off^2 + lambda_1 lambda_(k+1)) / (n gap^2)), capped at the random level.
+
+    Parameters
+    ----------
+    n : int, float or array
+        Number(s) of users.
+    p, k : int
+        Dimension and subspace dimension, 1 <= k <= p.
+    eigengap : float > 0
+        The population eigengap lambda_k - lambda_(k+1).
+    sigma : float > 0
+        Per-report noise sd (`local_noise_sigma`).
+    eigenvalues : array (p,) or None
+        The population spectrum: its lambda_1 lambda_(k+1) is the sampling term (None: no sampling term).
+    noise_shape : {"vecd", "upper"}
+        The reports' noise shape (it sets the off-diagonal sd sigma_off).
+
+    Returns
+    -------
+    ndarray
+        The prediction for each n, capped at sqrt(2k(1 - k/p)) (the random level).
+    '''
+    k = check_k(k, check_int(p, "p"))
+    w = NOISE_SHAPES[check_choice(noise_shape, "noise_shape", tuple(NOISE_SHAPES))].weight
+    sampling = 0.0
+    if eigenvalues is not None:
+        ev = np.sort(np.asarray(eigenvalues, dtype=np.float64).ravel())[::-1]
+        if ev.size != p: raise ValueError(f"eigenvalues: expected {p} values, got {ev.size}")
+        sampling = ev[0] * ev[k] if k < p else 0.0
+    e2 = 2 * k * (p - k) * ((check_positive(sigma, "sigma") / w) ** 2 + sampling) / (
+        np.asarray(n, dtype=np.float64) * check_positive(eigengap, "eigengap") ** 2)
+    return np.sqrt(np.minimum(e2, 2 * k * (1 - k / p)))
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #ed295122
+def clipped_rows_bound(Sigma, n, *, radius: float = 1.0) -> float:
+    '''Laurent-Massart bound on the expected number of rows of N(0, Sigma) with ||x|| > radius among n (n if tr Sigma >= radius^2).
+
+    Parameters
+    ----------
+    Sigma : array (p, p)
+        Covariance of the rows.
+    n : float > 0
+        Number of rows.
+    radius : float > 0
+        The clipping bound.
+
+    Returns
+    -------
+    float
+        An upper bound on the expected number of clipped rows, at most n.
+    '''
+    n, R = check_positive(n, "n"), check_positive(radius, "radius")
+    lam = np.clip(np.linalg.eigvalsh(np.asarray(Sigma, dtype=np.float64)), 0, None) / R ** 2
+    tr, l2, lmax = lam.sum(), np.linalg.norm(lam), lam.max()
+    if tr >= 1: return float(n)
+    if lmax == 0: return 0.0
+    a, b, c = 2 * lmax, 2 * l2, tr - 1            # solve a u^2 + b u + c = 0 for u = sqrt(t)
+    u = (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)
+    return float(min(n, n * math.exp(-u * u)))

@@ -611,7 +611,7 @@ def fantope_duality_gap(S, result, lam: float) -> float:
     X = getattr(result, "X", None)
     if X is None or np.shape(X) != S.shape: raise ValueError(f"result: expected a FantopeResult for a {S.shape} problem")
     k = int(round(float(np.trace(X))))
-    Lam = np.clip(result.scale * result.rho * result.U, -lam, lam)
+    Lam = np.clip(result.scale * result.admm_step * result.U, -lam, lam)
     dual = float(np.sort(np.linalg.eigvalsh((S + S.T) / 2 - (Lam + Lam.T) / 2))[::-1][:k].sum())
     return max(0.0, dual - (float(np.sum((S + S.T) / 2 * X)) - lam * float(np.abs(X).sum())))
 
@@ -651,7 +651,7 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
     rows, e.g. multivariate t: the lower bound then leaves out Kendall's Gaussian-only sampling term). The options are the algorithms' own, with their
     defaults: `noise_shape` ('vecd' or 'upper') of the second-moment releases and the local reports (g-DPPCA: 'vecd'
     only), `constants` of smooth sensitivity, `design`/`degree` of g-DPPCA's pair design (None: as the algorithm),
-    `lam` the l1 penalty of 'local_sparse' (None: "rate", or "max", "safe" of `sparse_lambda`, or a number, as
+    `lam` the l1 penalty of 'local_sparse' (None: "rate", or "max", "safe" of `sparse_penalty`, or a number, as
     `local_sparse_pca`) and `eta` a certified gap of its Fantope program (0: the exact optimum; see `fantope_duality_gap`)."""
     check_choice(method, "method", ERROR_BOUND_METHODS)
     pen_arg = lam                                      # `lam` is the spectrum below
@@ -697,7 +697,7 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
     if method in ("local_gaussian", "analyze_gauss"):
         from dppca_nb.algorithms.local import local_noise_sigma
         if method == "local_gaussian":
-            tau = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration) / math.sqrt(n)
+            tau = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity, calibration=calibration) / math.sqrt(n)
         else:
             tau = gaussian_sigma(eps, dlt, second_moment_sensitivity(sensitivity, n=n), calibration)
         r = noisy_top_k_bounds(noise_moments(p, k, tau, noise_shape), gaussian_sampling_moments(lam, n, k))
@@ -735,7 +735,7 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
         lo, up = 0.0, cap
         spiked = k == 1 and np.allclose(lam[1:], lam[-1], rtol=1e-9, atol=0.0) and lam[-1] > 0
         if spiked and s is not None and 1 <= int(s) <= p:
-            sig = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
+            sig = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity, calibration=calibration)
             f = sparse_sign_fano_lower(n, p, int(s), float(lam[0] / lam[-1] - 1), float(lam[-1]), sig)
             lo = f["lower"]
             cls = (f"the Bayes risk over the prior v uniform on the {int(s)}-sparse sign vectors (support and signs uniform; "
@@ -744,9 +744,9 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
                          "0 once the reports identify the support (a discrete prior's Bayes risk then vanishes)")
         else:
             notes.append("lower = 0: the Fano bound is derived for k = 1, a spiked spectrum and a given s only")
-        from dppca_nb.algorithms.local_sparse import sparse_lambda
-        sig = local_noise_sigma(eps, dlt, sensitivity=sensitivity, calibration=calibration)
-        pen = sparse_lambda(n, p, sig, kind=pen_rule) if pen_rule != "user" else pen_arg
+        from dppca_nb.algorithms.local_sparse import sparse_penalty
+        sig = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity, calibration=calibration)
+        pen = sparse_penalty(n, p, sig, kind=pen_rule) if pen_rule != "user" else pen_arg
         upper_ok = False
         if s is None or not 1 <= int(s) <= p:
             notes.append("upper = the largest distance: the Fantope bound needs the support size s of the projector")
