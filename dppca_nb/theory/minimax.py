@@ -17,7 +17,7 @@ __all__ = ['MINIMAX_MODELS', 'graph_frame', 'direct_rotation', 'PerturbationBloc
            'sphere_fano_lower', 'candidate_blocks', 'dense_bound', 'sparse_sign_pairs', 'sparse_vector_bound',
            'star_covariance_bound', 'MinimaxPrior', 'MinimaxBound', 'minimax_lower_bound']
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #0cb518da
+# %% ../../nbs/05_theory/03_minimax.ipynb #b7a0b2b3
 def graph_frame(B) -> np.ndarray:
     "Orthonormal p x k frame of the span of [I_k; B], i.e. [I; B] (I + B'B)^(-1/2); its angles with e_1..e_k are arctan of B's singular values."
     B = np.asarray(B, dtype=np.float64)
@@ -25,7 +25,7 @@ def graph_frame(B) -> np.ndarray:
     w, Q = np.linalg.eigh(np.eye(k) + B.T @ B)
     return np.vstack([np.eye(k), B]) @ (Q / np.sqrt(w)) @ Q.T
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #05e6aa1b
+# %% ../../nbs/05_theory/03_minimax.ipynb #00f53c44
 def direct_rotation(B) -> np.ndarray:
     "The p x p rotation exp([[0, -B''], [B', 0]]), B' = U arctan(S) W' for B = U S W': it turns span(e_1..e_k) onto the graph of B."
     B = np.asarray(B, dtype=np.float64)
@@ -39,7 +39,7 @@ def direct_rotation(B) -> np.ndarray:
     R[:k, k:] = -R[k:, :k].T
     return R
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #acc6c468
+# %% ../../nbs/05_theory/03_minimax.ipynb #282160b2
 @dataclass(frozen=True)
 class PerturbationBlock:
     "The t top and u bottom eigen-directions the prior rotates, and the Fisher weights w = (l_a - l_b)^2/(l_a l_b) of their pairs."
@@ -67,7 +67,7 @@ def perturbation_block(eigenvalues, k: int, t: int, u: int) -> PerturbationBlock
     within = (_w(T[0], T[-1]) if t > 1 else 0.0) + (_w(U[0], U[-1]) if u > 1 else 0.0)
     return PerturbationBlock(k, t, u, float(W.sum()), float(W.max()), float(within), float(T[0] / U[-1]))
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #4c72f4c8
+# %% ../../nbs/05_theory/03_minimax.ipynb #6026de16
 def sphere_prior_opnorm(t: int, u: int, eta: float) -> float:
     "s2 such that P(||B||_2^2 > s2 theta^2) <= eta for B uniform on the Frobenius sphere of radius theta sqrt(tu) in R^(u x t)."
     d = t * u
@@ -76,7 +76,7 @@ def sphere_prior_opnorm(t: int, u: int, eta: float) -> float:
     if d <= 4 * y: return float(d)
     return min(float(d), d * (math.sqrt(u) + math.sqrt(t) + x) ** 2 / (d - 2 * math.sqrt(d * y)))
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #8590b0b5
+# %% ../../nbs/05_theory/03_minimax.ipynb #ce85af98
 def log_cap_measure(d: int, sin_psi):
     "log of the uniform probability of a cap of angular radius psi <= pi/2 on the sphere S^(d-1): log(I_{sin^2 psi}((d-1)/2, 1/2) / 2)."
     x = np.clip(np.asarray(sin_psi, dtype=np.float64), 0.0, 1.0) ** 2
@@ -87,7 +87,7 @@ def log_cap_measure(d: int, sin_psi):
         bound = math.log(0.5) + a * np.log(x) - 0.5 * np.log1p(-np.minimum(x, 1 - 1e-16)) - math.log(a) - special.betaln(a, 0.5)
     return np.where(np.isfinite(exact) & (exact > -600), exact, np.minimum(bound, 0.0))
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #a1013d97
+# %% ../../nbs/05_theory/03_minimax.ipynb #aa81a809
 def local_packing_log(p: int, k: int, radius: float, separation: float) -> float:
     """log of a lower bound on the number of k-subspaces of R^p, all graphs of B with ||B||_F = radius, at pairwise
     distance ||P - P'||_F >= separation (Gilbert's volume argument on the chart sphere; 0 where it gives nothing)."""
@@ -95,7 +95,7 @@ def local_packing_log(p: int, k: int, radius: float, separation: float) -> float
     r = separation * (1 + radius ** 2) / math.sqrt(2)                    # P-distance < s forces ||B - B'||_F < r
     return 0.0 if r >= radius else float(-log_cap_measure(d, r / radius))
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #3feed7c2
+# %% ../../nbs/05_theory/03_minimax.ipynb #aab34870
 def kl_binary_log(s, logq):
     "kl(s || q) = s log(s/q) + (1-s) log((1-s)/(1-q)), with q given by its log (no underflow)."
     logq = np.minimum(logq, -1e-300)
@@ -104,7 +104,7 @@ def kl_binary_log(s, logq):
         b = np.where(s < 1, (1 - s) * (np.log(np.maximum(1 - s, 1e-300)) - np.log1p(-np.exp(logq))), 0.0)
     return a + b
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #1078b8a6
+# %% ../../nbs/05_theory/03_minimax.ipynb #98b1e7c7
 def fano_success(info, logp):
     "The largest probability s in [p, 1] with kl(s || p) <= info: P(error < t) for information `info`, prior ball mass p = exp(logp)."
     info, logp = np.broadcast_arrays(np.asarray(info, float), np.minimum(np.asarray(logp, float), -1e-300))
@@ -115,13 +115,13 @@ def fano_success(info, logp):
         lo, hi = np.where(good, mid, lo), np.where(good, hi, mid)
     return np.where(kl_binary_log(np.full_like(logp, 1 - 1e-15), logp) <= info, 1.0, hi)
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #98b1e7c7
+# %% ../../nbs/05_theory/03_minimax.ipynb #30be829b
 def renyi_success(renyi_info, alpha: float, logp):
     "P(error < t) <= exp((alpha - 1)/alpha (D_alpha - log(1/p))): the data processing of the Renyi divergence of order alpha > 1."
     with np.errstate(invalid="ignore"):
         return np.exp(np.minimum((alpha - 1) / alpha * (np.asarray(renyi_info, float) + logp), 0.0))
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #a0d08ba5
+# %% ../../nbs/05_theory/03_minimax.ipynb #8cfd6c72
 def kl_sphere_average(theta, beta2, blk: PerturbationBlock):
     "Upper bound on E_prior KL(P_B || P_0) for one record (the prior of radius theta sqrt(d), ||B||_2^2 <= beta2)."
     theta, beta2 = np.asarray(theta, float), np.asarray(beta2, float)
@@ -134,7 +134,7 @@ def kl_sphere_max(theta, beta2, blk: PerturbationBlock):
     theta, beta2 = np.asarray(theta, float), np.asarray(beta2, float)
     return 0.5 * (blk.w_max + blk.w_within * beta2 / 8) * theta ** 2 * blk.d
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #8cfd6c72
+# %% ../../nbs/05_theory/03_minimax.ipynb #ce5cf6ac
 def renyi_two_level(theta, beta2, alpha: float, blk: PerturbationBlock):
     "Upper bound on the largest D_alpha(P_B || P_0) over the support, one record, two-level block (inf where it may be infinite)."
     theta, beta2 = np.asarray(theta, float), np.asarray(beta2, float)
@@ -144,7 +144,7 @@ def renyi_two_level(theta, beta2, alpha: float, blk: PerturbationBlock):
         out = -np.log1p(-np.minimum(c, 1 - 1e-16)) / (2 * (alpha - 1)) * theta ** 2 * blk.d / sm
     return np.where(c < 1, out, np.inf)
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #00ecf827
+# %% ../../nbs/05_theory/03_minimax.ipynb #34f41d45
 def dp_success(logp, n, tau, epsilon: float, delta: float, n_g: int = 48):
     """P(error < t) of an (epsilon, delta)-DP estimator: min over integers g >= 0 (a geometric grid) of
     P(Bin(n, tau) > g) + e^(epsilon g) p + delta (e^(epsilon g) - 1)/(e^epsilon - 1); tau >= TV of two records' laws."""
@@ -156,7 +156,7 @@ def dp_success(logp, n, tau, epsilon: float, delta: float, n_g: int = 48):
         best = np.minimum(best, stats.binom.sf(g, int(n), tau) + np.exp(np.minimum(epsilon * g + logp, 0.0)) + dg)
     return best
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #ed82c09a
+# %% ../../nbs/05_theory/03_minimax.ipynb #3737e38f
 def ldp_information(phi, chi2, epsilon: float, delta: float):
     """Upper bound on the information one non-interactive report carries about V: ((e^eps - 1)/2)^2 Phi for eps-LDP;
     for (eps, delta)-LDP the least over a > eps of (sinh(a) sqrt(Phi) + sqrt((1 + e^-a) eta_a chi2))^2."""
@@ -168,7 +168,7 @@ def ldp_information(phi, chi2, epsilon: float, delta: float):
         best = np.minimum(best, (math.sinh(a) * np.sqrt(phi) + np.sqrt((1 + math.exp(-a)) * eta_a * chi2)) ** 2)
     return best
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #ea9f4ac9
+# %% ../../nbs/05_theory/03_minimax.ipynb #68231fb5
 def _quartic_moment(k1, f2, fop):
     "Upper bound on E (z'Ez)^4, z ~ N(0, I), from |tr E| <= k1, ||E||_F <= f2, ||E||_2 <= fop (cumulants 2^(r-1)(r-1)! tr E^r)."
     k2, k3, k4 = 2 * f2 ** 2, 8 * fop * f2 ** 2, 48 * fop ** 2 * f2 ** 2
@@ -192,7 +192,7 @@ def ldp_remainder(theta, beta2, blk: PerturbationBlock):
         chi2 = np.expm1(eF ** 2 * (f - 1 / (2 * (1 + eop))))
     return np.where(ok, rho, np.nan), np.where(ok, chi2, np.nan)
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #36e18965
+# %% ../../nbs/05_theory/03_minimax.ipynb #27062c3d
 _ALPHAS = (1.1, 1.25, 1.5, 2.0, 3.0)
 
 def _sphere_eval(blk, theta, s2, eta, info, renyi, dp, n_t):
@@ -213,7 +213,7 @@ def _sphere_eval(blk, theta, s2, eta, info, renyi, dp, n_t):
     i, j = np.unravel_index(int(np.argmax(val)), val.shape)
     return float(val[i, j]), dict(theta=float(th[i, 0]), t=float(ts[i, j]), success=float(succ[i, j]), eta=eta, s2=s2)
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #08a2a988
+# %% ../../nbs/05_theory/03_minimax.ipynb #a76fda10
 def sphere_fano_lower(blk: PerturbationBlock, info, *, renyi=None, dp=None, theta_scale: float = 1.0,
                       etas=(0.03, 0.3), n_theta: int = 32, n_t: int = 40):
     "max over the prior radius theta and the level t of t P(error >= t), for the conditioned sphere prior on `blk`."
@@ -230,7 +230,7 @@ def sphere_fano_lower(blk: PerturbationBlock, info, *, renyi=None, dp=None, thet
         if v > best[0]: best = (v, arg)
     return best
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #27062c3d
+# %% ../../nbs/05_theory/03_minimax.ipynb #2ff7fc8c
 def candidate_blocks(eigenvalues, k: int, keep: int = 2) -> list:
     """The whole top-k x bottom block if it is two-level; otherwise the `keep` best, by the rate proxy t u / w_max, of the
     blocks t in {1, k/2, k} by u in {1, m/4, m/2, m} (m the positive bottom eigenvalues)."""
@@ -241,7 +241,7 @@ def candidate_blocks(eigenvalues, k: int, keep: int = 2) -> list:
     cands = {(t, u) for t in (k, max(1, (k + 1) // 2), 1) for u in (m, max(1, m // 2), max(1, m // 4), 1)}
     return sorted(cands, key=lambda tu: tu[0] * tu[1] / perturbation_block(lam, k, *tu).w_max, reverse=True)[:keep]
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #a76fda10
+# %% ../../nbs/05_theory/03_minimax.ipynb #ddaed3cf
 def dense_bound(model: str, n, eigenvalues, k: int, epsilon=None, delta: float = 0.0, blocks=None):
     "(lower, details) for 'none', 'central', 'central_pure', 'local' or 'local_pure' over the blocks' sphere priors."
     best = (0.0, None)
@@ -263,7 +263,7 @@ def dense_bound(model: str, n, eigenvalues, k: int, epsilon=None, delta: float =
         if v > best[0]: best = (v, dict(arg, block=blk))
     return best
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #454fa3e7
+# %% ../../nbs/05_theory/03_minimax.ipynb #3a028837
 def _log_comb(a, b): return special.gammaln(a + 1) - special.gammaln(b + 1) - special.gammaln(a - b + 1)
 
 def sparse_sign_pairs(p: int, s: int):
@@ -275,7 +275,7 @@ def sparse_sign_pairs(p: int, s: int):
     logn = _log_comb(s, j) + _log_comb(p - s, s - j) + (s - j) * math.log(2) + _log_comb(j, g)
     return j, g, logn - (_log_comb(p, s) + s * math.log(2))
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #3a028837
+# %% ../../nbs/05_theory/03_minimax.ipynb #b794ec7d
 def _plane_rotation_terms(a: float, b: float, phi):
     "chi^2(P_phi || P_0), E_{P_phi} l and ||l||^2 for N(0, diag(a, b)) rotated by phi, l = -phi cw z_1 z_2 the part of L - 1 linear in phi."
     phi = np.asarray(phi, float)
@@ -287,7 +287,7 @@ def _plane_rotation_terms(a: float, b: float, phi):
     cov12 = -e12 / ((1 + e11) * (1 + e22) - e12 ** 2)                  # the (1, 2) entry of (I + E)^(-1), z's covariance under P_phi
     return chi2, -phi * cw * cov12, phi ** 2 * cw ** 2
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #b794ec7d
+# %% ../../nbs/05_theory/03_minimax.ipynb #ae568b6d
 def _ball_logmass(sq_dist, logfrac, radius2):
     "log prior mass of the members at squared distance < radius2 from a member (grids broadcast against the member axis)."
     m = np.where(sq_dist < np.asarray(radius2)[..., None], logfrac, -np.inf)
@@ -295,7 +295,7 @@ def _ball_logmass(sq_dist, logfrac, radius2):
         out = special.logsumexp(m, axis=-1)
     return np.minimum(np.where(np.isfinite(out), out, -np.inf), -1e-300)
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #7aec576e
+# %% ../../nbs/05_theory/03_minimax.ipynb #a651a9b4
 def _refined(evaluate, lo: float, hi: float, n: int):
     "max of evaluate(grid) -> (value, details with 'scale') over a geometric grid on [lo, hi], then a finer grid around its best point."
     grid = np.geomspace(lo, hi, n)
@@ -304,7 +304,7 @@ def _refined(evaluate, lo: float, hi: float, n: int):
     v2, arg2 = evaluate(np.geomspace(max(arg["scale"] / step, lo), min(arg["scale"] * step, hi), n // 2))
     return (v2, arg2) if v2 > v else (v, arg)
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #ae568b6d
+# %% ../../nbs/05_theory/03_minimax.ipynb #7c531cbd
 def sparse_vector_bound(model: str, n, eigenvalues, s: int, epsilon=None, delta: float = 0.0, n_phi: int = 40, n_t: int = 40):
     "(lower, details) for k = 1, a two-level spectrum and the prior v = cos(phi) e_1 + sin(phi) u, u a uniform (s-1)-sparse sign vector."
     lam = np.sort(np.asarray(eigenvalues, float))[::-1]
@@ -332,7 +332,7 @@ def sparse_vector_bound(model: str, n, eigenvalues, s: int, epsilon=None, delta:
     v, arg = _refined(evaluate, min(1e-3 / math.sqrt(n * w), 1e-4), 1.5, n_phi)
     return v, dict(arg, phi=arg["scale"])
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #222e9de5
+# %% ../../nbs/05_theory/03_minimax.ipynb #d9aa61a3
 def star_covariance_bound(n, eigenvalues, s: int, epsilon=None, delta: float = 0.0, n_tau: int = 40, n_t: int = 40):
     "(lower, details) on E||Sigma_hat - Sigma||_2 over the star prior; (epsilon, delta)-DP estimators (epsilon None: no privacy)."
     lam = np.asarray(eigenvalues, float)
@@ -355,7 +355,7 @@ def star_covariance_bound(n, eigenvalues, s: int, epsilon=None, delta: float = 0
     v, arg = _refined(evaluate, 1e-4 / math.sqrt(n * zeta), 0.999 / math.sqrt(zeta), n_tau)
     return v, dict(arg, tau=arg["scale"])
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #cdb2b303
+# %% ../../nbs/05_theory/03_minimax.ipynb #e13e251a
 MINIMAX_MODELS = ("none", "central", "central_pure", "local", "local_pure", "sparse", "sparse_covariance")
 
 @dataclass(frozen=True)
@@ -392,7 +392,7 @@ class MinimaxPrior:
         R = direct_rotation(Bt)
         return (R * lam) @ R.T, R[:, :self.k]
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #e7266c60
+# %% ../../nbs/05_theory/03_minimax.ipynb #34dc6bac
 @dataclass(frozen=True)
 class MinimaxBound:
     "A lower bound on the worst-case mean error of every estimator of a class, over a parameter class."
@@ -413,7 +413,7 @@ class MinimaxBound:
         "(Sigma, V) drawn from the bound's prior: measure an estimator that is not rotation-equivariant on these."
         return self.prior.draw(random_state)
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #e13e251a
+# %% ../../nbs/05_theory/03_minimax.ipynb #23464275
 _CLASSES = {
     "none": "every estimator (no privacy constraint)",
     "central": "every ({e}, {d})-DP estimator (replace-one neighbours, n public), of rows of any norm, so also every one that clips them first",
@@ -439,7 +439,7 @@ def _check_spectrum(eigenvalues, p, k):
         raise ValueError(f"eigenvalues: expected an eigengap lambda_k > lambda_(k+1), got {lam[k - 1]} and {lam[k]} at k = {k}")
     return lam
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #34dc6bac
+# %% ../../nbs/05_theory/03_minimax.ipynb #c56f951d
 def _describe(arg, setting, floor, priv):
     "The notes: the prior, the level t, and which constraint binds."
     notes = []
@@ -460,7 +460,7 @@ def _dense_prior(lam, k, arg):
     b = arg["block"]
     return MinimaxPrior("sphere", tuple(lam), k, arg["theta"], b.t, b.u, arg["s2"])
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #23464275
+# %% ../../nbs/05_theory/03_minimax.ipynb #b39abcf5
 def _dense_result(model, setting, n, p, k, eps, dlt, lam):
     cap = math.sqrt(2 * min(k, p - k))
     cls, tool = _class(setting, eps, dlt), _tool(setting)
@@ -480,7 +480,7 @@ def _dense_result(model, setting, n, p, k, eps, dlt, lam):
     return MinimaxBound(model, float(min(lower, cap)), cls, par, ok, tuple(notes), float(floor), float(priv), tool,
                         "||P_hat - P||_F", cap, _dense_prior(lam, k, arg))
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #c56f951d
+# %% ../../nbs/05_theory/03_minimax.ipynb #295bcacb
 def _sparse_result(setting, n, p, k, eps, dlt, lam, s):
     cap = math.sqrt(2 * min(k, p - k))
     cands = []                                                          # (floor, (private, details), kind)
@@ -507,7 +507,7 @@ def _sparse_result(setting, n, p, k, eps, dlt, lam, s):
     return MinimaxBound("sparse", float(min(max(floor, priv), cap)), cls, par, True, tuple(notes), float(floor), float(priv),
                         tool, "||P_hat - P||_F", cap, prior)
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #b39abcf5
+# %% ../../nbs/05_theory/03_minimax.ipynb #ae470fa1
 def _covariance_result(n, p, eps, dlt, eigenvalues, s):
     if eigenvalues is None: raise ValueError("eigenvalues: expected the baseline variances (the diagonal of Sigma, p values)")
     lam = np.asarray(eigenvalues, dtype=np.float64).ravel()
@@ -526,7 +526,7 @@ def _covariance_result(n, p, eps, dlt, eigenvalues, s):
                         float(floor), float(priv), _tool("central"), "||Sigma_hat - Sigma||_2", math.inf,
                         MinimaxPrior("star", tuple(lam), 0, arg["tau"], s=s, hub=arg["hub"]))
 
-# %% ../../nbs/05_theory/03_minimax.ipynb #295bcacb
+# %% ../../nbs/05_theory/03_minimax.ipynb #b3982c03
 def minimax_lower_bound(model: str, *, n, p: int, k: int | None = None, epsilon=None, delta: float = 0.0,
                         eigenvalues=None, s: int | None = None, privacy: str = "local") -> MinimaxBound:
     """A lower bound, every constant explicit, on the worst-case mean error of every estimator of a privacy class.
