@@ -13,12 +13,12 @@ on 2 cores when the machine is quiet (much longer under other jobs: cvxpy alone 
 --merge runs only the given sections and puts their results into the existing results.json/results.md
 in place of the same sections, stating the environment they ran in. Use it to measure IBM diffprivlib
 and OpenDP, which need scikit-learn<1.9, from a separate virtual environment:
-    python -m venv /tmp/anchors
-    /tmp/anchors/bin/pip install "scikit-learn<1.9" diffprivlib "opendp[scikit-learn]" && /tmp/anchors/bin/pip install -e .
-    OPENBLAS_NUM_THREADS=1 nice /tmp/anchors/bin/python benchmarks/run.py --sections libraries,bingham --merge
+    python -m venv /tmp/libraries
+    /tmp/libraries/bin/pip install "scikit-learn<1.9" diffprivlib "opendp[scikit-learn]" && /tmp/libraries/bin/pip install -e .
+    OPENBLAS_NUM_THREADS=1 nice /tmp/libraries/bin/python benchmarks/run.py --sections libraries,bingham --merge
 --merge-from FILE.json runs nothing: it merges the sections of a result stored by an earlier run (for example the
 libraries measured with --out /tmp/libraries.md from the separate environment, before the main run) into results.json:
-    /tmp/anchors/bin/python benchmarks/run.py --sections libraries,bingham --out /tmp/libraries.md
+    /tmp/libraries/bin/python benchmarks/run.py --sections libraries,bingham --out /tmp/libraries.md
     .venv/bin/python benchmarks/run.py --sections kendall,...          # the main run (without libraries, bingham)
     .venv/bin/python benchmarks/run.py --merge-from /tmp/libraries.json
 and to measure the explorers' redraws alone (a merged section's date and load average are stated in the table):

@@ -13,11 +13,11 @@ import time
 import numpy as np
 from dppca_nb.core.validation import as_generator
 from dppca_nb.core.linalg import random_orthonormal, random_subspace_level, subspace_distance
-from dppca_nb.data.datasets import sample_gaussian
+from dppca_nb.data.datasets import sample_gaussian, reference_design
 
 __all__ = ['SIZES', 'SECTIONS', 'machine_info', 'best_time', 'run_limited', 'bench_kendall', 'bench_kendall_design', 'bench_local', 'fantope_instance',
            'bench_fantope', 'pca_methods', 'bench_libraries', 'bench_dask', 'bingham3_mean', 'bench_bingham',
-           'bench_explorers', 'bench_fit_cost', 'bench_local_randomizer', 'bench_accuracy', 'GOALS', 'goals_table', 'run_all', 'merge_results', 'results_markdown', 'load_results', 'speedup_figure']
+           'bench_explorers', 'bench_fit_cost', 'bench_private_radius', 'bench_local_randomizer', 'bench_accuracy', 'GOALS', 'goals_table', 'run_all', 'merge_results', 'results_markdown', 'load_results', 'speedup_figure']
 
 def machine_info(blas_threads: int | None = None) -> dict:
     "The machine, the library versions and the BLAS in use (with its thread count under the current limits)."
@@ -33,7 +33,7 @@ def machine_info(blas_threads: int | None = None) -> dict:
     for m in ("numpy", "scipy", "sklearn", "dask", "distributed", "cvxpy", "matplotlib"):
         try: vers[m] = importlib.import_module(m).__version__
         except ImportError: vers[m] = "not installed"
-    for m in ("diffprivlib", "opendp"):                                 # the anchors: version only, no import
+    for m in ("diffprivlib", "opendp"):                                 # the libraries: version only, no import
         try: vers[m] = importlib.metadata.version(m)
         except importlib.metadata.PackageNotFoundError: vers[m] = "not installed"
     blas = [dict(api=d.get("internal_api"), version=d.get("version"), architecture=d.get("architecture"),
@@ -107,11 +107,9 @@ def _row(section, case, baseline, t_base, method, t_method, note="", **extra):
 def _fmt_t(t): return "–" if t is None else (f"{t * 1e3:.3g} ms" if t < 1 else f"{t:.3g} s")
 
 def _spiked(p, k, n, seed, a=None, trace=0.2):
-    "Rows of N(0, a VV' + b I) with E||x||^2 = trace (the anchors' design); returns (X, V)."
+    "n rows of the reference design (`dppca_nb.data.datasets.reference_design`), a k = 0.065 unless `a` is given; returns (X, V, Sigma)."
     rng = as_generator(seed)
-    V = random_orthonormal(p, k, rng)
-    a = 0.065 / k if a is None else a
-    Sigma = a * V @ V.T + (trace - a * k) / p * np.eye(p)
+    Sigma, V = reference_design(p, k, 0.065 / k if a is None else a, trace=trace, random_state=rng)
     return sample_gaussian(Sigma, n, rng), V, Sigma
 
 def bench_kendall(ns=(2000, 5000), p: int = 100, n_fast: int = 20_000, *, repeat: int = 1, seed: int = 0) -> list:
@@ -140,7 +138,7 @@ def bench_kendall_design(n: int = 1_000_000, p: int = 40, *, degree: int = 20, k
                          repeat: int = 3, seed: int = 0) -> list:
     """g-DPPCA over the regular pair design (`design="regular"`): the fit time at `n` against the full U-statistic's
     (measured at `n_full_time`, extrapolated as n^2), and the mean subspace error against the full U-statistic's at
-    `n_error` over `n_seeds` data sets (private, and of the noise-free tau), on the anchors' spiked Gaussian rows."""
+    `n_error` over `n_seeds` data sets (private, and of the noise-free tau), on Gaussian rows of the reference design."""
     from dppca_nb.algorithms.robust import g_dppca
     from dppca_nb.algorithms.kendall import kendall_tau
     from dppca_nb.core.linalg import top_k_eigvecs
@@ -398,7 +396,7 @@ def bingham3_mean(eigenvalues, nx: int = 200, nphi: int = 400) -> float:
     return float((w * t).sum() / w.sum()) + float(np.sort(eigenvalues)[0])
 
 def _draw_ours(A, n, seed):
-    from dppca_nb.algorithms.pure import bingham_sample
+    from dppca_nb.privacy.samplers import bingham_sample
     return bingham_sample(A, seed, size=n)
 
 def _draw_diffprivlib(A, n, seed):
@@ -422,7 +420,7 @@ def bench_bingham(eigenvalues=(0.0, 1.0, 3.0), n_draws: int = 5000, *, limit_s: 
     A = Q @ np.diag(np.asarray(eigenvalues, dtype=float)) @ Q.T
     exact = bingham3_mean(eigenvalues)
     rows = []
-    for name, draw in (("dppca_nb.algorithms.pure.bingham_sample", _draw_ours), ("diffprivlib mechanisms.Bingham", _draw_diffprivlib),
+    for name, draw in (("dppca_nb.privacy.samplers.bingham_sample", _draw_ours), ("diffprivlib mechanisms.Bingham", _draw_diffprivlib),
                        ("OpenDP make_private_eigenvector", _draw_opendp)):
         r = run_limited(draw, A, n_draws, seed + 1, limit_s=limit_s)
         row = dict(sampler=name, status=r["status"] if r["status"] != "timeout" else f"did not finish within {limit_s:g} s",
@@ -507,6 +505,36 @@ def bench_fit_cost(n: int = 1_000_000, p: int = 20, *, k: int = 5, epsilon: floa
                          cost_ratio=ratio, cpu_ratio=cratio, memory_ratio=mem))
     return rows
 
+def bench_private_radius(sizes=((100_000, 40), (1_000_000, 20)), *, k: int = 5, epsilon: float = 1.0,
+                         delta: float = 1e-5, repeat: int = 5, seed: int = 0) -> list:
+    """The cost of a private clipping bound: `AnalyzeGaussPCA(radius="private")` against the same estimator with the
+    fixed radius 1 (a few rows clipped) on the same array, in interleaved rounds, at each (n, p) of `sizes` (the
+    anchors' design): without centring (one private radius) and at the defaults (private centring: a private radius
+    for the mean's rows and one for the centred rows)."""
+    import warnings
+    from dppca_nb.estimators import AnalyzeGaussPCA
+    cases = [("AnalyzeGaussPCA(centering='none', radius={}).fit", dict(centering="none")),
+             ("AnalyzeGaussPCA(radius={}).fit (private centring)", {})]
+    rows = []
+    for n, p in sizes:
+        X = _spiked(p, k, n, seed)[0]                           # E||x||^2 = 0.2: the private radius is about 0.9
+        def fit(**kw):
+            def f():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")             # a ClippingWarning is not what is timed
+                    return AnalyzeGaussPCA(k, epsilon=epsilon, delta=delta, random_state=0, **kw).fit(X)
+            return f
+        fns = [(name.format(repr(r)), fit(radius=r, **kw)) for name, kw in cases for r in (1.0, "private")]
+        best, cpu = _interleaved_best(fns, repeat)
+        for name, _ in cases:
+            a, b = name.format(repr(1.0)), name.format(repr("private"))
+            ratio, cratio = best[b] / best[a], cpu[b] / cpu[a]
+            rows.append(_row("Private radius", f"n={n:.0e}, p={p}, k={k}, float64", a, best[a], b, best[b],
+                             f"{ratio:.2f}x the fixed-radius fit (goal <= 2x; CPU time: {cratio:.2f}x)",
+                             cost_ratio=ratio, cpu_ratio=cratio))
+        del X
+    return rows
+
 def bench_local_randomizer(n: int = 100_000, p: int = 40, *, epsilon: float = 1.0, delta: float = 1e-5,
                            repeat: int = 3, seed: int = 0) -> list:
     """The local model's per-record path over the normal-variate floor: drawing the same n p(p+1)/2 variates alone
@@ -533,7 +561,7 @@ def bench_local_randomizer(n: int = 100_000, p: int = 40, *, epsilon: float = 1.
 
 def bench_accuracy(n: int = 100_000, p: int = 40, *, k: int = 5, epsilon: float = 1.0, delta: float = 1e-4,
                    n_fits: int = 10, n_smooth: int = 300_000, smooth_fits: int = 10, seed: int = 0) -> list:
-    """Mean subspace error ||V_hat V_hat' - V V'||_F over `n_fits` fits (seeds 0, 1, ...) on the anchors' design (one data
+    """Mean subspace error ||V_hat V_hat' - V V'||_F over `n_fits` fits (seeds 0, 1, ...) on the reference design (one data
     set, as in `bench_libraries`): AnalyzeGaussPCA at its defaults and with centering="none", scikit-learn's PCA (not
     private), and SmoothSensitivityPCA at `n_smooth` rows over `smooth_fits` fits; time: median per fit."""
     from sklearn.decomposition import PCA
@@ -578,6 +606,10 @@ GOALS = (
     ("5b", "Fit cost", "AnalyzeGaussPCA(centering='none')", "memory_ratio", 0.5, "x", "extra peak memory of the fit / data size (centering='none')"),
     ("6a", "Local randomizer", "per_record, noise_shape='vecd'", "cost_ratio", 1.5, "x", "per-record local randomizer / normal-variate floor ('vecd', streaming)"),
     ("6b", "Local randomizer", "per_record, noise_shape='upper'", "cost_ratio", 1.5, "x", "per-record local randomizer / normal-variate floor ('upper', streaming)"),
+    ("7a", "Private radius", "AnalyzeGaussPCA(centering='none', radius='private')", "cost_ratio", 2.0, "x",
+     "radius='private' fit time / fixed-radius fit (centering='none': one private radius)"),
+    ("7b", "Private radius", "AnalyzeGaussPCA(radius='private')", "cost_ratio", 2.0, "x",
+     "radius='private' fit time / fixed-radius fit (private centring: two private radii)"),
 )
 
 def goals_table(res: dict) -> list:
@@ -608,7 +640,7 @@ def _goals_markdown(res: dict) -> list:
             for m in [res.get("environments", {}).get(s) or res["machine"]]}
     one = (f" All the goals' sections were measured together in one run ({min(runs)[0]}, load average "
            f"{min(runs)[1]} at its start)." if len(runs) == 1 else "")
-    L = ["## Goals", "", "Each goal's figure from the rows below (n = 1e5, p = 40, the anchors' design unless the settings "
+    L = ["## Goals", "", "Each goal's figure from the rows below (n = 1e5, p = 40, the reference design unless the settings "
          "say otherwise); met: measured <= goal; times are wall-clock, best of the repeats, with the CPU time beside them "
          "(on a shared machine the wall clock also counts the waits for a processor)." + one, "",
          "| # | what | measured now | goal | met | settings |", "|---|---|---|---|---|---|"]
@@ -628,6 +660,7 @@ SIZES = {
                  bingham=dict(n_draws=5000, limit_s=120.0),
                  explorers=dict(repeat=3),
                  fit_cost=dict(n=1_000_000, p=20, repeat=9),
+                 private_radius=dict(sizes=((100_000, 40), (1_000_000, 20)), repeat=9),
                  local_randomizer=dict(n=100_000, p=40, repeat=5),
                  accuracy=dict(n=100_000, p=40, n_fits=10, n_smooth=300_000, smooth_fits=10)),
     "small": dict(kendall=dict(ns=(200, 400), p=20, n_fast=2000),
@@ -639,12 +672,13 @@ SIZES = {
                   bingham=dict(n_draws=500, limit_s=60.0),
                   explorers=dict(repeat=1),
                   fit_cost=dict(n=20_000, p=10, repeat=1),
+                  private_radius=dict(sizes=((20_000, 10),), repeat=1),
                   local_randomizer=dict(n=2000, p=10, repeat=1),
                   accuracy=dict(n=5000, p=10, k=2, n_fits=2, n_smooth=10_000, smooth_fits=2)),
 }
 
-SECTIONS = ("kendall", "kendall_design", "local", "fantope", "libraries", "dask", "bingham", "explorers", "fit_cost", "local_randomizer",
-            "accuracy")
+SECTIONS = ("kendall", "kendall_design", "local", "fantope", "libraries", "dask", "bingham", "explorers", "fit_cost",
+            "private_radius", "local_randomizer", "accuracy")
 
 def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log=print) -> dict:
     "Run the benchmark sections at `size` ('full' or 'small') under `blas_threads` BLAS threads; a dict for `results_markdown`."
@@ -653,7 +687,7 @@ def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log
     check_choice(size, "size", tuple(SIZES))
     funcs = dict(kendall=bench_kendall, kendall_design=bench_kendall_design, local=bench_local, fantope=bench_fantope, libraries=bench_libraries, dask=bench_dask,
                  bingham=bench_bingham, explorers=bench_explorers, fit_cost=bench_fit_cost,
-                 local_randomizer=bench_local_randomizer, accuracy=bench_accuracy)
+                 private_radius=bench_private_radius, local_randomizer=bench_local_randomizer, accuracy=bench_accuracy)
     for s in sections: check_choice(s, "sections", SECTIONS)
     out = dict(size=size, rows=[], pca=[], dask_memory=None, bingham=None, seconds={})
     with threadpool_limits(limits=blas_threads, user_api="blas"):
@@ -671,7 +705,7 @@ def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log
     return out
 
 _ROW_SECTION = {"Kendall's tau": "kendall", "Kendall's tau design": "kendall_design", "Local model": "local", "Fantope": "fantope", "Dask vs numpy": "dask",
-                "Explorers": "explorers", "Fit cost": "fit_cost", "Local randomizer": "local_randomizer", "Accuracy": "accuracy"}
+                "Explorers": "explorers", "Fit cost": "fit_cost", "Private radius": "private_radius", "Local randomizer": "local_randomizer", "Accuracy": "accuracy"}
 
 def merge_results(old: dict, new: dict) -> dict:
     """`old` with the sections that `new` ran replaced by `new`'s results (rows kept in section order); the
@@ -726,7 +760,7 @@ def results_markdown(res: dict) -> str:
                   f"start {m['load_average'][0]}: other jobs shared the machine), and merged with `benchmarks/run.py --merge`."]
     if res.get("pca"):
         L += ["", "## Private PCA side by side", ""] + _env_line(res, "libraries") + [
-              "Anchors' design: Sigma = a VV' + b I, E||x||^2 = 0.2, a k = 0.065; delta = 1e-4 for the (eps, delta) methods; "
+              "Reference design: Sigma = a VV' + b I, E||x||^2 = 0.2, a k = 0.065; delta = 1e-4 for the (eps, delta) methods; "
               "estimators at their defaults. Error: mean ||V_hat V_hat' - V V'||_F over the repetitions; time: median per fit. "
               "The guarantees differ (pure eps-DP vs (eps, delta)-DP vs local DP): compare errors within a guarantee. "
               "OpenDP's PCA certifies 2 eps for a requested eps (`measurement().map(1)`, read before each fit and given in "

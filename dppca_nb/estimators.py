@@ -166,7 +166,7 @@ def _fit_release(self, X, k_of):
     X = _validate_dask(self, X, reset=True) if lazy else _validate_X(self, X, reset=True, finite=False)
     n, p = (int(d) for d in X.shape)
     plan = self._plan(n, p, k_of(p))
-    spends = fit_spends(plan.contract)
+    spends = [(c, label) for label, c in plan.ledger] if plan.ledger else fit_spends(plan.contract)
     owner, shared = type(self).__name__, self.accountant
     # the fit's own ledger, each part at what it certifies: the plan must fit its own budget (a paper-mode plan, which
     # certifies more than it was asked and says so, gets a ledger without a budget)

@@ -20,7 +20,8 @@ warnings.filterwarnings("ignore", category=RuntimeWarning)
 #   kinds: "XkED" f(X, k, epsilon, delta) -> p x k;  "XE D" f(X, epsilon, delta) -> matrix;  "XkE" f(X, k, epsilon);
 #          "XE" f(X, epsilon);  "X" f(X)
 try:
-    from dppca_nb.algorithms.registry import REGISTRY
+    from dppca_nb.algorithms.registry import algorithms
+    REGISTRY = dict(algorithms())          # every module imported: each registers its own algorithms
 except ImportError:
     REGISTRY = {}
 
@@ -31,7 +32,7 @@ def _kind(alg):
     return "XkE" if alg.measure == "pure" else "XkED"
 
 
-FUNCTIONS = [(a.function.rpartition(".")[0], a.key, _kind(a), dict(a.quick)) for a in REGISTRY.values()] + [
+FUNCTIONS = [(a.function.__module__, a.key, _kind(a), dict(a.quick)) for a in REGISTRY.values()] + [
     ("dppca_nb.privacy.releases", "gaussian_second_moment", "XED", {}),
     ("dppca_nb.algorithms.local", "local_second_moment", "XED", {}),
     ("dppca_nb.algorithms.robust", "noisy_kendall", "XED", {}),
@@ -410,3 +411,153 @@ def test_accounting_bad_input():
         a = acc.PrivacyAccountant(1.0, 1e-5)
         a.spend(0.6)
         a.spend(0.6)
+
+
+# --- the sparse-covariance family and SGPCA: each wrong argument named -------------------------------------
+
+def _sparse_cov_cases():
+    from dppca_nb.data.datasets import block_covariance, banded_covariance, column_sparsity
+    from dppca_nb.algorithms.sparse_cov import (threshold_level, hard_threshold, dp_threshold_postprocess,
+                                                gaussian_covariance, dp_threshold_covariance)
+    from dppca_nb.theory.bounds import threshold_error_bound, naive_error_bound, gaussian_gamma
+    from dppca_nb.algorithms.baselines import sgpca
+    A, S = np.eye(3), np.eye(4) * 0.1
+    return {
+        "block_size 0": (lambda: block_covariance(10, 0), "block_size: expected a positive integer"),
+        "block_size > p": (lambda: block_covariance(10, 11), "block_size: expected an integer between 1 and p = 10"),
+        "block_size bool": (lambda: block_covariance(10, True), "block_size: expected"),
+        "correlation 1": (lambda: block_covariance(10, 3, correlation=1.0), r"correlation: expected values in \[0, 1\)"),
+        "correlation per block": (lambda: block_covariance(10, 3, correlation=[0.1, 0.2]),
+                                  "correlation: expected a number or 4 values"),
+        "trace 2": (lambda: banded_covariance(10, 2, trace=2.0), r"trace: expected a number in \(0, 1\]"),
+        "bandwidth -1": (lambda: banded_covariance(10, -1), "bandwidth"),
+        "column_sparsity vector": (lambda: column_sparsity(np.ones(3)), "Sigma: expected a square matrix"),
+        "column_sparsity tol": (lambda: column_sparsity(A, tol=-1.0), "tol"),
+        "threshold n 0": (lambda: threshold_level(0, 5, 1.0), "n: expected a positive integer"),
+        "threshold n float": (lambda: threshold_level(10.0, 5, 1.0), "n: expected"),
+        "threshold sigma": (lambda: threshold_level(10, 5, -1.0), "sigma"),
+        "threshold gamma": (lambda: threshold_level(10, 5, 1.0, gamma=-1.0), "gamma"),
+        "threshold noise_constant": (lambda: threshold_level(10, 5, 1.0, noise_constant=-1.0), "noise_constant"),
+        "hard_threshold shape": (lambda: hard_threshold(np.ones((2, 3)), 0.1), "A: expected a square matrix"),
+        "hard_threshold tau": (lambda: hard_threshold(A, -0.1), "tau"),
+        "hard_threshold tau_diagonal": (lambda: hard_threshold(A, 0.1, tau_diagonal=-1), "tau_diagonal"),
+        "postprocess shape": (lambda: dp_threshold_postprocess(S[:2], 1.0, 1.0, n=100), "S_noisy"),
+        "postprocess n 0": (lambda: dp_threshold_postprocess(S, 1.0, 1.0, n=0), "n:"),
+        "postprocess n bool": (lambda: dp_threshold_postprocess(S, 1.0, 1.0, n=True), "n: expected a positive integer"),
+        "postprocess gamma": (lambda: dp_threshold_postprocess(S, 1.0, 1.0, n=100, gamma=-1), "gamma"),
+        "covariance rule": (lambda: gaussian_covariance(GOOD, 1.0, 1e-5, sensitivity_rule="sqrt2"), "sensitivity_rule"),
+        "covariance noise": (lambda: gaussian_covariance(GOOD, 1.0, 1e-5, noise="discrete"), "noise"),
+        "threshold covariance gamma": (lambda: dp_threshold_covariance(GOOD, 1.0, 1e-5, gamma=-1), "gamma"),
+        "threshold covariance noise": (lambda: dp_threshold_covariance(GOOD, 1.0, 1e-5, noise="continuous"), "noise"),
+        "bound s": (lambda: threshold_error_bound(100, 10, -1, 1.0, 1e-5), "s: expected"),
+        "bound noise_shape": (lambda: naive_error_bound(100, 10, sigma=1.0, noise_shape="lower"), "noise_shape"),
+        "bound rule": (lambda: naive_error_bound(100, 10, 1.0, 1e-5, sensitivity_rule="sqrt2"), "sensitivity_rule"),
+        "gaussian_gamma": (lambda: gaussian_gamma(np.ones(3)), "Sigma: expected a square matrix"),
+        "sgpca eigenvalue_share": (lambda: sgpca(GOOD, 2, 1.0, 1e-5, eigenvalue_share=1.0), "eigenvalue_share"),
+        "sgpca calibration": (lambda: sgpca(GOOD, 2, 1.0, 1e-5, calibration="zcdp"), "calibration"),
+    }
+
+
+SPARSE_COV_CASES = list(_sparse_cov_cases())
+
+
+@pytest.mark.parametrize("case", SPARSE_COV_CASES)
+def test_sparse_cov_family_bad_argument(case):
+    call, message = _sparse_cov_cases()[case]
+    with pytest.raises((ValueError, TypeError), match=message):
+        call()
+
+
+def test_dp_threshold_covariance_dask_bad_gamma():
+    da = pytest.importorskip("dask.array")
+    from dppca_nb.algorithms.sparse_cov import dp_threshold_covariance
+    with pytest.raises(ValueError, match="gamma"):
+        dp_threshold_covariance(da.from_array(GOOD, chunks=5), 1.0, 1e-5, gamma=-1)
+
+
+# --- the samplers, pure DP and smooth sensitivity: their building blocks ----------------------------------------
+
+def _pure_smooth_cases():
+    "(label, callable, text the error must contain): every wrong argument of the building blocks, named."
+    import dppca_nb.privacy.samplers as SA
+    import dppca_nb.algorithms.pure as PU
+    import dppca_nb.algorithms.smooth as SM
+    import dppca_nb.data.datasets as DS
+    Q = np.linalg.qr(np.random.default_rng(0).normal(size=(3, 3)))[0]
+    A3 = Q @ np.diag([0.0, 1.0, 3.0]) @ Q.T
+    X = np.random.default_rng(1).normal(size=(60, 4)) * 0.3
+    U, V = np.eye(4)[:, :2], np.eye(4)[:, 1:3]
+    D = np.array([[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    return [
+        ("bingham: not square", lambda: SA.bingham_sample(np.ones((2, 3))), "A: expected a square matrix"),
+        ("bingham: not symmetric", lambda: SA.bingham_sample(np.array([[0, 1], [0, 0.]])), "A: expected a symmetric"),
+        ("bingham: not finite", lambda: SA.bingham_sample(np.array([[np.nan, 0], [0, 0.]])), "A: expected finite"),
+        ("bingham: size 0", lambda: SA.bingham_sample(A3, size=0), "size: expected"),
+        ("bingham: size 2.7", lambda: SA.bingham_sample(A3, size=2.7), "size: expected a positive integer"),
+        ("bingham: size True", lambda: SA.bingham_sample(A3, size=True), "size: expected a positive integer"),
+        ("bingham rate: n_proposals", lambda: SA.bingham_acceptance_rate(A3, n_proposals=100.5), "n_proposals: expected"),
+        ("matrix bingham: k 0", lambda: SA.matrix_bingham_sample(A3, 0), "k: expected"),
+        ("matrix bingham: k > p", lambda: SA.matrix_bingham_sample(A3, 4), "k: expected"),
+        ("matrix bingham: flatten > k", lambda: SA.matrix_bingham_sample(A3, 2, flatten=3), "flatten: expected"),
+        ("matrix bingham: flatten 0", lambda: SA.matrix_bingham_sample(A3, 2, flatten=0), "flatten: expected"),
+        ("matrix bingham: max_trials", lambda: SA.matrix_bingham_sample(A3, 2, max_trials=0), "max_trials: expected"),
+        ("matrix bingham: not square", lambda: SA.matrix_bingham_sample(np.ones((2, 3)), 1), "A: expected a square matrix"),
+        ("matrix bingham rate: n_proposals", lambda: SA.matrix_bingham_acceptance_rate(A3, 2, n_proposals=0.5),
+         "n_proposals: expected"),
+        ("budget: share 1", lambda: PU.pure_dp_budget(1.0, 3, 1.0), "eigenvalue_share: expected"),
+        ("budget: share word", lambda: PU.pure_dp_budget(1.0, 3, "thirds"), "eigenvalue_share"),
+        ("budget: epsilon", lambda: PU.pure_dp_budget(-1.0, 3), "epsilon"),
+        ("budget: k float", lambda: PU.pure_dp_budget(1.0, 2.0), "k: expected a positive integer"),
+        ("pure: sensitivity_rule", lambda: PU.pure_dp_pca(X, 2, 1.0, sensitivity_rule="sqrt2"),
+         "sensitivity_rule: expected one of"),
+        ("pure: sensitivity_rule loose", lambda: PU.pure_dp_pca(X, 2, 1.0, sensitivity_rule="loose"), "sensitivity_rule"),
+        ("pure: eigenvalue_share", lambda: PU.pure_dp_pca(X, 2, 1.0, eigenvalue_share=-0.1), "eigenvalue_share"),
+        ("pure: radius", lambda: PU.pure_dp_pca(X, 2, 1.0, radius=0), "radius"),
+        ("pure plan: delta", lambda: PU.plan_pure_dp_pca(60, 4, 2, 1.0, 1e-5), "delta"),
+        ("subspace: radius", lambda: PU.pure_dp_subspace(X, 2, 1.0, radius=-1), "radius"),
+        ("subspace: max_trials", lambda: PU.pure_dp_subspace(X, 2, 1.0, max_trials=0), "max_trials"),
+        ("subspace: epsilon nan", lambda: PU.pure_dp_subspace(X, 2, float("nan")), "epsilon"),
+        ("subspace plan: delta", lambda: PU.plan_pure_dp_subspace(60, 4, 2, 1.0, 1e-5), "delta"),
+        ("audit statistic: direction", lambda: PU.pure_dp_audit_statistic(D, 1.0, direction=[1.0, 1.0]),
+         "direction: expected a unit"),
+        ("aligned distance: norm", lambda: SM.aligned_distance(U, V, norm="l3"), "norm"),
+        ("aligned distance: shapes", lambda: SM.aligned_distance(U, np.eye(4)[:, :3]), "U, V: expected frames"),
+        ("gap bound: norm", lambda: SM.eigengap_sensitivity_bound(0.1, 100, 8, 2, "fro"), "norm"),
+        ("gap bound: n", lambda: SM.eigengap_sensitivity_bound(0.1, 0, 8, 2), "n: expected"),
+        ("flip example: p bool", lambda: SM.flip_example(3, p=True), "p: expected an integer >= 2"),
+        ("flip example: n float", lambda: SM.flip_example(2.5), "n: expected a positive integer"),
+        ("smooth parameters: constants", lambda: SM.smooth_sensitivity_parameters(0.6, 0.0, 10, 2, constants="nrs"),
+         "constants"),
+        ("smooth parameters: delta", lambda: SM.smooth_sensitivity_parameters(1.0, -1e-5, 3, 1), "delta"),
+        ("smooth parameters: epsilon", lambda: SM.smooth_sensitivity_parameters(0.0, 1e-5, 3, 1), "epsilon"),
+        ("perturb frame: noise", lambda: SM.perturb_frame(U, 1.0, "laplace"), "noise"),
+        ("perturb frame: scale", lambda: SM.perturb_frame(U, -1.0), "scale"),
+        ("smooth release: n", lambda: SM.smooth_sensitivity_release(np.eye(4), 0, 2, 1.0, 1e-5), "n: expected a positive integer"),
+        ("smooth: constants", lambda: SM.smooth_sensitivity_pca(X, 2, 1.0, 1e-5, constants="nrs"), "constants"),
+        ("smooth: radius", lambda: SM.smooth_sensitivity_pca(X, 2, 1.0, 1e-5, radius=-2.0), "radius"),
+        ("spherical spike: gap", lambda: DS.spherical_spike(10, 5, 1, 1.5), "gap"),
+        ("spherical spike: k = p", lambda: DS.spherical_spike(10, 5, 5, 0.1), "k: expected k < p"),
+        ("reference design: k", lambda: DS.reference_design(40, 50), "k: expected"),
+        ("reference design: spike", lambda: DS.reference_design(40, 5, -1.0), "spike"),
+        ("reference design: spike * k >= trace", lambda: DS.reference_design(40, 5, 0.1), "spike: expected spike * k < trace"),
+    ]
+
+
+def test_pure_smooth_building_blocks():
+    "Each wrong argument of the samplers', pure DP's and smooth sensitivity's building blocks is refused, named."
+    pytest.importorskip("dppca_nb.privacy.samplers")
+    for label, fn, text in _pure_smooth_cases():
+        with pytest.raises((ValueError, TypeError)) as err:
+            fn()
+        assert text in str(err.value), (label, str(err.value))
+
+
+def test_smooth_dask_bad_input():
+    "The Dask path of smooth-sensitivity PCA checks k and epsilon from the array's shape, before reading it."
+    da = pytest.importorskip("dask.array")
+    import dppca_nb.algorithms.smooth as SM
+    Xd = da.from_array(np.random.default_rng(0).normal(size=(60, 10)) * 0.3, chunks=(20, 10))
+    with pytest.raises((ValueError, TypeError), match=r"\bk\b"):
+        SM.smooth_sensitivity_pca(Xd, 11, 1.0)
+    with pytest.raises((ValueError, TypeError), match="epsilon"):
+        SM.smooth_sensitivity_pca(Xd, 2, 0.0)

@@ -153,6 +153,17 @@ def _info(out):
     return out[-1]
 
 
+def _released(release):
+    """A `Release` as (value, the dict this file compares): the contract's fields, the released extras, and the
+    curator-only diagnostics under DIAGNOSTICS_KEY (which `core.public_info` strips)."""
+    from dppca_nb.privacy.contract import Release
+    assert isinstance(release, Release), type(release)
+    d = release.contract.as_dict()
+    d.update(release.extras)
+    d[core.DIAGNOSTICS_KEY] = release.diagnostics
+    return release.value, d
+
+
 def _mods():
     from dppca_nb.algorithms import baselines
     from dppca_nb.privacy import releases as mechanisms   # the second-moment releases
@@ -172,18 +183,27 @@ B, MEC, SC, LOC, LSP, SM, PU, RB, ES = (M[k] for k in ("baselines", "mechanisms"
                                                       "local_sparse", "smooth", "pure", "robust", "estimators"))
 kw = dict(random_state=SEED)
 ri = dict(random_state=SEED, return_info=True)
+rr = dict(random_state=SEED, return_release=True)
+
+
+def _as_info(r):
+    "A Release as (value, info): the contract's fields and the released extras published, the diagnostics under the curator's key."
+    info = {**r.contract.as_dict(), **r.extras}
+    info[core.DIAGNOSTICS_KEY] = dict(r.diagnostics)
+    return r.value, info
 
 # noisy releases carried in info, by family
 SGPCA_RELEASE = ("eigenvalues",          # the noisy eigenvalues (first, worst-case DP release)
                  "noise_variance", "spike",     # medians / differences of the noisy eigenvalues
-                 "sensitivity", "sigma")        # the projector's sensitivity and noise: functions of the noisy eigenvalues
+                 "projector_sensitivity",       # the projector's sensitivity and noise sd: functions of the noisy
+                 "projector_noise_scale")       # eigenvalues
 THRESHOLD_RELEASE = ("noisy",            # the noisy second moment itself
                      "thresholded",      # its hard-thresholded copy (post-processing)
                      "support",          # the support of the thresholded noisy matrix (post-processing)
                      "n_negative_eigenvalues")  # eigenvalues of the thresholded noisy matrix (post-processing)
 LOCAL_PCA_RELEASE = ("eigenvalues",)     # eigenvalues of the noisy second moment
 LOCAL_SPARSE_RELEASE = ("admm_iterations", "admm_converged", "support", "fantope_rank")   # ADMM on the noisy S
-PURE_RELEASE = ("eigenvalues",)          # the snapped Laplace eigenvalues
+PURE_RELEASE = ("eigenvalues",)          # the snapped Laplace eigenvalues / n (the release's extras)
 PRIVATE_RADIUS_RELEASE = ("radius", "winsorization_radius",   # the privately released winsorization radius
                           "bound")                            # its square, the kernel bound (post-processing)
 
@@ -213,7 +233,7 @@ def _kendall_release(X):
 
 def _smooth_release(X, delta):
     M_, c = _moment_sum(X)
-    return SM.smooth_sensitivity_release(M_ / N, N, K, EPS, delta, n_clipped=c, **ri)
+    return _as_info(SM.smooth_sensitivity_release(M_ / N, N, K, EPS, delta, **rr))
 
 
 def _radius_release(X):
@@ -228,23 +248,27 @@ ENTRIES = [
     # baselines
     ("analyze_gauss", lambda X: B.analyze_gauss(X, K, EPS, DLT, **ri), ()),
     ("analyze_gauss[discrete]", lambda X: B.analyze_gauss(X, K, EPS, DLT, noise="discrete", **ri), ()),
-    ("sgpca", lambda X: B.sgpca(X, K, EPS, DLT, **ri), SGPCA_RELEASE),
+    ("sgpca", lambda X: _released(B.sgpca(X, K, EPS, DLT, **rr)), SGPCA_RELEASE),
     ("nsggd", lambda X: B.nsggd(X, K, EPS, DLT, n_iter=5, **ri), ()),
     ("nsggd[minibatch]", lambda X: B.nsggd(X, K, EPS, DLT, n_iter=5, batch_size=10, **ri), ()),
     # second moment and covariance
-    ("gaussian_second_moment", lambda X: MEC.gaussian_second_moment(X, EPS, DLT, **kw), ()),
-    ("gaussian_second_moment[loose]", lambda X: MEC.gaussian_second_moment(X, EPS, DLT, sensitivity="loose", **kw), ()),
-    ("gaussian_second_moment[paper]", lambda X: MEC.gaussian_second_moment(X, EPS, DLT, sensitivity="paper", **kw), ()),
-    ("gaussian_second_moment[radius2]", lambda X: MEC.gaussian_second_moment(X, EPS, DLT, radius=2.0, **kw), ()),
-    ("gaussian_second_moment[discrete]", lambda X: MEC.gaussian_second_moment(X, EPS, DLT, noise="discrete", **kw), ()),
-    ("gaussian_second_moment_release",
-     lambda X: MEC.gaussian_second_moment_release(*_moment_sum(X)[:1], N, EPS, DLT, n_clipped=_moment_sum(X)[1], **kw),
-     ()),
-    ("gaussian_covariance", lambda X: SC.gaussian_covariance(X, EPS, DLT, **ri), ()),
-    ("gaussian_covariance[discrete]", lambda X: SC.gaussian_covariance(X, EPS, DLT, noise="discrete", **ri), ()),
-    ("dp_threshold_covariance", lambda X: SC.dp_threshold_covariance(X, EPS, DLT, **ri), THRESHOLD_RELEASE),
-    ("dp_threshold_covariance[discrete]", lambda X: SC.dp_threshold_covariance(X, EPS, DLT, noise="discrete", **ri),
-     THRESHOLD_RELEASE),
+    ("gaussian_second_moment", lambda X: _released(MEC.gaussian_second_moment(X, EPS, DLT, **rr)), ()),
+    ("gaussian_second_moment[loose]",
+     lambda X: _released(MEC.gaussian_second_moment(X, EPS, DLT, sensitivity_rule="loose", **rr)), ()),
+    ("gaussian_second_moment[paper]",
+     lambda X: _released(MEC.gaussian_second_moment(X, EPS, DLT, sensitivity_rule="paper", **rr)), ()),
+    ("gaussian_second_moment[radius2]", lambda X: _released(MEC.gaussian_second_moment(X, EPS, DLT, radius=2.0, **rr)), ()),
+    ("gaussian_second_moment[discrete]",
+     lambda X: _released(MEC.gaussian_second_moment(X, EPS, DLT, noise="discrete_gaussian", **rr)), ()),
+    ("plan_second_moment[statistic]",            # the release from precomputed sums of the clipped rows
+     lambda X: _released(MEC.plan_second_moment(N, P, EPS, DLT).release(
+         X, SEED, statistic=dict(M=_moment_sum(X)[0], n=N, n_clipped=_moment_sum(X)[1]))), ()),
+    ("gaussian_covariance", lambda X: _released(SC.gaussian_covariance(X, EPS, DLT, **rr)), ()),
+    ("gaussian_covariance[discrete]",
+     lambda X: _released(SC.gaussian_covariance(X, EPS, DLT, noise="discrete_gaussian", **rr)), ()),
+    ("dp_threshold_covariance", lambda X: _released(SC.dp_threshold_covariance(X, EPS, DLT, **rr)), THRESHOLD_RELEASE),
+    ("dp_threshold_covariance[discrete]",
+     lambda X: _released(SC.dp_threshold_covariance(X, EPS, DLT, noise="discrete_gaussian", **rr)), THRESHOLD_RELEASE),
     # local model
     ("local_second_moment[aggregate]", lambda X: LOC.local_second_moment(X, EPS, DLT, **kw), ()),
     ("local_second_moment[per_record]", lambda X: LOC.local_second_moment(X, EPS, DLT, simulate="per_record", **kw), ()),
@@ -258,18 +282,21 @@ ENTRIES = [
      lambda X: LOC.local_gaussian_pca(X, K, EPS, DLT, simulate="per_record", noise="discrete", **ri), LOCAL_PCA_RELEASE),
     ("local_sparse_pca", lambda X: LSP.local_sparse_pca(X, K, EPS, DLT, max_iter=50, **ri), LOCAL_SPARSE_RELEASE),
     # smooth sensitivity
-    ("smooth_sensitivity_pca[gaussian]", lambda X: SM.smooth_sensitivity_pca(X, K, EPS, DLT, **ri), ()),
-    ("smooth_sensitivity_pca[cauchy]", lambda X: SM.smooth_sensitivity_pca(X, K, EPS, 0.0, **ri), ()),
+    ("smooth_sensitivity_pca[gaussian]", lambda X: _as_info(SM.smooth_sensitivity_pca(X, K, EPS, DLT, **rr)), ()),
+    ("smooth_sensitivity_pca[cauchy]", lambda X: _as_info(SM.smooth_sensitivity_pca(X, K, EPS, 0.0, **rr)), ()),
+    ("smooth_sensitivity_pca[radius2]",
+     lambda X: _as_info(SM.smooth_sensitivity_pca(X, K, EPS, DLT, radius=2.0, **rr)), ()),
     ("smooth_sensitivity_release[gaussian]", lambda X: _smooth_release(X, DLT), ()),
     ("smooth_sensitivity_release[cauchy]", lambda X: _smooth_release(X, 0.0), ()),
     # pure DP
-    ("pure_dp_pca", lambda X: PU.pure_dp_pca(X, K, EPS, **ri), PURE_RELEASE),
-    ("pure_dp_pca[epsilon=20]", lambda X, seed=SEED: PU.pure_dp_pca(X, K, 20.0, random_state=seed, return_info=True),
+    ("pure_dp_pca", lambda X: _as_info(PU.pure_dp_pca(X, K, EPS, **rr)), PURE_RELEASE),
+    ("pure_dp_pca[epsilon=20]",
+     lambda X, seed=SEED: _as_info(PU.pure_dp_pca(X, K, 20.0, random_state=seed, return_release=True)), PURE_RELEASE),
+    ("pure_dp_pca[no eigenvalues]", lambda X: _as_info(PU.pure_dp_pca(X, K, EPS, eigenvalue_share=0.0, **rr)),
      PURE_RELEASE),
-    ("pure_dp_pca[no eigenvalues]", lambda X: PU.pure_dp_pca(X, K, EPS, eigenvalue_share=0.0, **ri), PURE_RELEASE),
-    ("pure_dp_subspace", lambda X: PU.pure_dp_subspace(X, K, EPS, **ri), ()),     # V is the release; info has no noisy key
+    ("pure_dp_subspace", lambda X: _as_info(PU.pure_dp_subspace(X, K, EPS, **rr)), ()),   # V is the release, no extras
     ("pure_dp_subspace[epsilon=20]",
-     lambda X, seed=SEED: PU.pure_dp_subspace(X, K, 20.0, random_state=seed, return_info=True), ()),
+     lambda X, seed=SEED: _as_info(PU.pure_dp_subspace(X, K, 20.0, random_state=seed, return_release=True)), ()),
     # robust
     ("noisy_kendall[spherical]", lambda X: RB.noisy_kendall(X, EPS, DLT, **kw), ()),
     ("noisy_kendall[winsorized]", lambda X: RB.noisy_kendall(X, EPS, DLT, transform="winsorized", **kw), ()),
@@ -291,15 +318,17 @@ ENTRIES = [
     ("private_mean_release", _mean_release, ()),
     ("private_mean_release[local]", lambda X: _mean_release(X, model="local"), ()),
     # dask arrays (4 row blocks) through the same functions: the same contract, the same published info
-    ("gaussian_second_moment[dask]", lambda X: MEC.gaussian_second_moment(_dask(X), EPS, DLT, **kw), ()),
+    ("gaussian_second_moment[dask]", lambda X: _released(MEC.gaussian_second_moment(_dask(X), EPS, DLT, **rr)), ()),
     ("gaussian_second_moment[dask, discrete]",
-     lambda X: MEC.gaussian_second_moment(_dask(X), EPS, DLT, noise="discrete", **kw), ()),
+     lambda X: _released(MEC.gaussian_second_moment(_dask(X), EPS, DLT, noise="discrete_gaussian", **rr)), ()),
     ("analyze_gauss[dask]", lambda X: B.analyze_gauss(_dask(X), K, EPS, DLT, **ri), ()),
-    ("gaussian_covariance[dask]", lambda X: SC.gaussian_covariance(_dask(X), EPS, DLT, **ri), ()),
-    ("dp_threshold_covariance[dask]", lambda X: SC.dp_threshold_covariance(_dask(X), EPS, DLT, **ri),
+    ("gaussian_covariance[dask]", lambda X: _released(SC.gaussian_covariance(_dask(X), EPS, DLT, **rr)), ()),
+    ("dp_threshold_covariance[dask]", lambda X: _released(SC.dp_threshold_covariance(_dask(X), EPS, DLT, **rr)),
      THRESHOLD_RELEASE),
-    ("smooth_sensitivity_pca[dask, gaussian]", lambda X: SM.smooth_sensitivity_pca(_dask(X), K, EPS, DLT, **ri), ()),
-    ("smooth_sensitivity_pca[dask, cauchy]", lambda X: SM.smooth_sensitivity_pca(_dask(X), K, EPS, 0.0, **ri), ()),
+    ("smooth_sensitivity_pca[dask, gaussian]",
+     lambda X: _as_info(SM.smooth_sensitivity_pca(_dask(X), K, EPS, DLT, **rr)), ()),
+    ("smooth_sensitivity_pca[dask, cauchy]", lambda X: _as_info(SM.smooth_sensitivity_pca(_dask(X), K, EPS, 0.0, **rr)),
+     ()),
     ("local_second_moment[dask]", lambda X: LOC.local_second_moment(_dask(X), EPS, DLT, **kw), ()),
     ("local_gaussian_pca[dask]", lambda X: LOC.local_gaussian_pca(_dask(X), K, EPS, DLT, **ri), LOCAL_PCA_RELEASE),
     ("noisy_kendall[dask, spherical]", lambda X: RB.noisy_kendall(_dask(X), EPS, DLT, **kw), ()),
@@ -387,7 +416,7 @@ EST_RELEASE = {
     "LocalSparsePCA": COMMON_RELEASE | {"n_iter_"},                    # ADMM iterations on the noisy S
     "SmoothSensitivityPCA": COMMON_RELEASE,
     "RobustKendallPCA": COMMON_RELEASE,                                # centering 'none': mean_ = 0 is public
-    "PureDPPCA": COMMON_RELEASE | {"explained_variance_"},             # snapped Laplace eigenvalues / n
+    "PureDPPCA": COMMON_RELEASE | {"explained_variance_", "explained_variance_ratio_"},   # snapped Laplace eigenvalues / n
     "PureDPSubspace": COMMON_RELEASE,                                  # one exponential-mechanism draw: the basis only
     "DPThresholdCovariance": {"diagnostics_not_private_",
                               "covariance_", "precision_"},                 # the noisy thresholded covariance
@@ -407,7 +436,7 @@ def _fitted(est):
 
 
 def _fit(name, X, **params):
-    cls = ES.ESTIMATORS[name][1]
+    cls = ES.ESTIMATORS[name]
     kw_ = dict(EST_PARAMS.get(name, {}), **params)
     if name != "DPThresholdCovariance": kw_.setdefault("n_components", K)
     return cls(random_state=SEED, **kw_).fit(X)
@@ -474,7 +503,16 @@ def _cli_args(method):
     return []
 
 
-CLI_CASES = [(m, None) for m in __import__("dppca_nb.cli", fromlist=["METHODS"]).METHODS] + [("smooth", "pure")]
+try:                                    # a broken command line fails test_cli_imports, not the whole file's collection
+    from dppca_nb.cli import METHODS as _CLI_METHODS
+    _CLI_ERROR = None
+except Exception as e:                  # noqa: BLE001
+    _CLI_METHODS, _CLI_ERROR = {}, e
+CLI_CASES = [(m, None) for m in _CLI_METHODS] + [(m, "pure") for m in ("smooth-sensitivity-pca",) if m in _CLI_METHODS]
+
+
+def test_cli_imports():
+    assert _CLI_ERROR is None, f"dppca_nb.cli does not import: {_CLI_ERROR!r}"
 
 
 def _run_cli(tmp, X, method, variant):

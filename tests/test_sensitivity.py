@@ -1,10 +1,10 @@
 """Sensitivity tests by adversarial search: the sensitivity each mechanism calibrates its noise to (read from its
-own `info`) is at least the largest change of its deterministic statistic that we can find over replace-one
-neighbours -- hand-built worst cases, ~200 random pairs and a short hill-climb -- measured in the norm its noise
+contract, or from its `info` where it is not yet planned) is at least the largest change of its deterministic
+statistic that we can find over replace-one neighbours -- hand-built worst cases, ~200 random pairs and a short hill-climb -- measured in the norm its noise
 uses (upper triangle, Frobenius = vecd, l2, l1) and with the normalisation by n.
 
 Every search also has to reach the value the sensitivity claims to be tight at (so that it is not idle), and
-the second moment's `sensitivity="paper"` (1 instead of sqrt 2 for rows in the unit ball) must be caught BELOW
+the second moment's `sensitivity_rule="paper"` (1 instead of sqrt 2 for rows in the unit ball) must be caught BELOW
 the largest change found: that is why it warns and certifies a larger epsilon.
 """
 import math
@@ -111,23 +111,20 @@ def second_moment(R):
     return stat
 
 
-def _sm_info(fn, sensitivity, R, X):
-    from dppca_nb.privacy import mechanisms, releases
+def _sm_contract(fn, rule, R, X, **kw):
+    "The contract of a second-moment release (it states the sensitivity the noise is calibrated to)."
+    from dppca_nb.privacy import releases
     from dppca_nb.algorithms import sparse_cov
     from dppca_nb.algorithms import baselines
+    opts = dict(sensitivity_rule=rule, radius=R, random_state=0, return_release=True, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        f = {"gaussian_second_moment": lambda: releases.gaussian_second_moment(X, EPS, DLT, sensitivity=sensitivity,
-                                                                                 radius=R, random_state=0)[1],
-             "gaussian_covariance": lambda: sparse_cov.gaussian_covariance(X, EPS, DLT, sensitivity=sensitivity, radius=R,
-                                                                           random_state=0, return_info=True)[1],
-             "dp_threshold_covariance": lambda: sparse_cov.dp_threshold_covariance(
-                 X, EPS, DLT, sensitivity=sensitivity, radius=R, random_state=0, return_info=True)[1],
-             "analyze_gauss": lambda: baselines.analyze_gauss(X, K, EPS, DLT, sensitivity=sensitivity, radius=R,
-                                                              random_state=0, return_info=True)[1],
-             "gaussian_second_moment[dask]": lambda: releases.gaussian_second_moment(   # the same function, dask rows
-                 _dask(X), EPS, DLT, sensitivity=sensitivity, radius=R, random_state=0)[1]}[fn]
-        return f()
+        f = {"gaussian_second_moment": lambda: releases.gaussian_second_moment(X, EPS, DLT, **opts),
+             "gaussian_covariance": lambda: sparse_cov.gaussian_covariance(X, EPS, DLT, **opts),
+             "dp_threshold_covariance": lambda: sparse_cov.dp_threshold_covariance(X, EPS, DLT, **opts),
+             "analyze_gauss": lambda: baselines.analyze_gauss(X, K, EPS, DLT, **opts),
+             "gaussian_second_moment[dask]": lambda: releases.gaussian_second_moment(_dask(X), EPS, DLT, **opts)}[fn]
+        return f().contract
 
 
 SM_FUNCS = ["gaussian_second_moment", "gaussian_covariance", "dp_threshold_covariance", "analyze_gauss",
@@ -157,7 +154,7 @@ def _sm_search(R, dist):
 @pytest.mark.parametrize("fn", SM_FUNCS)
 @pytest.mark.parametrize("dist", [upper, frobenius], ids=["upper", "frobenius"])
 def test_second_moment(fn, sensitivity, R, dist):
-    sens = _sm_info(fn, sensitivity, R, _data(0))["sensitivity"]
+    sens = _sm_contract(fn, sensitivity, R, _data(0)).sensitivity
     found = _sm_search(R, dist)
     assert found <= sens * (1 + REL), f"{fn}(sensitivity={sensitivity!r}): change {found} > sensitivity {sens}"
     # not idle: e1 -> e2 at the bound reaches sqrt 2 R^2 / n, the tight value, in both weightings
@@ -170,13 +167,12 @@ def test_second_moment_noise_shape(fn):
     """The default noise is the Gaussian mechanism on the Frobenius-weighted vector (a_ii, sqrt 2 a_ij), whose change is
     bounded above ("frobenius"): sd sigma on the diagonal, sigma / sqrt 2 off it. The paper's "upper" noise matches the
     "upper" weighting: sd sigma everywhere. Both at the same sigma (the two sups are equal)."""
-    info = _sm_info(fn, "tight", 1.0, _data(0))
-    assert info["noise_shape"] == "vecd"
-    assert info["sigma_offdiagonal"] == pytest.approx(info["sigma"] / math.sqrt(2), rel=1e-15)
-    if fn == "gaussian_second_moment":
-        from dppca_nb.privacy import releases
-        up = releases.gaussian_second_moment(_data(0), EPS, DLT, noise_shape="upper", random_state=0)[1]
-        assert up["noise_shape"] == "upper" and up["sigma_offdiagonal"] == up["sigma"] == info["sigma"]
+    from dppca_nb.privacy.mechanisms import NOISE_SHAPES
+    c = _sm_contract(fn, "tight", 1.0, _data(0))
+    up = _sm_contract(fn, "tight", 1.0, _data(0), noise_shape="upper")
+    assert c.sensitivity_norm == NOISE_SHAPES["vecd"].norm and up.sensitivity_norm == NOISE_SHAPES["upper"].norm
+    assert (up.sensitivity, up.noise_scale) == (c.sensitivity, c.noise_scale)
+    assert NOISE_SHAPES["vecd"].offdiag == pytest.approx(1 / math.sqrt(2), rel=1e-15)
     assert _sm_search(1.0, frobenius) == pytest.approx(_sm_search(1.0, upper), rel=1e-9)
 
 
@@ -184,7 +180,7 @@ def test_second_moment_noise_shape(fn):
 @pytest.mark.parametrize("fn", SM_FUNCS)
 def test_second_moment_paper_is_below_the_change(fn, R):
     "sensitivity='paper' (R^2/n) is below the largest replace-one change found (sqrt 2 R^2/n): that is why it warns."
-    sens = _sm_info(fn, "paper", R, _data(0))["sensitivity"]
+    sens = _sm_contract(fn, "paper", R, _data(0)).sensitivity
     found = _sm_search(R, upper)
     assert found > sens * 1.4, (found, sens)
 
@@ -193,10 +189,11 @@ def test_second_moment_paper_warns_and_certifies():
     "The weaker setting warns and states the epsilon it really certifies against the largest change found."
     from dppca_nb.privacy import mechanisms, releases
     with pytest.warns(core.PrivacyWarning):
-        _, info = releases.gaussian_second_moment(_data(0), EPS, DLT, sensitivity="paper", random_state=0)
+        c = releases.gaussian_second_moment(_data(0), EPS, DLT, sensitivity_rule="paper", random_state=0,
+                                            return_release=True).contract
     found = _sm_search(1.0, upper)
-    eps_true = mechanisms.gaussian_epsilon(info["sigma"], DLT, found)
-    assert info["epsilon_certified"] >= eps_true * (1 - 1e-6) and info["epsilon_certified"] > EPS
+    eps_true = mechanisms.gaussian_epsilon(c.noise_scale, DLT, found)
+    assert c.epsilon_certified >= eps_true * (1 - 1e-6) and c.epsilon_certified > EPS
 
 
 # --- the local model: one user's report ut(x x^T) -------------------------------------------------------
@@ -327,21 +324,23 @@ def _spectral(A, B):
     return float(np.abs(np.linalg.eigvalsh(np.asarray(A) - np.asarray(B))).max())
 
 
-@pytest.mark.parametrize("sensitivity", ["tight", "paper"])
+@pytest.mark.parametrize("sensitivity_rule", ["tight", "paper"])
 @pytest.mark.parametrize("R", [1.0, 2.0])
-def test_pure_dp(R, sensitivity):
+def test_pure_dp(R, sensitivity_rule):
     from dppca_nb.algorithms import pure
     X = _data(0)
-    info = pure.pure_dp_pca(X, K, EPS, sensitivity=sensitivity, radius=R, random_state=0, return_info=True)[1]
+    c = pure.plan_pure_dp_pca(N, P, K, EPS, sensitivity_rule=sensitivity_rule, radius=R).contract
+    assert pure.pure_dp_pca(X, K, EPS, sensitivity_rule=sensitivity_rule, radius=R, random_state=0,
+                            return_release=True).contract == c
     rng = np.random.default_rng(6)
     # axis data: counts 10, 5, 3, ... of R e_j; moving one row from e_1 to e_2 moves two eigenvalues by R^2 each
     A = R * np.repeat(np.eye(P), [10, 5, 3, 2, 1], axis=0)
     A = np.vstack([A, _data(7, n=N - len(A), scale=0.01)])
     found_eig = max(search(_eigenvalues(R), l1, Z, R, rng=rng, n_random=200, hill=40)[0] for Z in (X, A))
-    assert found_eig <= info["eigenvalue_sensitivity"] * (1 + REL)
+    assert found_eig <= c.part("eigenvalues").sensitivity * (1 + REL)
     assert found_eig >= 2 * R ** 2 * (1 - 1e-6)          # the small rows tilt the axes by ~1e-4: 2nd order
     found_u = max(search(_moment_sum(R), _spectral, Z, R, rng=rng, n_random=200, hill=40)[0] for Z in (X, A))
-    assert found_u <= info["sensitivity"] * (1 + REL)
+    assert found_u <= c.part("eigenvectors").sensitivity * (1 + REL)
     assert found_u >= R ** 2 * (1 - 1e-9)
 
 
@@ -359,13 +358,13 @@ def test_pure_dp_subspace(R, k):
     "The joint exponential mechanism's utility tr(V'CV) moves by at most R^2 for every k-frame, and R^2 is reached."
     from dppca_nb.algorithms import pure
     X = _data(0)
-    info = pure.pure_dp_subspace(X, k, EPS, radius=R, random_state=0, return_info=True)[1]
-    assert info["exponent"] == pytest.approx(EPS / (2 * info["sensitivity"]), rel=1e-15)   # replace-one: eps = 2 eta R^2
+    c = pure.pure_dp_subspace(X, k, EPS, radius=R, random_state=0, return_release=True).contract
+    assert c.notes[0] == f"exponent eta = epsilon / (2 R^2) = {EPS / (2 * c.sensitivity):.6g}"   # replace-one: eps = 2 eta R^2
     rng = np.random.default_rng(8)
     A = R * np.repeat(np.eye(P), [10, 5, 3, 2, 1], axis=0)
     A = np.vstack([A, _data(7, n=N - len(A), scale=0.01)])
     found = max(search(_moment_sum(R), _ky_fan(k), Z, R, rng=rng, n_random=200, hill=40)[0] for Z in (X, A))
-    assert found <= info["sensitivity"] * (1 + REL)
+    assert found <= c.sensitivity * (1 + REL)
     assert found >= R ** 2 * (1 - 1e-9)
 
 
@@ -378,17 +377,20 @@ SMOOTH = [(200, 5, 1, 0.3), (60, 4, 2, 0.05), (40, 3, 1, 0.02)]
 @pytest.mark.parametrize("case", SMOOTH + ["flip"], ids=[f"n{c[0]} p{c[1]} k{c[2]} gap{c[3]}" for c in SMOOTH] + ["flip"])
 def test_smooth_bound(case, delta):
     from dppca_nb.algorithms import smooth
+    from dppca_nb.data.datasets import spherical_spike
     if case == "flip":
         X, _ = smooth.flip_example(20, p=3); k = 1
     else:
         n, p, k, gap = case
-        X, _ = smooth.spherical_spike(n, p, k, gap, random_state=n)
+        X, _ = spherical_spike(n, p, k, gap, random_state=n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        info = smooth.smooth_sensitivity_pca(X, k, EPS, delta, random_state=0, return_info=True)[1]
-    norm = info["norm"]
-    bound = _lookup(info, "sensitivity")                 # the smooth bound S_beta(X) the noise is scaled to
-    assert bound == pytest.approx(smooth.smooth_sensitivity_bound(X, k, info["beta"], norm), rel=1e-9)
+        r = smooth.smooth_sensitivity_pca(X, k, EPS, delta, random_state=0, return_release=True)
+        par = smooth.smooth_sensitivity_parameters(EPS, delta, X.shape[1], k)
+    norm = r.contract.sensitivity_norm
+    assert norm == par["norm"] and r.contract.noise_scale is None         # the scale is a function of the data
+    bound = r.diagnostics["sensitivity"]                 # the smooth bound S_beta(X) the noise is scaled to (curator-only)
+    assert bound == pytest.approx(smooth.smooth_sensitivity_bound(X, k, par["beta"], norm), rel=1e-9)
     rng = np.random.default_rng(8)
     U0 = smooth.second_moment_pca(X, k)
     dist = lambda U, V: smooth.aligned_distance(U, V, norm)

@@ -8,23 +8,24 @@ import numpy as np
 from ..core.validation import check_data, check_k, check_epsilon, check_delta, check_positive, clip_rows, as_generator
 from ..core.linalg import top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian
-from ..privacy.releases import gaussian_second_moment, plan_second_moment
+from ..privacy.releases import plan_second_moment
 from ..privacy.contract import Plan
 from .registry import Algorithm, register, release_rows
-from ..backends.statistics import check_rows
 from ..core.validation import normalize_rows, check_choice, check_int, add_diagnostics
 from ..core.linalg import random_orthonormal, orthonormalize
 import math
+from ..privacy.contract import Contract, Release
+from .registry import Parameter
 
 # %% auto #0
-__all__ = ['plan_analyze_gauss', 'analyze_gauss', 'sgpca', 'nsggd']
+__all__ = ['plan_analyze_gauss', 'analyze_gauss', 'sgpca_projector_sensitivity', 'plan_sgpca', 'sgpca', 'nsggd']
 
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #f68e1db5
 def plan_analyze_gauss(n: int, p: int, k: int | None, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
                        calibration: str = "analytic", radius: float = 1.0, noise: str = "gaussian",
                        noise_shape: str = "vecd") -> Plan:
     "Analyze Gauss fixed before the data: the noisy second moment, then its top-k eigenvectors (and all its eigenvalues)."
-    k = p if k is None else check_k(k, p)
+    k = check_k(k, p)
     moment = plan_second_moment(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
                                 radius=radius, noise=noise, noise_shape=noise_shape, k=k,
                                 mechanism="Analyze Gauss: Gaussian mechanism on the second moment ({shape}), top-k eigenvectors")
@@ -66,71 +67,99 @@ register(Algorithm("analyze_gauss", plan_analyze_gauss, analyze_gauss, "central"
                    "eigenvectors", estimator="AnalyzeGaussPCA", eigenvalues=True, dask=True))
 
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #501cb207
-def sgpca(X, k: int, epsilon: float, delta: float, *, radius: float = 1.0, eigen_share: float = 0.2,
-          calibration: str = "analytic", random_state=None, return_info: bool = False):
+def sgpca_projector_sensitivity(eigenvalues, n: int, k: int, floor: float) -> tuple:
+    """(sensitivity, bulk variance, spike) of the top-k projector from released `eigenvalues` (in the sample's order).
+
+    A high-probability bound under the spiked model (not worst case), capped at the worst case sqrt(2k); `floor`
+    (the eigenvalue noise sd) bounds the bulk variance and the spike from below."""
+    lam = np.asarray(eigenvalues, dtype=np.float64)
+    p = len(lam)
+    s2 = max(float(np.median(lam[k:])) if k < p else 0.0, floor)
+    spike = max(float(lam[k - 1]) - s2, floor)
+    sens = min(2 * math.sqrt(s2 * (spike + s2)) / spike * math.sqrt(p * k) * math.log(n) / n, math.sqrt(2 * k))
+    return sens, s2, spike
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #e038ca2e
+_SGPCA_DOMAIN = ("rows clipped to ||x||_2 <= {R:g}; NOT worst-case DP: only on data where one replacement moves the "
+                 "top-k projector by at most its released sensitivity (a high-probability event under the spiked "
+                 "sub-Gaussian model)")
+
+def _sgpca_contract(n, p, k, eps, dlt, share, R, calibration) -> Contract:
+    "SGPCA's contract: the eigenvalues (planned), the projector (its noise set by the released eigenvalues), basic composition."
+    common = dict(noise="gaussian", calibration=calibration, n=n, p=p)
+    sens_lam = math.sqrt(2) * R ** 2 / n
+    eig = Contract("Gaussian mechanism on the eigenvalues of the second moment", share * eps, share * dlt,
+                   sensitivity=sens_lam, sensitivity_norm="l2", domain=f"rows clipped to ||x||_2 <= {R:g}",
+                   noise_scale=gaussian_sigma(share * eps, share * dlt, sens_lam, calibration), **common)
+    e2, d2 = (1 - share) * eps, (1 - share) * dlt
+    note = (f"the projector's sensitivity and noise sd follow from the released eigenvalues (public once released, not "
+            f"known when planning); the sensitivity is capped at sqrt(2k), so the noise sd is at most "
+            f"{gaussian_sigma(e2, d2, math.sqrt(2 * k), calibration):.4g}")
+    proj = Contract("Gaussian mechanism (vecd) on the top-k spectral projector", e2, d2, sensitivity_norm="Frobenius",
+                    domain=_SGPCA_DOMAIN.format(R=R), k=k, notes=(note,), worst_case=False, **common)
+    return Contract("SGPCA (reconstructed): Gaussian eigenvalues, then the Gaussian mechanism (vecd) on the spectral "
+                    "projector with a high-probability sensitivity", eps, dlt, sensitivity_norm="Frobenius",
+                    domain=_SGPCA_DOMAIN.format(R=R), parts={"eigenvalues": eig, "projector": proj},
+                    composition="basic", k=k, notes=(note,), worst_case=False, **common)
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #fa079275
+def plan_sgpca(n: int, p: int, k: int | None, epsilon: float, delta: float, *, radius: float = 1.0,
+               eigenvalue_share: float = 0.2, calibration: str = "analytic") -> Plan:
+    "SGPCA fixed before the data: noisy eigenvalues, then the noisy top-k projector (NOT worst-case DP)."
+    k = check_k(k, p)                  # required: the rank of the released projector
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    share = check_positive(eigenvalue_share, "eigenvalue_share")
+    if not share < 1: raise ValueError(f"eigenvalue_share: expected a number in (0, 1), got {share}")
+    R = check_positive(radius, "radius")
+    c = _sgpca_contract(n, p, k, eps, dlt, share, R, calibration)
+    sig_lam, (e2, d2) = c.part("eigenvalues").noise_scale, (c.part("projector").epsilon, c.part("projector").delta)
+    def run(X, rng):
+        Xc, n_clipped = clip_rows(check_data(X), R)
+        U, lam = top_k_eigvecs(Xc.T @ Xc / n, p, return_eigenvalues=True)     # all eigenpairs, descending
+        lam_t = lam + sig_lam * rng.standard_normal(p)                          # the eigenvalue release
+        sens, s2, spike = sgpca_projector_sensitivity(lam_t, n, k, sig_lam)     # from released values only
+        sigma = gaussian_sigma(e2, d2, sens, calibration)
+        V = top_k_eigvecs(U[:, :k] @ U[:, :k].T + symmetric_gaussian(p, sigma, rng, kind="vecd"), k)
+        return Release(V, c, {"n_clipped": n_clipped}, dict(eigenvalues=lam_t, noise_variance=s2, spike=spike,
+                                                            projector_sensitivity=sens, projector_noise_scale=sigma))
+    return Plan(c, run)
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #b69e0ce0
+def sgpca(X, k: int, epsilon: float, delta: float, *, radius: float = 1.0, eigenvalue_share: float = 0.2,
+          calibration: str = "analytic", random_state=None, return_release: bool = False):
     """SGPCA (Cai, Xia & Zha; reconstructed): noisy top-k projector. NOT worst-case DP: its sensitivity is a high-probability spiked-model bound.
 
     Parameters
     ----------
-    X : array (n, p), numpy or dask
+    X : array (n, p)
         Data rows, one record per row.
     k : int, 1 <= k <= p
         Dimension of the principal subspace.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    radius : float > 0
-        Rows are clipped to this l2 radius (bounds the eigenvalue sensitivity).
-    eigen_share : float in (0, 1)
+    epsilon, delta, radius, calibration
+        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`); calibration "analytic" or "classic".
+    eigenvalue_share : float in (0, 1)
         Share of (epsilon, delta) spent on the eigenvalues; the rest on the projector.
-    calibration : {"analytic", "classic"}
-        Gaussian calibration of both releases.
     random_state : int, numpy Generator or None
         Seed of the noise.
-    return_info : bool
-        Also return the `info` dict.
+    return_release : bool
+        Return the whole `Release` (its extras: the noisy eigenvalues, the projector's sensitivity and noise sd).
 
     Returns
     -------
-    V : ndarray (p, k)
-        Orthonormal basis of the released subspace.
-    info : dict, only if `return_info`
-        NOT worst-case DP (replace-one): the eigenvalue release is (eigen_share epsilon, eigen_share delta)-DP, the
-        projector's sensitivity is a high-probability spiked-model bound (`guarantee`, `worst_case_dp=False`).
-        Keys: mechanism, epsilon, delta, neighbouring, sensitivity, sigma, noisy eigenvalues and the quantities
-        derived from them, budget. Under `diagnostics_not_private`: n_clipped.
+    V : ndarray (p, k), or Release
+        Orthonormal basis of the released subspace. NOT worst-case DP: (epsilon, delta)-DP (replace-one, n public)
+        only on data where one replacement moves the projector by at most its released sensitivity; the eigenvalue
+        release alone is worst-case DP.
     """
-    X = check_data(X)
-    n, p = X.shape
-    k = check_k(k, p)
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    share = check_positive(eigen_share, "eigen_share")
-    if not share < 1: raise ValueError(f"eigen_share: expected a number in (0, 1), got {share}")
-    R = check_positive(radius, "radius")
-    rng = as_generator(random_state)
-    Xc, n_clipped = clip_rows(X, R)
-    U, lam = top_k_eigvecs(Xc.T @ Xc / n, p, return_eigenvalues=True)     # all eigenpairs, descending
-    eps1, dlt1, eps2, dlt2 = share * eps, share * dlt, (1 - share) * eps, (1 - share) * dlt
-    sens_lam = math.sqrt(2) * R**2 / n
-    sig_lam = gaussian_sigma(eps1, dlt1, sens_lam, calibration)
-    lam_t = lam + sig_lam * rng.standard_normal(p)
-    s2 = max(float(np.median(lam_t[k:])) if k < p else 0.0, sig_lam)
-    spike = max(float(lam_t[k - 1]) - s2, sig_lam)
-    sens = min(2 * math.sqrt(s2 * (spike + s2)) / spike * math.sqrt(p * k) * math.log(n) / n, math.sqrt(2 * k))
-    sigma = gaussian_sigma(eps2, dlt2, sens, calibration)
-    V = top_k_eigvecs(U[:, :k] @ U[:, :k].T + symmetric_gaussian(p, sigma, rng, kind="vecd"), k)
-    if not return_info: return V
-    return V, add_diagnostics(dict(mechanism="SGPCA (reconstructed): Gaussian mechanism (vecd) on the spectral projector, "
-                             "with a high-probability (not worst-case) sensitivity",
-                   epsilon=eps, delta=dlt, neighbouring="replace-one", sensitivity=sens, sigma=sigma,
-                   calibration=calibration, radius=R, worst_case_dp=False,
-                   guarantee="NOT worst-case DP: (epsilon, delta)-DP only on data where one replacement moves the "
-                             "top-k projector by at most `sensitivity`, a high-probability bound under the spiked "
-                             "sub-Gaussian model (the worst case is sqrt(2k)); the eigenvalue release is worst-case DP",
-                   eigenvalue_sensitivity=sens_lam, sigma_eigenvalues=sig_lam, eigenvalues=lam_t,
-                   noise_variance=s2, spike=spike, budget=dict(eigenvalues=(eps1, dlt1), projector=(eps2, dlt2))),
-                           n_clipped=n_clipped)                       # exact count: curator-only
+    return release_rows(plan_sgpca, X, k, epsilon, delta, radius=radius, eigenvalue_share=eigenvalue_share,
+                        calibration=calibration, random_state=random_state, return_release=return_release)
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #1bdebf8f
+register(Algorithm("sgpca", plan_sgpca, sgpca, "central", "approximate", "subspace",
+                   "SGPCA (Cai, Xia & Zha; reconstructed): noisy spectral projector, NOT worst-case DP",
+                   worst_case=False, parameters={"eigenvalue_share": Parameter(
+                       "eigenvalue_share", "float in (0, 1)", "Share of (epsilon, delta) spent on the private "
+                       "eigenvalues; the rest goes to the projector.", ("real(0,1)",))}))
 
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #d77ed543
 def _lad_gradient(B, V):

@@ -228,7 +228,7 @@ def release_rows(planner: Callable, X, k, epsilon, delta, *, random_state=None, 
 from ..core.validation import (check_epsilon, check_delta, check_positive, public_info, DIAGNOSTICS_KEY)
 from ..privacy.contract import Contract
 from ..privacy.mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon,
-                                         snapping_scale, snapping_epsilon, snapping_grid, NOISE_SHAPES)
+                                         NOISE_SHAPES)
 from ..privacy.releases import certified_epsilon, discrete_guarantee as _discrete_guarantee
 from ..privacy.discrete import (discrete_calibration, discrete_gaussian_rho, DISCRETE_CALIBRATION_WORDS)
 import numbers
@@ -348,33 +348,10 @@ _legacy("local_sparse_pca", "dppca_nb.algorithms.local_sparse.local_sparse_pca",
                    call_options=("lam", "tol", "max_iter", "rho", "output"), quick=dict(max_iter=50),
                    radius_by_scaling=True)
 
-# %% ../../nbs/04_algorithms/09_registry.ipynb #3dbd1d97
-def _plan_smooth(n, p, k, epsilon, delta, *, constants="optimized", radius=1.0):
-    from dppca_nb.algorithms.smooth import smooth_sensitivity_parameters, global_sensitivity
-    eps, dlt = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
-    par = smooth_sensitivity_parameters(eps, dlt, p, k, constants=constants)
-    notes = ["the noise scale S_beta(X) / alpha is a function of the data's eigengap: a curator-only diagnostic, "
-             "never published",
-             f"{constants} constants alpha = {par['alpha']:.4g}, beta = {par['beta']:.4g}; global sensitivity "
-             f"{global_sensitivity(p, k, par['norm']):.4g} ({par['norm']})"]
-    R = check_positive(radius, "radius")
-    if R != 1.0: notes.append(f"run on x / {R:g} (rows clipped to the unit ball): the same mechanism on rows clipped to {R:g}; "
-                              "the eigenvectors are unchanged")
-    if par["epsilon_calibrated"] < eps: notes.append(f"calibrated at epsilon' = {par['epsilon_calibrated']:.4g} < epsilon")
-    return Contract(f"smooth sensitivity (NRS07), {par['noise']} noise, {par['norm']} sensitivity", eps, dlt,
-                    measure="pure" if dlt == 0 else "approximate", noise=par["noise"], noise_scale=None,
-                    sensitivity=None, sensitivity_norm=par["norm"], calibration="smooth sensitivity (admissible noise)",
-                    domain=f"rows clipped to ||x||_2 <= {R:g}", n=n, p=p, k=k, notes=tuple(notes))
-
-_legacy("smooth_sensitivity_pca", "dppca_nb.algorithms.smooth.smooth_sensitivity_pca", _plan_smooth,
-                   "central", "pure when delta = 0", "subspace",
-                   "central DP by smooth sensitivity (Gonem & Gilad-Bachrach); pure epsilon-DP when --delta 0",
-                   cli="smooth", k_max="p-1", dask=True, options=("constants", "radius"), radius_by_scaling=True)
-
 # %% ../../nbs/04_algorithms/09_registry.ipynb #ac4bea0b
 def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorization_radius=None, sensitivity="tight",
                   calibration="analytic", radius_quantile=0.5, radius_share=0.1, radius_bounds=None, noise="continuous", design=None, degree=None):
-    from dppca_nb.algorithms.robust import kendall_sensitivity, _private_radius_setup
+    from dppca_nb.algorithms.robust import kendall_sensitivity, _private_radius_setup, radius_lattice_note
     from dppca_nb.privacy.discrete import check_noise_calibration
     from dppca_nb.algorithms.kendall import kendall_design
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
@@ -395,10 +372,11 @@ def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorizati
         bound, domain = 1.0, "no clipping: each pair difference enters through its spatial sign (norm 1)"
     elif isinstance(r, str):
         eps_r, eps_tau, q, bounds = _private_radius_setup(r, eps, p, radius_share, radius_quantile, radius_bounds)
-        rad = Contract("exponential-mechanism quantile of disjoint-pair norms", eps_r, 0.0, measure="pure",
-                       sensitivity=1.0, sensitivity_norm="rank of the quantile", noise="exponential mechanism",
-                       domain=f"pair norms clipped to [{bounds[0]:.4g}, {bounds[1]:.4g}]", n=n, p=p,
-                       notes=(f"the {q:g}-quantile of ||x_j - x_i|| / sqrt2 over disjoint pairs",))
+        rad = Contract("exponential-mechanism quantile of disjoint-pair norms on a public log-grid", eps_r, 0.0,
+                       measure="pure", sensitivity=1.0, sensitivity_norm="rank of the quantile",
+                       noise="exponential mechanism", domain=f"pair norms clipped to [{bounds[0]:.4g}, {bounds[1]:.4g}]",
+                       n=n, p=p, notes=(f"the {q:g}-quantile of ||x_j - x_i|| / sqrt2 over disjoint pairs",
+                                        radius_lattice_note(bounds)))
         tau = Contract(what, eps_tau, dlt, noise="discrete gaussian" if noise == "discrete" else "gaussian",
                        noise_scale=None, calibration=cal, domain="pair differences winsorized to the released r" + pairs,
                        notes=("sensitivity 2 sqrt2 r^2 / n (tight) and the noise scale follow from the privately "
@@ -425,78 +403,7 @@ _legacy("g_dppca", "dppca_nb.algorithms.robust.g_dppca", _plan_g_dppca, "central
                             "radius_share", "radius_bounds", "noise", "design", "degree"), call_options=("progress",),
                    dask=True, location_invariant=True)
 
-# %% ../../nbs/04_algorithms/09_registry.ipynb #a6700f9a
-def _plan_pure(n, p, k, epsilon, delta, *, eigenvalue_share=0.1, sensitivity="tight", radius=1.0):
-    from dppca_nb.algorithms.pure import PURE_SENSITIVITY, pure_dp_budget
-    eps = check_epsilon(epsilon)
-    factor = PURE_SENSITIVITY[check_choice(sensitivity, "sensitivity", tuple(PURE_SENSITIVITY))]
-    R = check_positive(radius, "radius")
-    kk = 1 if k is None else k
-    budgets = pure_dp_budget(eps, kk, eigenvalue_share)
-    domain = f"rows clipped to ||x||_2 <= {R:g}"
-    vec = Contract(f"{kk} eigenvectors by the exponential mechanism (exact Bingham draws)", math.fsum(budgets[1:]),
-                   measure="pure", sensitivity=factor / 2 * R ** 2, sensitivity_norm="score u' C u",
-                   noise="exponential mechanism", domain=domain, n=n, p=p, k=k,
-                   notes=("exponents eta_i = epsilon_i / (" + f"{factor:g}" + " R^2)",))
-    parts = {}
-    if budgets[0] > 0:
-        eig_sens = 2.0 * R ** 2
-        bound = max(n * R ** 2, 2.0 * eig_sens / budgets[0])   # public: the eigenvalues of sum x x^T lie in [0, n R^2]
-        scale = snapping_scale(budgets[0], eig_sens, bound, dimension=p)
-        parts["eigenvalues"] = Contract("Laplace eigenvalues (Mironov's snapping mechanism)", float(budgets[0]),
-                                        measure="pure", sensitivity=eig_sens, sensitivity_norm="l1",
-                                        noise="laplace (snapping)", noise_scale=scale, domain=domain, n=n, p=p,
-                                        epsilon_certified=snapping_epsilon(scale, eig_sens, bound, dimension=p),
-                                        notes=(f"grid {snapping_grid(scale):g}, clamped to [-{bound:g}, {bound:g}]",))
-    parts["eigenvectors"] = vec
-    return Contract("pure DP PCA (Amin et al. 2019): Laplace eigenvalues (Mironov's snapping mechanism) + "
-                    "exponential-mechanism eigenvectors (exact Bingham by ACG rejection)", eps, measure="pure",
-                    sensitivity=factor / 2 * R ** 2, sensitivity_norm="score u' C u",
-                    noise="exponential mechanism" + (" + laplace (snapping)" if budgets[0] > 0 else ""),
-                    domain=domain, parts=parts, composition="basic: the budgets sum to epsilon exactly", n=n, p=p, k=k)
-
-_legacy("pure_dp_pca", "dppca_nb.algorithms.pure.pure_dp_pca", _plan_pure, "central", "pure", "subspace",
-                   "central pure epsilon-DP (Amin et al. 2019)", cli="pure",
-                   options=("eigenvalue_share", "sensitivity", "radius"))
-
-# %% ../../nbs/04_algorithms/09_registry.ipynb #aa8d140b
-def _plan_pure_subspace(n, p, k, epsilon, delta, *, radius=1.0):
-    eps = check_epsilon(epsilon)
-    R = check_positive(radius, "radius")
-    kk = 1 if k is None else k
-    return Contract(f"joint exponential mechanism on the {kk}-subspace, utility tr(V'CV) (one exact matrix Bingham draw)",
-                    eps, measure="pure", sensitivity=R ** 2, sensitivity_norm="utility tr(V'CV)",
-                    noise="exponential mechanism", domain=f"rows clipped to ||x||_2 <= {R:g}", n=n, p=p, k=k,
-                    notes=(f"exponent eta = epsilon / (2 R^2) = {eps / (2 * R ** 2):.6g}",
-                           "released basis unordered (Haar-random within the subspace)",
-                           "the rejection count, the running time and a max_trials error depend on the data: not covered"))
-
-_legacy("pure_dp_subspace", "dppca_nb.algorithms.pure.pure_dp_subspace", _plan_pure_subspace, "central", "pure",
-                   "subspace", "central pure epsilon-DP subspace: one exponential-mechanism draw of the k-frame",
-                   options=("radius",), call_options=("max_trials",))
-
 # %% ../../nbs/04_algorithms/09_registry.ipynb #baeffb79
-def _plan_sgpca(n, p, k, epsilon, delta, *, radius=1.0, eigen_share=0.2, calibration="analytic"):
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    share = check_positive(eigen_share, "eigen_share")
-    if not share < 1: raise ValueError(f"eigen_share: expected a number in (0, 1), got {share}")
-    R = check_positive(radius, "radius")
-    sens_lam = math.sqrt(2) * R ** 2 / n
-    domain = f"rows clipped to ||x||_2 <= {R:g}"
-    eig = Contract("Gaussian mechanism on the eigenvalues of the second moment", share * eps, share * dlt,
-                   sensitivity=sens_lam, sensitivity_norm="l2", noise="gaussian",
-                   noise_scale=gaussian_sigma(share * eps, share * dlt, sens_lam, calibration), calibration=calibration,
-                   domain=domain, n=n, p=p)
-    note = ("NOT worst-case DP: the projector's sensitivity is a high-probability bound under the spiked sub-Gaussian "
-            "model, computed from the noisy eigenvalues (the worst case is sqrt(2k))")
-    proj = Contract("Gaussian mechanism (vecd) on the top-k spectral projector", (1 - share) * eps, (1 - share) * dlt,
-                    noise="gaussian", calibration=calibration, domain=domain, n=n, p=p, k=k, notes=(note,),
-                    worst_case=False)
-    return Contract("SGPCA (reconstructed): Gaussian mechanism (vecd) on the spectral projector, with a "
-                    "high-probability (not worst-case) sensitivity", eps, dlt, noise="gaussian", calibration=calibration,
-                    domain=domain, parts={"eigenvalues": eig, "projector": proj}, composition="basic", n=n, p=p, k=k,
-                    notes=(note,), worst_case=False)
-
 def _plan_nsggd(n, p, k, epsilon, delta, *, n_iter=100, batch_size=None, neighbouring="replace", accounting="gaussian"):
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     if neighbouring == "add_remove":
@@ -523,9 +430,6 @@ def _plan_nsggd(n, p, k, epsilon, delta, *, n_iter=100, batch_size=None, neighbo
                     domain="rows normalised to ||x||_2 = 1", composition=composition,
                     n=n, p=p, k=k, notes=(f"batch size {b}",))
 
-_legacy("sgpca", "dppca_nb.algorithms.baselines.sgpca", _plan_sgpca, "central", "approximate", "subspace",
-                   "SGPCA (Cai, Xia & Zha; reconstructed): noisy spectral projector, NOT worst-case DP",
-                   options=("radius", "eigen_share", "calibration"), worst_case=False)
 _legacy("nsggd", "dppca_nb.algorithms.baselines.nsggd", _plan_nsggd, "central", "approximate", "subspace",
                    "NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent, zCDP",
                    options=("n_iter", "batch_size", "neighbouring", "accounting"), call_options=("step_size",), quick=dict(n_iter=5))

@@ -4,8 +4,12 @@
 
 # %% ../../nbs/04_algorithms/08_robust.ipynb #e5e449f7
 from __future__ import annotations
+import bisect
+import decimal
 import math
 import warnings
+from decimal import Decimal, localcontext
+from fractions import Fraction
 import numpy as np
 from ..core.validation import as_generator, check_k, check_epsilon, check_delta, check_positive, check_choice, check_int, add_diagnostics
 from ..core.linalg import top_k_eigvecs
@@ -16,8 +20,9 @@ from .kendall import kendall_design, design_seed, _kendall_tau
 from ..backends.statistics import check_rows, paired_row_norms
 
 # %% auto #0
-__all__ = ['kendall_sensitivity', 'private_radius', 'disjoint_pair_norms', 'private_radius_release', 'noisy_kendall',
-           'noisy_kendall_release', 'g_dppca']
+__all__ = ['RADIUS_CELLS_PER_E', 'kendall_sensitivity', 'radius_grid', 'radius_grid_value', 'log_norm_cells', 'norm_histogram',
+           'radius_lattice_note', 'private_radius_from_histogram', 'private_radius', 'disjoint_pair_norms',
+           'private_radius_release', 'noisy_kendall', 'noisy_kendall_release', 'g_dppca']
 
 # %% ../../nbs/04_algorithms/08_robust.ipynb #52d6fdfc
 def kendall_sensitivity(sensitivity="tight", *, n: int, bound: float = 1.0) -> float:
@@ -57,18 +62,151 @@ def _check_bounds(bounds, p, name):
     if not lo < hi: raise ValueError(f"{name}: expected lo < hi, got ({lo}, {hi})")
     return lo, hi
 
-def _quantile_log_weights(z, q, epsilon, lo, hi):
-    "Exponential mechanism on sorted log-values `z` in [log lo, log hi]: interval edges and log weights (length x exp(eps u / 2))."
-    m = z.size
-    edges = np.concatenate([[math.log(lo)], z, [math.log(hi)]])
-    length = np.diff(edges)                                     # m + 1 intervals; interval j has j values below
-    with np.errstate(divide="ignore"):
-        logw = np.log(length) - epsilon / 2 * np.abs(np.arange(m + 1) - q * m)
-    return edges, logw
+RADIUS_CELLS_PER_E = 64          # grid points per factor e of the public range: neighbouring points differ by 1.6%
 
+def radius_grid(bounds) -> tuple:
+    """The public log-grid of a private radius on `bounds` (lo, hi): `(log_lo, width, K)`. Point j = 0..K is
+    log_lo + j * width; K = ceil(RADIUS_CELLS_PER_E ln(hi / lo)) cells of width ln(hi / lo) / K cover [ln lo, ln hi]."""
+    lo, hi = _check_bounds(bounds, 1, "bounds")
+    a = math.log(lo)
+    K = max(1, math.ceil(RADIUS_CELLS_PER_E * (math.log(hi) - a)))
+    return a, (math.log(hi) - a) / K, K
+
+def radius_grid_value(j: int, bounds) -> float:
+    "The radius released for grid point j of `radius_grid(bounds)`: exp(log_lo + j width), a function of j and the public bounds only."
+    a, w, K = radius_grid(bounds)
+    j = check_int(j, "j", minimum=0)
+    if j > K: raise ValueError(f"j: expected a grid point 0..{K}, got {j}")
+    return math.exp(a + j * w)
+
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #8674fd7b
+def log_norm_cells(log_norms, grid) -> np.ndarray:
+    """The cell of each log-norm on `grid` (`radius_grid`): floor((z - log_lo) / width) clipped to 0..K (K: at or
+    above hi). A fixed function of each value alone, so replacing one record moves one cell index. No NaN."""
+    a, w, K = grid
+    c = np.floor((np.asarray(log_norms, dtype=np.float64) - a) / w)
+    return np.clip(c, 0, K).astype(np.intp)
+
+def norm_histogram(norms, bounds) -> np.ndarray:
+    "The number of `norms` in each cell 0..K of the public grid on `bounds` (one pass, no sort; norms are clipped to [lo, hi])."
+    lo, hi = _check_bounds(bounds, 1, "bounds")
+    grid = radius_grid((lo, hi))
+    z = np.log(np.clip(np.asarray(norms, dtype=np.float64), lo, hi))
+    return np.bincount(log_norm_cells(z, grid), minlength=grid[2] + 1)
+
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #7112f67f
+_EM_REL, _EM_CUT = 2.0 ** -30, 700.0    # bound used on the float partial sums' relative error (proven <= 2^-35); exponent cut
+
+def _float_decide(S, u, rel=_EM_REL):
+    "The first j with S_j > U S_K, U in [u, u + 1) / 2^64, if the float sums S (relative error <= rel) decide it; else None."
+    ab = S.size * math.exp(1.0 - _EM_CUT)                   # the weights cut to 0 (exponents above 700)
+    m = 1.0 + 2.0 ** -40                                    # covers the rounding of the bounds themselves
+    tot = float(S[-1])
+    t_lo = u / 2.0 ** 64 * (tot * (1 - rel) - ab) / m
+    t_hi = (u + 1) / 2.0 ** 64 * (tot * (1 + rel) + ab) * m
+    j = min(int(np.searchsorted(S, u / 2.0 ** 64 * tot, side="right")), S.size - 1)   # U < 1: t < S_K always
+    if j > 0 and not (float(S[j - 1]) * (1 + rel) + ab) * m <= t_lo: return None
+    return j if j == S.size - 1 or (float(S[j]) * (1 - rel) - ab) / m > t_hi else None
+
+def _decimal_decide(D, half_eps, num, bits, prec):
+    "As `_float_decide` for U in [num, num + 1) / 2^bits, with the sums in `decimal` at `prec` digits (exact comparisons)."
+    he = Decimal(half_eps)
+    with localcontext() as ctx:
+        ctx.prec, ctx.Emin, ctx.Emax = prec, decimal.MIN_EMIN, decimal.MAX_EMAX
+        s, S = Decimal(0), []
+        for d in D:
+            s += (-(he * Decimal(float(d)))).exp(); S.append(Fraction(s))
+    R = Fraction(11, 10) * (Fraction(half_eps) * Fraction(float(max(D))) + len(D) + 4) / 10 ** (prec - 1)
+    t_lo, t_hi = Fraction(num, 2 ** bits) * S[-1] * (1 - R), Fraction(num + 1, 2 ** bits) * S[-1] * (1 + R)
+    j = min(bisect.bisect_right(S, t_hi / (1 - R)), len(S) - 1)   # the first j with S_j (1 - R) > t_hi (or the last)
+    return None if j > 0 and S[j - 1] * (1 + R) > t_lo else j
+
+def _exact_exponential_index(D, half_eps: float, rng, rel=_EM_REL) -> int:
+    """An index j drawn with probability exactly proportional to exp(-half_eps D_j) (D: exact non-negative doubles,
+    minimum 0): the inverse transform of a uniform, decided from 64 bits and float sums, else exactly (more bits, decimal)."""
+    D = np.asarray(D, dtype=np.float64)
+    x = half_eps * D
+    W = np.exp(-np.minimum(x, _EM_CUT)); W[x > _EM_CUT] = 0.0
+    u = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
+    j = _float_decide(np.cumsum(W), u, rel)
+    num, bits, prec = u, 64, 40 + len(str(int(half_eps * D.max() + D.size + 4)))
+    while j is None:
+        num, bits = (num << 64) | int(rng.integers(0, 2 ** 64, dtype=np.uint64)), bits + 64
+        j = _decimal_decide(D, half_eps, num, bits, prec)
+        prec += 20
+    return j
+
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #e2174b78
+def _radius_scores(counts, quantile: float):
+    "(D, m): D_j = |c_j - T| - min_i |c_i - T| (exact half-integers), c_j the counts below grid point j, T = q m to the nearest half."
+    h = np.asarray(counts, dtype=np.int64)
+    m = int(h.sum())
+    below = np.concatenate([[0], np.cumsum(h[:-1])])           # c_0 = 0, ..., c_K = the norms in cells below K
+    d = np.abs(below - round(2 * quantile * m) / 2)
+    return d - d.min(), m
+
+def radius_lattice_note(bounds, factor: float = 1.0) -> str:
+    "The released values of a private radius on `bounds`, in words (for contracts): which function of the drawn grid point."
+    lo, hi = _check_bounds(bounds, 1, "bounds")
+    K = radius_grid((lo, hi))[2]
+    f = "" if factor == 1 else f"{factor:g} x "
+    return (f"released value {f}exp(ln {lo:.4g} + j ln({hi:.4g} / {lo:.4g}) / {K}) at the drawn grid point j = 0..{K} "
+            f"({RADIUS_CELLS_PER_E} points per factor e): a function of j and the public bounds only")
+
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #f1e9a36b
+def private_radius_from_histogram(counts, epsilon: float, *, quantile: float = 0.5, bounds, random_state=None,
+                                  return_info: bool = False):
+    """epsilon-DP (replace-one) radius from the cell counts of m norms on the public grid of `bounds` (`norm_histogram`):
+    the exponential mechanism over the grid points j = 0..K, utility -|c_j - q m|, drawn exactly; `radius_grid_value(j, bounds)`.
+
+    Parameters
+    ----------
+    counts : array of int (K + 1,)
+        Norms per cell of `radius_grid(bounds)` (one norm per record: replace-one moves one count by one cell).
+    epsilon : float > 0
+        Privacy loss (pure epsilon-DP).
+    quantile : float in (0, 1)
+        Quantile to release.
+    bounds : tuple (lo, hi)
+        Public range of the radius.
+    random_state : int, numpy Generator or None
+        Seed of the mechanism.
+    return_info : bool
+        Also return the `info` dict.
+
+    Returns
+    -------
+    r : float
+        The epsilon-DP radius, a point of the public grid.
+    info : dict, only if `return_info`
+        Public: mechanism, epsilon, delta (0), neighbouring, sensitivity (1), quantile, bounds, grid_points, n_norms.
+        Under `diagnostics_not_private`: grid_point (the drawn j), best_grid_point (the utility's maximiser).
+    """
+    eps, q = check_epsilon(epsilon), _check_quantile(quantile, "quantile")
+    lo, hi = _check_bounds(bounds, 1, "bounds")
+    K = radius_grid((lo, hi))[2]
+    h = np.asarray(counts)
+    if h.shape != (K + 1,) or not np.issubdtype(h.dtype, np.integer) or (h < 0).any():
+        raise ValueError(f"counts: expected {K + 1} non-negative integer counts (the cells of radius_grid(bounds)), "
+                         f"got shape {h.shape} and dtype {h.dtype}")
+    D, m = _radius_scores(h, q)
+    j = _exact_exponential_index(D, eps / 2, as_generator(random_state))
+    r = radius_grid_value(j, (lo, hi))
+    if not return_info: return r
+    info = dict(mechanism="exponential-mechanism quantile of norms on a public log-grid", epsilon=eps, delta=0.0,
+                neighbouring="replace-one", sensitivity=1.0, quantile=q, bounds=(lo, hi), grid_points=K + 1,
+                lattice=radius_lattice_note((lo, hi)), n_norms=m)
+    return r, add_diagnostics(info, grid_point=j, best_grid_point=int(np.argmin(D)))
+
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #bad4cd7b
 def private_radius(X, epsilon: float, *, quantile: float = 0.5, bounds=None, random_state=None,
                    return_info: bool = False):
-    """epsilon-DP (replace-one) `quantile` of the pair-difference norms ||x_j - x_i||/sqrt2 over disjoint pairs (exponential mechanism); X numpy or dask.
+    """epsilon-DP (replace-one) `quantile` of the pair-difference norms ||x_j - x_i||/sqrt2 over disjoint pairs (exponential mechanism on a public log-grid); X numpy or dask.
 
     Parameters
     ----------
@@ -88,10 +226,10 @@ def private_radius(X, epsilon: float, *, quantile: float = 0.5, bounds=None, ran
     Returns
     -------
     r : float
-        The epsilon-DP (replace-one) radius.
+        The epsilon-DP (replace-one) radius, a point of the public grid (`radius_grid_value`).
     info : dict, only if `return_info`
-        Public: mechanism, epsilon, delta (0), neighbouring, sensitivity (1), quantile, bounds, n_pairs. Under
-        `diagnostics_not_private`: true_quantile, interval.
+        Public: mechanism, epsilon, delta (0), neighbouring, sensitivity (1), quantile, bounds, grid_points, lattice,
+        n_norms, n_pairs. Under `diagnostics_not_private`: grid_point, best_grid_point, true_quantile.
     """
     X = check_rows(X)
     n, p = (int(s) for s in X.shape)
@@ -120,9 +258,12 @@ def disjoint_pair_norms(X, perm) -> np.ndarray:
     """
     return paired_row_norms(X, perm)             # for a dask X: the paired rows gathered on the cluster, the norms returned
 
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #9bb287f4
 def private_radius_release(norms, epsilon: float, *, quantile: float = 0.5, bounds, random_state=None,
                            return_info: bool = False):
-    """The exponential-mechanism step of `private_radius` from the m disjoint-pair norms and public `bounds` (lo, hi).
+    """The release step of `private_radius` from the m disjoint-pair norms and public `bounds` (lo, hi): their histogram
+    on the public grid (`norm_histogram`), then `private_radius_from_histogram`.
 
     Parameters
     ----------
@@ -142,7 +283,7 @@ def private_radius_release(norms, epsilon: float, *, quantile: float = 0.5, boun
     Returns
     -------
     r : float
-        The epsilon-DP radius.
+        The epsilon-DP radius, a point of the public grid.
     info : dict, only if `return_info`
         As `private_radius`'s.
     """
@@ -150,19 +291,17 @@ def private_radius_release(norms, epsilon: float, *, quantile: float = 0.5, boun
     q = _check_quantile(quantile, "quantile")
     lo, hi = _check_bounds(bounds, 1, "bounds")
     norms = np.asarray(norms, dtype=np.float64)
-    if norms.ndim != 1 or np.isnan(norms).any():                # inf (an overflowing difference) is clipped to hi
+    if norms.ndim != 1 or np.isnan(norms).any():                # inf (an overflowing difference) counts at hi
         raise ValueError(f"norms: expected a 1-D array of pair norms without NaN, got shape {norms.shape}")
-    rng = as_generator(random_state)
-    m = norms.size
-    z = np.sort(np.log(np.clip(norms, lo, hi)))
-    edges, logw = _quantile_log_weights(z, q, eps, lo, hi)
-    j = int(np.argmax(logw + rng.gumbel(size=m + 1)))            # exponential mechanism (Gumbel-max)
-    r = float(math.exp(rng.uniform(edges[j], edges[j + 1])))
-    if not return_info: return r
-    info = dict(mechanism="exponential-mechanism quantile of disjoint-pair norms", epsilon=eps, delta=0.0,
-                neighbouring="replace-one", sensitivity=1.0, quantile=q, bounds=(lo, hi), n_pairs=m)
-    # the exact quantile of the clipped norms and the chosen interval are functions of the data: not private
-    return r, add_diagnostics(info, true_quantile=float(np.exp(np.quantile(z, q))) if m else None, interval=j)
+    out = private_radius_from_histogram(norm_histogram(norms, (lo, hi)), eps, quantile=q, bounds=(lo, hi),
+                                        random_state=random_state, return_info=return_info)
+    if not return_info: return out
+    r, info = out
+    info.update(mechanism="exponential-mechanism quantile of disjoint-pair norms on a public log-grid", n_pairs=norms.size)
+    # the exact quantile of the clipped norms is a function of the data: not private
+    tq = float(np.quantile(np.clip(norms, lo, hi), q)) if norms.size else None
+    return r, add_diagnostics(info, true_quantile=tq)
+
 
 # %% ../../nbs/04_algorithms/08_robust.ipynb #d4531066
 def _renamed_radius(winsorization_radius, radius, where, stacklevel=4):

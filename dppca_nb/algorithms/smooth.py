@@ -10,17 +10,19 @@ import warnings
 import numpy as np
 from scipy import stats
 from ..core.validation import (PrivacyWarning, as_generator, check_data, check_k, check_epsilon, check_delta,
-                           check_positive, check_choice, check_int, clip_rows, add_diagnostics)
-from ..core.linalg import orthonormalize, haar_orthogonal, random_orthonormal, symmetrize
+                                      check_positive, check_choice, check_int, clip_rows)
+from ..core.linalg import orthonormalize, haar_orthogonal, symmetrize
 from ..privacy.mechanisms import cauchy_noise, gaussian_delta, gaussian_sigma
+from ..privacy.contract import Contract, Plan, Release
 from ..backends.statistics import check_rows, second_moment_sums
+from .registry import Algorithm, Parameter, register, release_rows
 
 # %% auto #0
 __all__ = ['SMOOTH_TARGET', 'flip_example', 'empirical_eigengap', 'second_moment_pca', 'aligned_distance', 'global_sensitivity',
            'eigengap_sensitivity_bound', 'local_sensitivity_bound', 'replace_row', 'candidate_neighbours',
-           'realised_sensitivity', 'spherical_spike', 'smooth_bound_from_gap', 'smooth_sensitivity_bound',
-           'gaussian_admissibility', 'smooth_noise_need', 'smooth_sensitivity_parameters', 'perturb_frame',
-           'smooth_sensitivity_pca', 'smooth_sensitivity_release']
+           'realised_sensitivity', 'smooth_bound_from_gap', 'smooth_sensitivity_bound', 'gaussian_admissibility',
+           'smooth_noise_need', 'smooth_sensitivity_parameters', 'perturb_frame', 'smooth_contract',
+           'plan_smooth_sensitivity_pca', 'smooth_sensitivity_pca', 'smooth_sensitivity_release']
 
 # %% ../../nbs/04_algorithms/05_smooth.ipynb #c6a7c9d6
 def flip_example(n: int, p: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -47,6 +49,7 @@ def flip_example(n: int, p: int = 2) -> tuple[np.ndarray, np.ndarray]:
 
 # %% ../../nbs/04_algorithms/05_smooth.ipynb #4d3256e2
 def _moment_pca_and_gap(S: np.ndarray, k: int):
+    "Top-k eigenvectors of the symmetric S (descending) and its eigengap lambda_k - lambda_{k+1} (inf if k = p)."
     p = S.shape[0]
     w, Q = np.linalg.eigh(S)
     w, Q = w[::-1], Q[:, ::-1]
@@ -57,43 +60,18 @@ def _pca_and_gap(Xc: np.ndarray, k: int):
     return _moment_pca_and_gap(Xc.T @ Xc / Xc.shape[0], k)
 
 def empirical_eigengap(X, k: int) -> float:
-    """GAP(S) = lambda_k - lambda_{k+1} of the second moment of `X` with rows clipped to the unit ball (inf if k = p).
-
-    Parameters
-    ----------
-    X : array (n, p)
-        Data rows; clipped to the unit ball.
-    k : int, 1 <= k <= p
-        Number of eigenvectors.
-
-    Returns
-    -------
-    float
-        GAP(S) (exact, not private).
-    """
+    "GAP(S) = lambda_k - lambda_{k+1} of the second moment of `X` with rows clipped to the unit ball (inf if k = p; exact, not private)."
     X = check_data(X)
     k = check_k(k, X.shape[1])
     return _pca_and_gap(clip_rows(X)[0], k)[1]
 
 def second_moment_pca(X, k: int) -> np.ndarray:
-    """Non-private top-k eigenvectors (p x k) of the second moment of `X` with rows clipped to the unit ball.
-
-    Parameters
-    ----------
-    X : array (n, p)
-        Data rows; clipped to the unit ball.
-    k : int, 1 <= k <= p
-        Number of eigenvectors.
-
-    Returns
-    -------
-    ndarray (p, k)
-        Top-k eigenvectors (not private).
-    """
+    "Non-private top-k eigenvectors (p x k) of the second moment of `X` with rows clipped to the unit ball."
     X = check_data(X)
     k = check_k(k, X.shape[1])
     return _pca_and_gap(clip_rows(X)[0], k)[0]
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #4ee3703a
 def aligned_distance(U, V, norm: str = "l2") -> float:
     """min over k x k orthogonal O of ||U O - V|| (Frobenius for 'l2'; entrywise l1 at the Frobenius-optimal O for 'l1').
 
@@ -120,28 +98,14 @@ def aligned_distance(U, V, norm: str = "l2") -> float:
 
 # %% ../../nbs/04_algorithms/05_smooth.ipynb #20da6c76
 def global_sensitivity(p: int, k: int, norm: str = "l2") -> float:
-    """Global sensitivity of the aligned top-k frame: sqrt(2k) (l2) or sqrt(pk) sqrt(2k) (l1).
-
-    Parameters
-    ----------
-    p : int >= 1
-        Dimension.
-    k : int, 1 <= k <= p
-        Number of eigenvectors.
-    norm : {"l2", "l1"}
-        Distance between aligned frames: Frobenius (Gaussian noise) or entrywise l1 (Cauchy noise).
-
-    Returns
-    -------
-    float
-        Worst-case aligned distance between two frames.
-    """
+    "Global sensitivity of the aligned top-k frame: sqrt(2k) (l2) or sqrt(pk) sqrt(2k) (l1)."
     check_choice(norm, "norm", ("l2", "l1"))
     g = math.sqrt(2 * k)
     return g * math.sqrt(p * k) if norm == "l1" else g
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #2b275623
 def eigengap_sensitivity_bound(gap, n: int, p: int, k: int, norm: str = "l2"):
-    """B(G): bound on the local sensitivity (aligned l2 or l1 distance) of top-k PCA at eigengap `gap`.
+    """B(G): bound on the local sensitivity (aligned l2 or l1 distance) of top-k PCA at eigengap `gap`, capped at the global one.
 
     Parameters
     ----------
@@ -171,23 +135,9 @@ def eigengap_sensitivity_bound(gap, n: int, p: int, k: int, norm: str = "l2"):
     if norm == "l1": b = b * math.sqrt(p * k)
     return float(b) if b.ndim == 0 else b
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #ffbd9929
 def local_sensitivity_bound(X, k: int, norm: str = "l2") -> float:
-    """Upper bound B(GAP(S)) on the replace-one local sensitivity of the aligned top-k eigenvectors of `X` (rows clipped to the unit ball).
-
-    Parameters
-    ----------
-    X : array (n, p)
-        Data rows; clipped to the unit ball.
-    k : int, 1 <= k <= p
-        Number of eigenvectors.
-    norm : {"l2", "l1"}
-        Distance between aligned frames: Frobenius (Gaussian noise) or entrywise l1 (Cauchy noise).
-
-    Returns
-    -------
-    float
-        B(GAP(S)) (an exact function of the data: not private).
-    """
+    "B(GAP(S)): the bound on the replace-one local sensitivity of the aligned top-k eigenvectors of `X` (rows clipped to the unit ball; exact, not private)."
     X = check_data(X)
     n, p = X.shape
     k = check_k(k, p)
@@ -195,26 +145,12 @@ def local_sensitivity_bound(X, k: int, norm: str = "l2") -> float:
 
 # %% ../../nbs/04_algorithms/05_smooth.ipynb #b3f45bb2
 def replace_row(X, i: int, y) -> np.ndarray:
-    """A copy of `X` with row `i` replaced by `y` (a replace-one neighbour).
-
-    Parameters
-    ----------
-    X : array (n, p)
-        Data rows (not modified).
-    i : int
-        Row to replace.
-    y : array (p,)
-        The new row.
-
-    Returns
-    -------
-    ndarray (n, p)
-        The neighbour.
-    """
+    "A copy of `X` with row `i` replaced by `y` (a replace-one neighbour; X is not modified)."
     Y = np.array(X, dtype=np.float64, copy=True)
     Y[i] = y
     return Y
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #728f3b10
 def candidate_neighbours(X, k: int, *, n_random: int = 20, n_rows: int = 3, random_state=None) -> list:
     """Replace-one neighbours to search: (row, new row, kind) for random unit vectors and adversarial ones (basis vectors, eigen-directions).
 
@@ -255,25 +191,9 @@ def candidate_neighbours(X, k: int, *, n_random: int = 20, n_rows: int = 3, rand
         out.append((int(rng.integers(n)), y / np.linalg.norm(y), "random"))
     return out
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #05f54120
 def realised_sensitivity(X, k: int, neighbours, norm: str = "l2") -> float:
-    """Largest aligned change of the top-k eigenvectors over the given replace-one `neighbours` (a lower estimate of LS).
-
-    Parameters
-    ----------
-    X : array (n, p)
-        Data rows; clipped to the unit ball.
-    k : int, 1 <= k <= p
-        Number of eigenvectors.
-    neighbours : list
-        Candidates from `candidate_neighbours`.
-    norm : {"l2", "l1"}
-        Distance between aligned frames: Frobenius (Gaussian noise) or entrywise l1 (Cauchy noise).
-
-    Returns
-    -------
-    float
-        The largest aligned change found (a lower bound on LS).
-    """
+    "Largest aligned change of the top-k eigenvectors over the given replace-one `neighbours` (a lower estimate of LS)."
     X = check_data(X)
     k = check_k(k, X.shape[1])
     Xc = clip_rows(X)[0]
@@ -286,41 +206,6 @@ def realised_sensitivity(X, k: int, neighbours, norm: str = "l2") -> float:
         y = y / max(1.0, float(np.linalg.norm(y)))
         best = max(best, aligned_distance(U, top(C + (np.outer(y, y) - np.outer(Xc[i], Xc[i])) / n), norm))
     return best
-
-# %% ../../nbs/04_algorithms/05_smooth.ipynb #47d0f537
-def spherical_spike(n: int, p: int, k: int, gap: float, random_state=None) -> tuple[np.ndarray, np.ndarray]:
-    """n unit-norm rows whose second moment has top-k subspace V and population eigengap `gap` (0 < gap <= 1/k); returns (X, V).
-
-    Parameters
-    ----------
-    n : int >= 1
-        Number of rows (public).
-    p : int > k
-        Dimension.
-    k : int, 1 <= k <= p
-        Number of eigenvectors.
-    gap : float in (0, 1/k]
-        Population eigengap.
-    random_state : int, numpy Generator or None
-        Seed.
-
-    Returns
-    -------
-    tuple (ndarray (n, p), ndarray (p, k))
-        (X, V).
-    """
-    k = check_k(k, p)
-    if k == p: raise ValueError(f"k: expected k < p = {p} for a data set with an eigengap, got {k}")
-    gap = check_positive(gap, "gap")
-    if gap > 1 / k: raise ValueError(f"gap: expected a number in (0, 1/k] = (0, {1 / k:.4g}], got {gap}")
-    n = check_int(n, "n")
-    rng = as_generator(random_state)
-    Q = random_orthonormal(p, p, rng)
-    V, W = Q[:, :k], Q[:, k:]
-    t = (1 / k - gap) / (1 / k + 1 / (p - k))
-    a = rng.standard_normal((n, k)); a /= np.linalg.norm(a, axis=1, keepdims=True)
-    b = rng.standard_normal((n, p - k)); b /= np.linalg.norm(b, axis=1, keepdims=True)
-    return math.sqrt(1 - t) * a @ V.T + math.sqrt(t) * b @ W.T, V
 
 # %% ../../nbs/04_algorithms/05_smooth.ipynb #d5cb0cd8
 def smooth_bound_from_gap(gap: float, n: int, p: int, k: int, beta: float, norm: str = "l2") -> float:
@@ -352,25 +237,9 @@ def smooth_bound_from_gap(gap: float, n: int, p: int, k: int, beta: float, norm:
     j = np.arange(max(0, math.ceil(n * g / 2)) + 2)
     return float(np.max(np.exp(-beta * j) * eigengap_sensitivity_bound(g - 2 * j / n, n, p, k, norm)))
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #8b3e2a47
 def smooth_sensitivity_bound(X, k: int, beta: float, norm: str = "l2") -> float:
-    """beta-smooth upper bound S_beta(X) on the replace-one local sensitivity of the aligned top-k eigenvectors (rows clipped to the unit ball).
-
-    Parameters
-    ----------
-    X : array (n, p)
-        Data rows; clipped to the unit ball.
-    k : int, 1 <= k <= p
-        Number of eigenvectors.
-    beta : float > 0
-        Smoothness parameter of the smooth bound.
-    norm : {"l2", "l1"}
-        Distance between aligned frames: Frobenius (Gaussian noise) or entrywise l1 (Cauchy noise).
-
-    Returns
-    -------
-    float
-        S_beta(X) (exact function of the data: not private).
-    """
+    "beta-smooth upper bound S_beta(X) on the replace-one local sensitivity of the aligned top-k eigenvectors (rows clipped to the unit ball; exact, not private)."
     X = check_data(X)
     n, p = X.shape
     k = check_k(k, p)
@@ -414,11 +283,13 @@ def gaussian_admissibility(epsilon: float, D: int, alpha: float, beta: float) ->
     dd = max(_dilation_delta(eps / 2, D, beta), _dilation_delta(eps / 2, D, -beta))
     return dict(delta_sliding=ds, delta_dilation=dd, delta=ds + (dd * math.exp(min(eps / 2, 700.0)) if dd > 0 else 0.0))
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #d2a558c3
 def _gaussian_constants(eps, delta, D):
     "NRS07's recalled Gaussian constants (alpha, beta) (constants='paper')."
     L = math.log(2 / delta)
     return eps / (5 * math.sqrt(2 * L)), eps / (4 * (D + L))
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #b51444aa
 SMOOTH_TARGET = 0.5        # the design noise level: scale * sqrt(D), the norm of the noise matrix, at most 1/2
 
 def smooth_noise_need(alpha: float, beta: float, k: int, D: int, *, target: float = SMOOTH_TARGET) -> float:
@@ -452,6 +323,7 @@ def smooth_noise_need(alpha: float, beta: float, k: int, D: int, *, target: floa
     return max(c / q, c / glob + 2 / beta * math.log(max(glob / q, 1.0)),
                2 / beta * (1 + math.log(max(c * beta / (2 * q), 1.0))))
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #9e27a2ea
 def _frontier_alpha(eps, delta, D, beta):
     "The largest alpha with sliding + e^(eps/2) dilation <= delta at this beta (0 if dilation alone spends delta)."
     dd = max(_dilation_delta(eps / 2, D, beta), _dilation_delta(eps / 2, D, -beta))
@@ -471,31 +343,14 @@ def _optimized_gaussian_constants(eps, delta, D, k):
     while gaussian_admissibility(eps, D, alpha, beta)["delta"] > delta: alpha *= 1 - 1e-9   # the exact check, always
     return float(alpha), float(beta)
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #f655a771
 def smooth_sensitivity_parameters(epsilon: float, delta: float, p: int, k: int, *, constants: str = "optimized") -> dict:
     """Noise, norm and admissibility constants (alpha, beta) of smooth-sensitivity PCA: Gaussian/l2 if delta > 0, Cauchy/l1 if delta = 0.
 
     `constants="optimized"` (default): Gaussian (alpha, beta) on the exact admissible frontier minimising the n GAP
     needed (`smooth_noise_need`), Cauchy (epsilon/2, epsilon/(2D)); `"paper"`: NRS07's recalled Gaussian constants
     (with a fall-back epsilon' where they fail the exact check) and the conservative Cauchy (epsilon/6, epsilon/(6D)).
-
-    Parameters
-    ----------
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in [0, 1)
-        Failure probability: > 0 Gaussian noise, (epsilon, delta)-DP; 0 Cauchy noise, pure epsilon-DP.
-    p : int >= 1
-        Dimension.
-    k : int, 1 <= k <= p
-        Number of eigenvectors.
-    constants : {"optimized", "paper"}
-        Admissibility constants (alpha, beta): on the exact frontier, or the recalled NRS07 / conservative ones.
-
-    Returns
-    -------
-    dict
-        noise, norm, alpha, beta, epsilon_calibrated, D, constants.
-    """
+    Returns a dict: noise, norm, alpha, beta, epsilon_calibrated, D = p k, constants (all public)."""
     eps = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
     check_choice(constants, "constants", ("optimized", "paper"))
@@ -523,27 +378,9 @@ def smooth_sensitivity_parameters(epsilon: float, delta: float, p: int, k: int, 
     alpha, beta = _gaussian_constants(e_cal, delta, D)
     return dict(noise="gaussian", norm="l2", alpha=alpha, beta=beta, epsilon_calibrated=e_cal, D=D, constants=constants)
 
-
 # %% ../../nbs/04_algorithms/05_smooth.ipynb #4b619b59
 def perturb_frame(U, scale: float, noise: str = "gaussian", random_state=None) -> np.ndarray:
-    """U R + scale Z with R Haar on O(k) and Z i.i.d. standard Gaussian or Cauchy (p x k), before orthonormalisation.
-
-    Parameters
-    ----------
-    U : array (p, k)
-        Orthonormal frame.
-    scale : float >= 0
-        Noise scale S_beta / alpha.
-    noise : {"gaussian", "cauchy"}
-        Law of Z.
-    random_state : int, numpy Generator or None
-        Seed of R and Z.
-
-    Returns
-    -------
-    ndarray (p, k)
-        U R + scale Z (not orthonormal).
-    """
+    "U R + scale Z with R Haar on O(k) and Z i.i.d. standard Gaussian or Cauchy (p x k), before orthonormalisation."
     check_choice(noise, "noise", ("gaussian", "cauchy"))
     U = np.asarray(U, dtype=np.float64)
     scale = check_positive(scale, "scale", allow_zero=True)
@@ -553,99 +390,95 @@ def perturb_frame(U, scale: float, noise: str = "gaussian", random_state=None) -
     return U @ R + scale * Z
 
 # %% ../../nbs/04_algorithms/05_smooth.ipynb #42248a2b
-def smooth_sensitivity_pca(X, k: int, epsilon: float, delta: float = 0.0, *, constants: str = "optimized",
-                           random_state=None, return_info: bool = False):
-    """Private top-k subspace (p x k) by smooth-sensitivity output perturbation: (epsilon, delta)-DP (Gaussian) if delta > 0, epsilon-DP (Cauchy) if delta = 0; replace-one, rows clipped to the unit ball.
-
-    Parameters
-    ----------
-    X : array (n, p)
-        Data rows; clipped to the unit ball.
-    k : int, 1 <= k <= p
-        Number of eigenvectors.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in [0, 1)
-        Failure probability: > 0 Gaussian noise, (epsilon, delta)-DP; 0 Cauchy noise, pure epsilon-DP.
-    constants : {"optimized", "paper"}
-        Admissibility constants (alpha, beta): on the exact frontier, or the recalled NRS07 / conservative ones.
-    random_state : int, numpy Generator or None
-        Seed of the rotation and the noise.
-    return_info : bool
-        Also return the `info` dict.
-
-    Returns
-    -------
-    V : ndarray (p, k)
-        Orthonormal released frame: (epsilon, delta)-DP if delta > 0, epsilon-DP if delta = 0 (replace-one, rows in the unit ball).
-    info : dict, only if `return_info`
-        Published (public quantities only): mechanism, epsilon, delta, neighbouring (replace-one), noise, norm,
-        constants, alpha, beta, epsilon_calibrated, global_sensitivity, n, p, k. Under `diagnostics_not_private`
-        (exact functions of the data): gap, local_sensitivity, sensitivity (S_beta), scale (and sigma), n_clipped.
-    """
-    X = check_rows(X)                                            # numpy, or dask (checked from its metadata)
-    n, p = X.shape
-    k = check_k(k, p)
-    smooth_sensitivity_parameters(epsilon, delta, p, k, constants=constants)   # validate the privacy parameters before the data
-    st = second_moment_sums(X, radius=1.0)                       # one blocked pass: clip to the unit ball, sum x x^T
-    return smooth_sensitivity_release(st["M"] / n, n, k, epsilon, delta, n_clipped=st["n_clipped"],
-                                      constants=constants, random_state=random_state, return_info=return_info)
-
-def smooth_sensitivity_release(S, n: int, k: int, epsilon: float, delta: float = 0.0, *, n_clipped: int = 0,
-                               constants: str = "optimized", random_state=None, return_info: bool = False):
-    """The release of `smooth_sensitivity_pca` from S = (1/n) sum x x^T of n rows already clipped to the unit ball; `info`'s diagnostics (gap, bounds, noise scale) are not private.
-
-    Parameters
-    ----------
-    S : array (p, p)
-        (1/n) sum x x^T of rows already clipped to the unit ball.
-    n : int >= 1
-        Number of rows (public).
-    k : int, 1 <= k <= p
-        Number of eigenvectors.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in [0, 1)
-        Failure probability: > 0 Gaussian noise, (epsilon, delta)-DP; 0 Cauchy noise, pure epsilon-DP.
-    n_clipped : int >= 0
-        Number of clipped rows (diagnostics only).
-    constants : {"optimized", "paper"}
-        Admissibility constants (alpha, beta): on the exact frontier, or the recalled NRS07 / conservative ones.
-    random_state : int, numpy Generator or None
-        Seed of the rotation and the noise.
-    return_info : bool
-        Also return the `info` dict.
-
-    Returns
-    -------
-    V : ndarray (p, k)
-        Orthonormal released frame: (epsilon, delta)-DP if delta > 0, epsilon-DP if delta = 0 (replace-one, rows in the unit ball).
-    info : dict, only if `return_info`
-        Published (public quantities only): mechanism, epsilon, delta, neighbouring (replace-one), noise, norm,
-        constants, alpha, beta, epsilon_calibrated, global_sensitivity, n, p, k. Under `diagnostics_not_private`
-        (exact functions of the data): gap, local_sensitivity, sensitivity (S_beta), scale (and sigma), n_clipped.
-    """
+def _smooth_frame(S, n: int, k: int, par: dict, rng) -> tuple:
+    "V = QR(U R + (S_beta / alpha) Z) from S = (1/n) sum x x^T of n rows in the unit ball; and the curator-only values."
     S = symmetrize(S)
     p = S.shape[0]
-    n = check_int(n, "n")
-    k = check_k(k, p)
-    par = smooth_sensitivity_parameters(epsilon, delta, p, k, constants=constants)
     U, gap = _moment_pca_and_gap(S, k)
     norm = par["norm"]
     ls = eigengap_sensitivity_bound(gap, n, p, k, norm)
     ss = smooth_bound_from_gap(gap, n, p, k, par["beta"], norm)
     scale = ss / par["alpha"]
-    V = orthonormalize(perturb_frame(U, scale, par["noise"], random_state))
-    if not return_info: return V
-    # published: computed from public quantities only (the budget, n, p, k and the mechanism's constants)
-    info = dict(mechanism=f"smooth sensitivity (NRS07), {par['noise']} noise, {norm} sensitivity",
-                epsilon=float(epsilon), delta=float(delta), neighbouring="replace-one", noise=par["noise"],
-                norm=norm, constants=par["constants"], alpha=par["alpha"], beta=par["beta"],
-                epsilon_calibrated=par["epsilon_calibrated"],
-                global_sensitivity=global_sensitivity(p, k, norm), n=n, p=p, k=k)
-    # NOT private: the eigengap and everything computed from it without noise (the smooth bound, hence the
-    # noise scale), and the clipped-row count
-    add_diagnostics(info, gap=gap, local_sensitivity=ls, sensitivity=ss, scale=scale, n_clipped=n_clipped)
-    if par["noise"] == "gaussian": add_diagnostics(info, sigma=scale)
-    return V, info
+    V = orthonormalize(perturb_frame(U, scale, par["noise"], rng))
+    # NOT private: the eigengap and everything computed from it without noise (the smooth bound, hence the noise scale)
+    return V, dict(gap=gap, local_sensitivity=ls, sensitivity=ss, scale=scale)
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #f445a142
+def smooth_contract(n: int, p: int, k: int, epsilon: float, delta: float, par: dict, radius: float = 1.0) -> Contract:
+    "The contract of smooth-sensitivity PCA with parameters `par` (`smooth_sensitivity_parameters`), rows clipped to `radius`."
+    notes = ["the noise scale S_beta(X) / alpha is a function of the data's eigengap: a curator-only diagnostic, never "
+             "published",
+             f"{par['constants']} constants alpha = {par['alpha']:.4g}, beta = {par['beta']:.4g}; global sensitivity "
+             f"{global_sensitivity(p, k, par['norm']):.4g} ({par['norm']})"]
+    if radius != 1.0: notes.append(f"the unit-ball mechanism on x / {radius:g} (the same eigenvectors as x)")
+    if par["epsilon_calibrated"] < epsilon: notes.append(f"calibrated at epsilon' = {par['epsilon_calibrated']:.4g} < epsilon")
+    return Contract(f"smooth-sensitivity PCA (Gonem & Gilad-Bachrach): top-k eigenvectors, a Haar rotation and "
+                    f"{par['noise']} noise scaled to the smooth sensitivity ({par['norm']})", epsilon, delta,
+                    measure="pure" if delta == 0 else "approximate", noise=par["noise"], noise_scale=None,
+                    sensitivity=None, sensitivity_norm=par["norm"], calibration="smooth sensitivity (admissible noise)",
+                    domain=f"rows clipped to ||x||_2 <= {radius:g}", n=n, p=p, k=k, notes=tuple(notes))
+
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #9d8096ba
+def plan_smooth_sensitivity_pca(n: int, p: int, k: int, epsilon: float, delta: float = 0.0, *,
+                                constants: str = "optimized", radius: float = 1.0) -> Plan:
+    "Smooth-sensitivity PCA fixed before the data: Gaussian noise if delta > 0, Cauchy noise (pure epsilon-DP) if delta = 0."
+    k = check_k(k, p)
+    eps, dlt = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
+    R = check_positive(radius, "radius")
+    par = smooth_sensitivity_parameters(eps, dlt, p, k, constants=constants)
+    c = smooth_contract(n, p, k, eps, dlt, par, R)
+    def run(X, rng):
+        st = second_moment_sums(check_rows(X), radius=R)     # one blocked pass: clip to R, sum x x^T
+        V, diag = _smooth_frame(st["M"] / (n * R ** 2), n, k, par, rng)   # the unit-ball mechanism on x / R
+        return Release(V, c, {**diag, "gap": diag["gap"] * R ** 2, "n_clipped": st["n_clipped"]})
+    return Plan(c, run)
+
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #e7250c9f
+def smooth_sensitivity_pca(X, k: int, epsilon: float, delta: float = 0.0, *, constants: str = "optimized",
+                           radius: float = 1.0, random_state=None, return_release: bool = False):
+    """Private top-k subspace (p x k) by smooth-sensitivity output perturbation: (epsilon, delta)-DP (Gaussian) if delta > 0, epsilon-DP (Cauchy) if delta = 0; replace-one.
+
+    Parameters
+    ----------
+    X : array (n, p), numpy or dask
+        Data rows, one record per row.
+    k : int, 1 <= k <= p
+        Number of eigenvectors.
+    epsilon, delta, radius
+        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`); delta = 0 gives pure epsilon-DP.
+    constants : {"optimized", "paper"}
+        Admissibility constants (alpha, beta): on the exact frontier, or the recalled NRS07 / conservative ones.
+    random_state : int, numpy Generator or None
+        Seed of the rotation and the noise.
+    return_release : bool
+        Return the whole `Release` (V, its contract, the curator-only diagnostics: gap, bounds, noise scale) instead of V.
+
+    Returns
+    -------
+    V : ndarray (p, k), or Release
+        Orthonormal released frame: (epsilon, delta)-DP if delta > 0, epsilon-DP if delta = 0 (replace-one, n public).
+    """
+    return release_rows(plan_smooth_sensitivity_pca, X, k, epsilon, delta, constants=constants, radius=radius,
+                        random_state=random_state, return_release=return_release)
+
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #c45c1fd2
+def smooth_sensitivity_release(S, n: int, k: int, epsilon: float, delta: float = 0.0, *, constants: str = "optimized",
+                               random_state=None, return_release: bool = False):
+    "The release of `smooth_sensitivity_pca` from S = (1/n) sum x x^T of n rows in the unit ball: V, or the Release."
+    S = symmetrize(S)
+    n, p = check_int(n, "n"), S.shape[0]
+    k = check_k(k, p)
+    eps, dlt = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
+    par = smooth_sensitivity_parameters(eps, dlt, p, k, constants=constants)
+    V, diag = _smooth_frame(S, n, k, par, as_generator(random_state))
+    return Release(V, smooth_contract(n, p, k, eps, dlt, par), diag) if return_release else V
+
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #5c0f567c
+register(Algorithm("smooth_sensitivity_pca", plan_smooth_sensitivity_pca, smooth_sensitivity_pca, "central",
+                   "pure when delta = 0", "subspace", "smooth-sensitivity PCA (Gonem & Gilad-Bachrach 2018): output "
+                   "perturbation scaled to the eigengap; pure epsilon-DP (Cauchy noise) when delta = 0",
+                   estimator="SmoothSensitivityPCA", k_max="p-1", dask=True, ordered=False, parameters={p.name: p for p in (
+                       Parameter("constants", "{'optimized', 'paper'}", "Admissibility constants (alpha, beta) of the "
+                                 "noise: 'optimized' (on the exact admissible frontier, the default) or 'paper' (NRS07's "
+                                 "recalled Gaussian constants, checked exactly; conservative Cauchy ones).",
+                                 (("optimized", "paper"),)),)}))

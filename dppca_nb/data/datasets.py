@@ -20,7 +20,8 @@ from ..core.linalg import random_orthonormal, orthonormalize
 
 # %% auto #0
 __all__ = ['BUZZ_URL', 'sparse_orthonormal', 'spiked_covariance', 'sample_gaussian', 'sample_multivariate_t', 'contaminate',
-           'wishart_second_moment', 'DatasetUnavailableError', 'load_bundled', 'load_covtype', 'load_buzz']
+           'wishart_second_moment', 'block_covariance', 'banded_covariance', 'column_sparsity', 'reference_design',
+           'spherical_spike', 'DatasetUnavailableError', 'load_bundled', 'load_covtype', 'load_buzz']
 
 # %% ../../nbs/02_data/00_datasets.ipynb #d9672799
 def sparse_orthonormal(p: int, k: int, s: int, random_state=None) -> np.ndarray:
@@ -202,6 +203,112 @@ def wishart_second_moment(Sigma, n: int, random_state=None) -> np.ndarray:
     A[np.diag_indices(p)] = np.sqrt(rng.chisquare(n - np.arange(p)))
     B = M @ A
     return B @ B.T
+
+# %% ../../nbs/02_data/00_datasets.ipynb #ea1e91bf
+def _check_trace(trace) -> float:
+    t = check_positive(trace, "trace")
+    if t > 1: raise ValueError(f"trace: expected a number in (0, 1] (E||x||^2 = tr Sigma <= 1 for rows in the unit ball), got {t}")
+    return t
+
+def block_covariance(p: int, block_size: int, correlation=0.6, *, trace: float = 0.5) -> np.ndarray:
+    """Block-diagonal Sigma, blocks (1 - r) I + r 11^T of size `block_size` (s = block_size - 1), scaled to trace `trace`.
+
+    `correlation` r is one number in [0, 1) or one per block. Returns a symmetric PSD p x p array."""
+    p = check_int(p, "p")
+    b = check_int(block_size, "block_size")
+    if b > p: raise ValueError(f"block_size: expected an integer between 1 and p = {p}, got {b}")
+    starts = range(0, p, b)
+    r = np.asarray(correlation, dtype=np.float64)
+    r = np.full(len(starts), float(r)) if r.ndim == 0 else r
+    if r.shape != (len(starts),):
+        raise ValueError(f"correlation: expected a number or {len(starts)} values (one per block), got shape {r.shape}")
+    if not np.all((r >= 0) & (r < 1)): raise ValueError(f"correlation: expected values in [0, 1), got {correlation!r}")
+    S = np.zeros((p, p))
+    for a, ra in zip(starts, r): S[a:a + b, a:a + b] = ra
+    S[np.diag_indices(p)] = 1.0
+    return S * (_check_trace(trace) / p)
+
+# %% ../../nbs/02_data/00_datasets.ipynb #a5fe6743
+def banded_covariance(p: int, bandwidth: int, *, trace: float = 0.5) -> np.ndarray:
+    """Banded Toeplitz Sigma_ij = c (1 - |i-j| / (bandwidth + 1))_+ (PSD; s = 2 bandwidth), scaled to trace `trace`."""
+    p = check_int(p, "p")
+    b = check_int(bandwidth, "bandwidth", minimum=0)
+    d = np.abs(np.subtract.outer(np.arange(p), np.arange(p)))
+    return np.clip(1 - d / (b + 1), 0, None) * (_check_trace(trace) / p)
+
+# %% ../../nbs/02_data/00_datasets.ipynb #2175b0e5
+def column_sparsity(Sigma, tol: float = 0.0) -> int:
+    "The s of G_0(s): the largest number of off-diagonal entries with |sigma_ij| > `tol` in one column of `Sigma`."
+    A = np.asarray(Sigma, dtype=np.float64)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]: raise ValueError(f"Sigma: expected a square matrix, got shape {A.shape}")
+    nz = np.abs(A) > check_positive(tol, "tol", allow_zero=True)
+    np.fill_diagonal(nz, False)
+    return int(nz.sum(axis=0).max())
+
+# %% ../../nbs/02_data/00_datasets.ipynb #bdd1dd5c
+def reference_design(p: int = 40, k: int = 5, spike: float = 0.013, *, trace: float = 0.2, random_state=None):
+    """The reference design Sigma = spike VV' + b I with tr Sigma = E||x||^2 = `trace` (b = (trace - spike k) / p); returns (Sigma, V).
+
+    Parameters
+    ----------
+    p : int >= 1
+        Dimension.
+    k : int in [1, p]
+        Rank of the spike.
+    spike : float > 0
+        Spike a (the eigengap), with a k < trace.
+    trace : float > 0
+        tr Sigma = E||x||^2.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness for V (Haar).
+
+    Returns
+    -------
+    Sigma : ndarray, shape (p, p)
+    V : ndarray, shape (p, k)
+        Orthonormal spike directions.
+    """
+    k = check_k(k, p)
+    a, trace = check_positive(spike, "spike"), check_positive(trace, "trace")
+    b = (trace - a * k) / p
+    if b <= 0: raise ValueError(f"spike: expected spike * k < trace = {trace}, got spike = {a}, k = {k}")
+    V = random_orthonormal(p, k, random_state)
+    return a * (V @ V.T) + b * np.eye(p), V
+
+# %% ../../nbs/02_data/00_datasets.ipynb #39d8d65b
+def spherical_spike(n: int, p: int, k: int, gap: float, random_state=None) -> tuple[np.ndarray, np.ndarray]:
+    """n unit-norm rows whose second moment has top-k subspace V and population eigengap `gap` (0 < gap <= 1/k); returns (X, V).
+
+    Parameters
+    ----------
+    n : int >= 1
+        Number of rows.
+    p : int > k
+        Dimension.
+    k : int, 1 <= k < p
+        Rank of the spike.
+    gap : float in (0, 1/k]
+        Population eigengap.
+    random_state : int, numpy Generator or None
+        Seed.
+
+    Returns
+    -------
+    tuple (ndarray (n, p), ndarray (p, k))
+        (X, V).
+    """
+    k = check_k(k, p)
+    if k == p: raise ValueError(f"k: expected k < p = {p} for a data set with an eigengap, got {k}")
+    gap = check_positive(gap, "gap")
+    if gap > 1 / k: raise ValueError(f"gap: expected a number in (0, 1/k] = (0, {1 / k:.4g}], got {gap}")
+    n = check_int(n, "n")
+    rng = as_generator(random_state)
+    Q = random_orthonormal(p, p, rng)
+    V, W = Q[:, :k], Q[:, k:]
+    t = (1 / k - gap) / (1 / k + 1 / (p - k))
+    a = rng.standard_normal((n, k)); a /= np.linalg.norm(a, axis=1, keepdims=True)
+    b = rng.standard_normal((n, p - k)); b /= np.linalg.norm(b, axis=1, keepdims=True)
+    return np.sqrt(1 - t) * a @ V.T + np.sqrt(t) * b @ W.T, V
 
 # %% ../../nbs/02_data/00_datasets.ipynb #36bb95d7
 class DatasetUnavailableError(OSError):

@@ -9,8 +9,9 @@ import numpy as np
 from ..core.linalg import subspace_distance, random_subspace_level
 from ..privacy.mechanisms import gaussian_sigma
 from ..algorithms.baselines import analyze_gauss
+from ..data.datasets import spherical_spike
 from ..algorithms.smooth import (smooth_sensitivity_pca, smooth_sensitivity_parameters, smooth_bound_from_gap,
-                             eigengap_sensitivity_bound, spherical_spike, second_moment_pca)
+                             eigengap_sensitivity_bound, second_moment_pca)
 from .registry import Study, Check, register_study, summarize
 
 # %% auto #0

@@ -10,8 +10,9 @@ from scipy import optimize
 from ..privacy.releases import gaussian_second_moment_release
 from ..data.datasets import wishart_second_moment
 from ..core.linalg import top_k_eigvecs, subspace_distance, random_subspace_level
-from ..algorithms.sparse_cov import (block_covariance, gaussian_gamma, hard_threshold, threshold_error_bound,
-                                 naive_error_bound, dp_threshold_postprocess)
+from ..data.datasets import block_covariance
+from ..algorithms.sparse_cov import hard_threshold, dp_threshold_postprocess
+from ..theory.bounds import gaussian_gamma, threshold_error_bound, naive_error_bound
 from .registry import Study, Check, register_study, summarize, plot_lines
 
 # %% auto #0
@@ -49,7 +50,7 @@ _COLORS = {"naive": "C0", "dp_threshold": "C1", "dp_threshold_gamma2": "C3", "bi
 # dashed bound, drawn after the method lines, has the same colour.
 
 def _sigma_of(point):
-    return block_covariance(int(point["p"]), int(point["s"]) + 1, rho=point.get("rho", 0.6), trace=point.get("trace", 0.2))
+    return block_covariance(int(point["p"]), int(point["s"]) + 1, correlation=point.get("rho", 0.6), trace=point.get("trace", 0.2))
 
 def _error_rep(point, rng):
     n, p, s = int(point["n"]), int(point["p"]), int(point["s"])
@@ -144,7 +145,7 @@ def pca_block_covariance(p: int, s: int = 3, k: int = 3, *, trace: float = 0.2) 
     n_blocks = -(-p // (s + 1))
     rho = np.full(n_blocks, 0.2)
     rho[:k] = np.linspace(0.9, 0.6, k) if k > 1 else 0.9
-    return block_covariance(p, s + 1, rho=rho, trace=trace)
+    return block_covariance(p, s + 1, correlation=rho, trace=trace)
 
 def _pca_rep(point, rng):
     n, p, s, k = int(point["n"]), int(point["p"]), int(point["s"]), int(point["k"])

@@ -5,6 +5,7 @@
 # %% ../../nbs/03_privacy/05_audit.ipynb #360ef554
 from __future__ import annotations
 import math
+from collections import Counter
 from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
@@ -16,7 +17,8 @@ from .mechanisms import gaussian_sigma, gaussian_epsilon, gaussian_delta, symmet
 __all__ = ['clopper_pearson', 'AuditResult', 'audit_samples', 'audit_mechanism', 'second_moment_neighbours',
            'diagonal_difference', 'tilt_statistic', 'half_noise_epsilon', 'gaussian_output_audit', 'moment_coordinates',
            'moment_noise', 'eigenvalue_neighbours', 'laplace_log_ratio', 'add_remove_neighbours', 'ProfileAudit',
-           'gaussian_profile_audit', 'MetadataAudit', 'audit_published', 'audit_table', 'plot_audits']
+           'gaussian_profile_audit', 'MetadataAudit', 'audit_published', 'SupportAudit', 'output_bits',
+           'support_samples', 'support_audit', 'audit_table', 'plot_audits']
 
 # %% ../../nbs/03_privacy/05_audit.ipynb #a416b56d
 def clopper_pearson(k, m: int, alpha: float = 0.05):
@@ -637,6 +639,119 @@ def audit_published(fn, X, X_neighbour, random_state: int = 0, *, public=()) -> 
         if _same(i0[key], j0.get(key)) and _same(i1[key], j1.get(key)): leaked[key] = (i0[key], i1[key])
         else: noisy.append(key)
     return MetadataAudit(leaked, tuple(noisy), len(set(i0) | set(i1)))
+
+# %% ../../nbs/03_privacy/05_audit.ipynb #6e4c4d2c
+@dataclass(frozen=True)
+class SupportAudit:
+    """Outcome of `support_audit`: do the outputs of a release claimed pure, compared bit for bit, recur on a set that both neighbours share?
+
+    Parameters
+    ----------
+    epsilon_claimed : float
+        The claim (pure epsilon-DP).
+    alpha : float in (0, 1)
+        `epsilon_lower` holds with probability at least 1 - alpha.
+    n_trials : tuple (int, int)
+        Runs on D and on D'.
+    n_values : int
+        Distinct outputs (bit patterns) over both datasets.
+    unseen : float
+        The larger Good-Turing estimate (runs whose value was seen once / runs) of the probability of the values not seen.
+    one_sided : int
+        Values seen at least t_min times in all, every time on the same dataset.
+    epsilon_lower : float
+        Lower bound on the privacy loss from the counts of the values seen at least t_min times (0 if none).
+    outside : int or None
+        Outputs outside the declared public set (None: no set declared).
+    max_unseen : float
+        The unseen probability accepted.
+    """
+    epsilon_claimed: float
+    alpha: float
+    n_trials: tuple
+    n_values: int
+    unseen: float
+    one_sided: int
+    epsilon_lower: float
+    outside: int | None
+    max_unseen: float
+
+    @property
+    def flagged(self) -> bool:
+        "True when the outputs do not recur, some value's counts prove a loss above the claim, or an output is outside the public set."
+        return self.unseen > self.max_unseen or self.epsilon_lower > self.epsilon_claimed or bool(self.outside)
+
+    def __repr__(self):
+        return (f"SupportAudit(flagged={self.flagged}, unseen={self.unseen:.3f}, epsilon_lower={self.epsilon_lower:.3f}, "
+                f"epsilon_claimed={self.epsilon_claimed:.3g}, n_values={self.n_values}, one_sided={self.one_sided}, "
+                f"outside={self.outside}, n_trials={self.n_trials})")
+
+
+# %% ../../nbs/03_privacy/05_audit.ipynb #3978d460
+def output_bits(values) -> bytes:
+    "The released numbers of one output, bit for bit: the bytes of its values as float64 (so 0.0 and -0.0 differ)."
+    return np.ascontiguousarray(np.asarray(values, dtype=np.float64)).tobytes()
+
+def support_samples(keys, keys_neighbour, *, epsilon: float, alpha: float = 0.05, t_min: int = 20,
+                    max_unseen: float = 0.05, public=None) -> SupportAudit:
+    """The support audit of outputs already drawn: `keys` on D and `keys_neighbour` on D' (`output_bits` of each
+    output; Poisson numbers of runs make the two counts of a value independent Poisson variables)."""
+    eps, t_min = check_epsilon(epsilon), check_int(t_min, "t_min")
+    c0, c1 = Counter(keys), Counter(keys_neighbour)
+    n0, n1 = len(keys), len(keys_neighbour)
+    if min(n0, n1) == 0: raise ValueError(f"keys: expected outputs on both datasets, got {n0} and {n1}")
+    unseen = max(sum(v == 1 for v in c.values()) / n for c, n in ((c0, n0), (c1, n1)))
+    tested = [(min(c0[k], c1[k]), c0[k] + c1[k]) for k in c0.keys() | c1.keys() if c0[k] + c1[k] >= t_min]
+    eps_lo = 0.0
+    for y, T in tested:          # two-sided interval at alpha / m: a one-sided limit at alpha / (2m) for each side
+        pi_u = clopper_pearson(y, T, alpha / len(tested))[1]
+        eps_lo = max(eps_lo, math.log(1 / pi_u - 1) if pi_u < 0.5 else 0.0)
+    outside = None if public is None else sum(n for k, n in (c0 + c1).items()
+                                              if not public(np.frombuffer(k, dtype=np.float64)))
+    return SupportAudit(eps, check_positive(alpha, "alpha"), (n0, n1), len(c0.keys() | c1.keys()), unseen,
+                        sum(y == 0 for y, _ in tested), eps_lo, outside, check_positive(max_unseen, "max_unseen"))
+
+def support_audit(mechanism, dataset, neighbour, *, epsilon: float, n_trials: int = 2000, statistic=None,
+                  alpha: float = 0.05, t_min: int = 20, max_unseen: float = 0.05, public=None,
+                  random_state=None) -> SupportAudit:
+    """Run `mechanism(data, rng)` a Poisson(`n_trials`) number of times on `dataset` and on `neighbour` and compare the
+    supports of the released numbers (`statistic(output)`, default the output) bit for bit (`support_samples`).
+
+    Parameters
+    ----------
+    mechanism : callable
+        mechanism(data, rng): one run of the release.
+    dataset, neighbour : array
+        D and D', neighbours.
+    epsilon : float > 0
+        The claim (pure epsilon-DP).
+    n_trials : int >= 20
+        Mean number of runs per dataset.
+    statistic : callable or None
+        Maps an output to the released numbers audited (None: the output itself).
+    alpha : float in (0, 1)
+        `epsilon_lower` holds with probability at least 1 - alpha.
+    t_min : int >= 1
+        Values seen fewer times in all are not tested.
+    max_unseen : float > 0
+        The unseen probability (Good-Turing) accepted.
+    public : callable or None
+        public(values) -> bool: the lattice the contract declares (None: not checked).
+    random_state : int, numpy Generator or None
+        Seed of the run counts and the runs.
+
+    Returns
+    -------
+    SupportAudit
+    """
+    if not callable(mechanism): raise TypeError(f"mechanism: expected a callable mechanism(data, rng), got {type(mechanism).__name__}")
+    rng = as_generator(random_state)
+    m0, m1 = (int(rng.poisson(check_int(n_trials, "n_trials", minimum=20))) for _ in range(2))
+    key = output_bits if statistic is None else (lambda out: output_bits(statistic(out)))
+    k0 = [key(mechanism(dataset, rng)) for _ in range(m0)]
+    k1 = [key(mechanism(neighbour, rng)) for _ in range(m1)]
+    return support_samples(k0, k1, epsilon=epsilon, alpha=alpha, t_min=t_min, max_unseen=max_unseen, public=public)
+
 
 # %% ../../nbs/03_privacy/05_audit.ipynb #58bcd75f
 def audit_table(audits: dict) -> str:

@@ -4,23 +4,29 @@
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #6ceee61e
 from __future__ import annotations
+import bisect
+import decimal
 import math
 import warnings
 from dataclasses import replace
+from decimal import Decimal, localcontext
+from fractions import Fraction
 import numpy as np
 from ..core.validation import (as_generator, check_epsilon, check_delta, check_positive, check_choice, check_int,
                                       Diagnostics)
 from ..backends.statistics import (is_dask, check_rows, clipped_row_sums, randomized_mean_reports,
-                                          moment_summary, centred_second_moment)
+                                          moment_summary, centred_second_moment, map_blocks, sub_block_rows,
+                                          second_moment_sums, CORRECT_UP_TO)
 from .mechanisms import gaussian_sigma, snapping_grid, snapping_laplace, snapping_scale
 from .accounting import PrivacyAccountant, split_budget, exact_gaussian
 from .contract import Contract, Plan, Release
 
 # %% auto #0
-__all__ = ['DEFAULT_RADIUS_RANGE', 'mean_contract', 'mean_noise_sd', 'plan_private_mean', 'private_mean', 'check_radius_bounds',
-           'quantile_log_weights', 'private_quantile', 'radius_contract', 'row_norms', 'plan_private_radius',
-           'PrivateRadiusWarning', 'private_radius_rows', 'fit_ledger', 'composed_contract', 'plan_centered',
-           'ClippingWarning']
+__all__ = ['DEFAULT_RADIUS_RANGE', 'RADIUS_CELLS_PER_E', 'mean_contract', 'mean_noise_sd', 'plan_private_mean', 'private_mean',
+           'check_radius_bounds', 'radius_grid', 'radius_grid_value', 'log_norm_cells', 'norm_histogram',
+           'radius_lattice_note', 'quantile_contract', 'private_radius_from_histogram', 'radius_contract',
+           'row_norm_histogram', 'plan_private_radius', 'PrivateRadiusWarning', 'private_radius_rows', 'fit_ledger',
+           'composed_contract', 'plan_centered', 'ClippingWarning']
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #1b4583e8
 def mean_contract(n: int, p: int, epsilon: float, delta: float, *, radius: float = 1.0, model: str = "central") -> Contract:
@@ -80,14 +86,15 @@ def private_mean(X, epsilon: float, delta: float, *, radius: float = 1.0, model:
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #d0ff803b
 DEFAULT_RADIUS_RANGE = (1e-3, 1e3)     # the default public range of the norms, times sqrt(p)
+RADIUS_CELLS_PER_E = 64                # grid points per factor e of the public range: neighbouring points differ by 1.6%
 
-def check_radius_bounds(bounds, p: int) -> tuple:
+def check_radius_bounds(bounds, p: int = 1, name: str = "radius_bounds") -> tuple:
     "The public range (lo, hi) of the norms for a private radius (None: 1e-3 sqrt(p) to 1e3 sqrt(p))."
     if bounds is None: return DEFAULT_RADIUS_RANGE[0] * math.sqrt(p), DEFAULT_RADIUS_RANGE[1] * math.sqrt(p)
     try: lo, hi = bounds
-    except (TypeError, ValueError): raise ValueError(f"radius_bounds: expected a pair (lo, hi), got {bounds!r}") from None
-    lo, hi = check_positive(lo, "radius_bounds[0]"), check_positive(hi, "radius_bounds[1]")
-    if not lo < hi: raise ValueError(f"radius_bounds: expected lo < hi, got ({lo}, {hi})")
+    except (TypeError, ValueError): raise ValueError(f"{name}: expected a pair (lo, hi), got {bounds!r}") from None
+    lo, hi = check_positive(lo, f"{name}[0]"), check_positive(hi, f"{name}[1]")
+    if not lo < hi: raise ValueError(f"{name}: expected lo < hi, got ({lo}, {hi})")
     return lo, hi
 
 def _check_share(v, name):
@@ -95,65 +102,172 @@ def _check_share(v, name):
     if not s < 1: raise ValueError(f"{name}: expected a number in (0, 1), got {s}")
     return s
 
-# %% ../../nbs/03_privacy/06_centering.ipynb #e46d40e5
-def quantile_log_weights(z, q, epsilon, lo, hi):
-    "Exponential mechanism on sorted log-values `z` in [log lo, log hi]: interval edges and log weights (length x exp(eps u / 2))."
-    m = z.size
-    edges = np.concatenate([[math.log(lo)], z, [math.log(hi)]])
-    length = np.diff(edges)
-    with np.errstate(divide="ignore"):
-        logw = np.log(length) - epsilon / 2 * np.abs(np.arange(m + 1) - q * m)
-    return edges, logw
+# %% ../../nbs/03_privacy/06_centering.ipynb #4a1b2c3d
+def radius_grid(bounds) -> tuple:
+    """The public log-grid of a private radius on `bounds` (lo, hi): `(log_lo, width, K)`. Point j = 0..K is
+    log_lo + j * width; K = ceil(RADIUS_CELLS_PER_E ln(hi / lo)) cells of width ln(hi / lo) / K cover [ln lo, ln hi]."""
+    lo, hi = check_radius_bounds(bounds, name="bounds")
+    a = math.log(lo)
+    K = max(1, math.ceil(RADIUS_CELLS_PER_E * (math.log(hi) - a)))
+    return a, (math.log(hi) - a) / K, K
 
-def private_quantile(norms, epsilon: float, *, quantile: float = 0.5, bounds, random_state=None) -> Release:
-    "The epsilon-DP `quantile` of `norms` (one per record) in the public range `bounds`: a Release (the chosen interval is a diagnostic)."
+def radius_grid_value(j: int, bounds) -> float:
+    "The radius released for grid point j of `radius_grid(bounds)`: exp(log_lo + j width), a function of j and the public bounds only."
+    a, w, K = radius_grid(bounds)
+    j = check_int(j, "j", minimum=0)
+    if j > K: raise ValueError(f"j: expected a grid point 0..{K}, got {j}")
+    return math.exp(a + j * w)
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #8674fd7b
+def log_norm_cells(log_norms, grid, *, overwrite: bool = False) -> np.ndarray:
+    """The cell of each log-norm on `grid` (`radius_grid`): floor((z - log_lo) / width) clipped to 0..K (K: at or
+    above hi). A fixed function of each value alone, so replacing one record moves one cell index. No NaN.
+    `overwrite=True`: the float64 array `log_norms` is used as the scratch buffer (no temporary)."""
+    a, w, K = grid
+    z = np.asarray(log_norms, dtype=np.float64)
+    c = np.subtract(z, a, out=z if overwrite else None)
+    np.divide(c, w, out=c); np.floor(c, out=c); np.clip(c, 0, K, out=c)
+    return c.astype(np.intp)
+
+def norm_histogram(norms, bounds) -> np.ndarray:
+    "The number of `norms` in each cell 0..K of the public grid on `bounds` (one pass, no sort; norms are clipped to [lo, hi])."
+    lo, hi = check_radius_bounds(bounds, name="bounds")
+    grid = radius_grid((lo, hi))
+    z = np.clip(np.asarray(norms, dtype=np.float64), lo, hi)
+    return np.bincount(log_norm_cells(np.log(z, out=z), grid, overwrite=True), minlength=grid[2] + 1)
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #7112f67f
+_EM_REL, _EM_CUT = 2.0 ** -30, 700.0    # bound used on the float partial sums' relative error (proven <= 2^-35); exponent cut
+
+def _float_decide(S, u, rel=_EM_REL):
+    "The first j with S_j > U S_K, U in [u, u + 1) / 2^64, if the float sums S (relative error <= rel) decide it; else None."
+    ab = S.size * math.exp(1.0 - _EM_CUT)                   # the weights cut to 0 (exponents above 700)
+    m = 1.0 + 2.0 ** -40                                    # covers the rounding of the bounds themselves
+    tot = float(S[-1])
+    t_lo = u / 2.0 ** 64 * (tot * (1 - rel) - ab) / m
+    t_hi = (u + 1) / 2.0 ** 64 * (tot * (1 + rel) + ab) * m
+    j = min(int(np.searchsorted(S, u / 2.0 ** 64 * tot, side="right")), S.size - 1)   # U < 1: t < S_K always
+    if j > 0 and not (float(S[j - 1]) * (1 + rel) + ab) * m <= t_lo: return None
+    return j if j == S.size - 1 or (float(S[j]) * (1 - rel) - ab) / m > t_hi else None
+
+def _decimal_decide(D, half_eps, num, bits, prec):
+    "As `_float_decide` for U in [num, num + 1) / 2^bits, with the sums in `decimal` at `prec` digits (exact comparisons)."
+    he = Decimal(half_eps)
+    with localcontext() as ctx:
+        ctx.prec, ctx.Emin, ctx.Emax = prec, decimal.MIN_EMIN, decimal.MAX_EMAX
+        s, S = Decimal(0), []
+        for d in D:
+            s += (-(he * Decimal(float(d)))).exp(); S.append(Fraction(s))
+    R = Fraction(11, 10) * (Fraction(half_eps) * Fraction(float(max(D))) + len(D) + 4) / 10 ** (prec - 1)
+    t_lo, t_hi = Fraction(num, 2 ** bits) * S[-1] * (1 - R), Fraction(num + 1, 2 ** bits) * S[-1] * (1 + R)
+    j = min(bisect.bisect_right(S, t_hi / (1 - R)), len(S) - 1)   # the first j with S_j (1 - R) > t_hi (or the last)
+    return None if j > 0 and S[j - 1] * (1 + R) > t_lo else j
+
+def _exact_exponential_index(D, half_eps: float, rng, rel=_EM_REL) -> int:
+    """An index j drawn with probability exactly proportional to exp(-half_eps D_j) (D: exact non-negative doubles,
+    minimum 0): the inverse transform of a uniform, decided from 64 bits and float sums, else exactly (more bits, decimal)."""
+    D = np.asarray(D, dtype=np.float64)
+    x = half_eps * D
+    W = np.exp(-np.minimum(x, _EM_CUT)); W[x > _EM_CUT] = 0.0
+    u = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
+    j = _float_decide(np.cumsum(W), u, rel)
+    num, bits, prec = u, 64, 40 + len(str(int(half_eps * D.max() + D.size + 4)))
+    while j is None:
+        num, bits = (num << 64) | int(rng.integers(0, 2 ** 64, dtype=np.uint64)), bits + 64
+        j = _decimal_decide(D, half_eps, num, bits, prec)
+        prec += 20
+    return j
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #e2174b78
+def _radius_scores(counts, quantile: float):
+    "(D, m): D_j = |c_j - T| - min_i |c_i - T| (exact half-integers), c_j the counts below grid point j, T = q m to the nearest half."
+    h = np.asarray(counts, dtype=np.int64)
+    m = int(h.sum())
+    below = np.concatenate([[0], np.cumsum(h[:-1])])           # c_0 = 0, ..., c_K = the norms in cells below K
+    d = np.abs(below - round(2 * quantile * m) / 2)
+    return d - d.min(), m
+
+def radius_lattice_note(bounds, factor: float = 1.0) -> str:
+    "The released values of a private radius on `bounds`, in words (for contracts): which function of the drawn grid point."
+    lo, hi = check_radius_bounds(bounds, name="bounds")
+    K = radius_grid((lo, hi))[2]
+    f = "" if factor == 1 else f"{factor:g} x "
+    return (f"released value {f}exp(ln {lo:.4g} + j ln({hi:.4g} / {lo:.4g}) / {K}) at the drawn grid point j = 0..{K} "
+            f"({RADIUS_CELLS_PER_E} points per factor e): a function of j and the public bounds only")
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #f1e9a36b
+def quantile_contract(m: int, epsilon: float, *, quantile: float = 0.5, bounds, factor: float = 1.0,
+                      what: str = "norms") -> Contract:
+    "The Contract of `factor` times the private `quantile` of m norms (one per record) on the public grid of `bounds`."
     eps, q = check_epsilon(epsilon), _check_share(quantile, "quantile")
-    lo, hi = check_radius_bounds(bounds, 1)
-    norms = np.asarray(norms, dtype=np.float64)
-    if norms.ndim != 1 or np.isnan(norms).any():
-        raise ValueError(f"norms: expected a 1-D array of norms without NaN, got shape {norms.shape}")
-    rng = as_generator(random_state)
-    z = np.sort(np.log(np.clip(norms, lo, hi)))
-    edges, logw = quantile_log_weights(z, q, eps, lo, hi)
-    j = int(np.argmax(logw + rng.gumbel(size=z.size + 1)))
-    c = Contract(f"exponential-mechanism {q:g}-quantile of norms", eps, 0.0, measure="pure", sensitivity=1.0,
-                 sensitivity_norm="rank of the quantile", noise="exponential mechanism",
-                 domain=f"norms clipped to [{lo:.4g}, {hi:.4g}]", n=norms.size)
-    return Release(float(math.exp(rng.uniform(edges[j], edges[j + 1]))), c, {"interval": j})
+    lo, hi = check_radius_bounds(bounds, name="bounds")
+    f = check_positive(factor, "radius_factor")
+    return Contract(f"exponential-mechanism {q:g}-quantile of the {what} on a public log-grid" + ("" if f == 1 else
+                    f", times {f:g}"), eps, 0.0, measure="pure", sensitivity=1.0, sensitivity_norm="rank of the quantile",
+                    noise="exponential mechanism", domain=f"norms clipped to [{lo:.4g}, {hi:.4g}]", n=m,
+                    notes=("replacing one record moves one norm: the count below any grid point changes by at most 1",
+                           radius_lattice_note((lo, hi), f)))
+
+def private_radius_from_histogram(counts, epsilon: float, *, quantile: float = 0.5, bounds, factor: float = 1.0,
+                                  random_state=None, contract: Contract | None = None) -> Release:
+    """epsilon-DP (replace-one) `factor` x the `quantile` of m norms from their cell counts on the public grid of `bounds`
+    (`norm_histogram`): the exponential mechanism over the grid points, utility -|c_j - q m|, drawn exactly.
+
+    Returns a Release: the value `factor * radius_grid_value(j, bounds)`; the drawn point and the utility's best point
+    are curator-only diagnostics."""
+    lo, hi = check_radius_bounds(bounds, name="bounds")
+    K = radius_grid((lo, hi))[2]
+    h = np.asarray(counts)
+    if h.shape != (K + 1,) or not np.issubdtype(h.dtype, np.integer) or (h < 0).any():
+        raise ValueError(f"counts: expected {K + 1} non-negative integer counts (the cells of radius_grid(bounds)), "
+                         f"got shape {h.shape} and dtype {h.dtype}")
+    c = contract or quantile_contract(int(h.sum()), epsilon, quantile=quantile, bounds=(lo, hi), factor=factor)
+    D, m = _radius_scores(h, quantile)
+    j = _exact_exponential_index(D, c.epsilon / 2, as_generator(random_state))
+    return Release(float(factor) * radius_grid_value(j, (lo, hi)), c, {"grid_point": j, "best_grid_point": int(np.argmin(D))})
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #027c6991
 def radius_contract(n: int, p: int, epsilon: float, *, quantile: float = 0.5, factor: float = 2.0, bounds=None,
                     what: str = "rows") -> Contract:
-    "The Contract of a private clipping bound: `factor` times the exponential-mechanism `quantile` of the n row norms (pure epsilon-DP, replace-one)."
-    eps = check_epsilon(epsilon)
-    q = _check_share(quantile, "radius_quantile")
-    f = check_positive(factor, "radius_factor")
-    lo, hi = check_radius_bounds(bounds, check_int(p, "p"))
-    return Contract(f"exponential-mechanism {q:g}-quantile of the norms of the {what}, times {f:g}", eps, 0.0,
-                    measure="pure", sensitivity=1.0, sensitivity_norm="rank of the quantile",
-                    noise="exponential mechanism", domain=f"norms clipped to [{lo:.4g}, {hi:.4g}]", n=check_int(n, "n"),
-                    p=p, notes=("replacing one row moves one norm: the rank of any threshold changes by at most 1",))
+    "The Contract of a private clipping bound: `factor` times the exponential-mechanism `quantile` of the n row norms on a public log-grid (pure epsilon-DP, replace-one)."
+    c = quantile_contract(check_int(n, "n"), epsilon, quantile=_check_share(quantile, "radius_quantile"),
+                          bounds=check_radius_bounds(bounds, check_int(p, "p")), factor=factor,
+                          what=f"norms of the {what}")
+    return replace(c, p=p)
 
-def row_norms(X, center=None, block=1 << 16) -> np.ndarray:
-    "The n norms ||x_i - center|| (numpy: block by block, no copy of X; dask: in the partitions, n numbers to the client)."
-    if is_dask(X):
-        Y = X if center is None else X - center
-        return np.asarray(((Y * Y).sum(axis=1) ** 0.5).compute(), dtype=np.float64)
-    out = np.empty(X.shape[0])
-    for i in range(0, X.shape[0], block):
-        Y = X[i:i + block] if center is None else X[i:i + block] - center
-        out[i:i + block] = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-    return out
+def _norm_cell_counts(x, center, grid):
+    "One block's counts of the cells of ||x_i - center|| on the radius grid (centered in cache-sized sub-blocks of a scratch buffer)."
+    n, p = x.shape
+    sq = np.empty(n)
+    if center is None: np.einsum("ij,ij->i", x, x, out=sq)
+    else:
+        s = min(n, sub_block_rows(p))
+        buf = np.empty((s, p))
+        for i in range(0, n, s):
+            y = np.subtract(x[i:i + s], center, out=buf[:min(s, n - i)])
+            np.einsum("ij,ij->i", y, y, out=sq[i:i + s])
+    with np.errstate(over="ignore", divide="ignore"):           # an overflowing square counts at hi, a zero row at lo
+        np.log(sq, out=sq)
+    return np.bincount(log_norm_cells(np.multiply(sq, 0.5, out=sq), grid, overwrite=True), minlength=grid[2] + 1)
 
+def row_norm_histogram(X, center, bounds) -> np.ndarray:
+    "The cell counts of the n norms ||x_i - center|| on the public radius grid of `bounds`: one blocked pass (dask: counts per partition)."
+    c = None if center is None or not np.any(center) else np.asarray(center, dtype=np.float64)
+    return map_blocks(X, _norm_cell_counts, c, radius_grid(bounds), finite=is_dask(X))[0]
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #7bd2534d
 def plan_private_radius(n: int, p: int, epsilon: float, *, quantile: float = 0.5, factor: float = 2.0, bounds=None,
                         what: str = "rows") -> Plan:
-    "The Plan of a private clipping bound (`radius_contract`); `release(X, center=)`: the norms of X - center."
+    """The Plan of a private clipping bound (`radius_contract`); `release(X, center=)`: the norms of X - center, or
+    `release(None, counts=)` from their cell counts on the public grid (a caller that has the norms already)."""
     c = radius_contract(n, p, epsilon, quantile=quantile, factor=factor, bounds=bounds, what=what)
     bnd = check_radius_bounds(bounds, p)
-    def run(X, rng, center=None):
-        r = private_quantile(row_norms(X, center), c.epsilon, quantile=quantile, bounds=bnd, random_state=rng)
-        return Release(float(factor) * r.value, c, r.diagnostics)
-    return Plan(c, run, inputs=("center",))
+    def run(X, rng, center=None, counts=None):
+        if counts is None: counts = row_norm_histogram(X, center, bnd)
+        r = private_radius_from_histogram(counts, c.epsilon, quantile=quantile, bounds=bnd, factor=factor,
+                                          random_state=rng, contract=c)
+        return Release(r.value, c, r.diagnostics)
+    return Plan(c, run, inputs=("center", "counts"))
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #33b2f6ff
 class PrivateRadiusWarning(UserWarning):
@@ -165,8 +279,9 @@ def private_radius_rows(epsilon: float, *, quantile: float = 0.5, bounds=None, p
     eps = check_epsilon(epsilon)
     q = _check_share(quantile, "quantile")
     lo, hi = check_radius_bounds(bounds, check_int(p, "p"))
-    t_needed = math.log(math.log(hi / lo) / (_check_share(level, "level") * check_positive(spread, "spread")))
-    return max(1, math.ceil(2 * max(t_needed, 0.0) / (eps * min(q, 1 - q))))
+    g = max(1, math.floor(RADIUS_CELLS_PER_E * check_positive(spread, "spread")))
+    t_needed = math.log((radius_grid((lo, hi))[2] + 1) / (_check_share(level, "level") * g))
+    return max(1, math.ceil((2 * max(t_needed, 0.0) / eps + 0.25) / min(q, 1 - q)))
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #2143bcbf
 def _unknown_radius(c: Contract) -> Contract:
@@ -240,9 +355,12 @@ def plan_centered(main, n: int, p: int, epsilon: float, delta: float, *, model: 
     mean_plan = None if shares is None else plan_private_mean(n, p, *shares["mean"], radius=1.0 if MR == "private" else MR,
                                                              model=model)
     contract = _fit_contract(main_plan.contract, mean_plan, radius_plans, eps, dlt, words)
+    ledger = tuple((a, pl.contract) for a, pl in radius_plans.items()) + (
+        (("mean", mean_plan.contract),) if mean_plan is not None else ()) + (("components", main_plan.contract),)
     def run(X, rng):
-        return _release_fit(X, rng, contract, main, main_plan, mean_plan, radius_plans, R, MR, centering, public_mean)
-    return Plan(contract, run)
+        return _release_fit(X, rng, contract, main, main_plan, mean_plan, radius_plans, R, MR, centering, public_mean,
+                            check_radius_bounds(radius_bounds, p))
+    return Plan(contract, run, ledger=ledger)     # the ledger: every part as planned (a private radius's at R = 1)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #84a8007c
 class ClippingWarning(UserWarning):
@@ -282,10 +400,55 @@ def _fit_contract(main_c, mean_plan, radius_plans, eps, dlt, words) -> Contract:
     return replace(c, sensitivity=None, noise_scale=None, grid=None, domain=u.domain, notes=u.notes,
                    parts=tuple((a, unknown(a, b)) for a, b in c.parts))
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #0b1c2d3e
+_NO_RADIUS = np.finfo(np.float64).max
+
+def _centered_counts(X, pre, center, bounds):
+    "Cell counts of ||x_i - center|| on the radius grid from the raw norms in `pre` and one pass for X center."
+    sq = X @ center
+    sq *= -2.0; sq += float(center @ center); sq += pre["norms"] ** 2
+    np.maximum(sq, 0.0, out=sq)
+    with np.errstate(divide="ignore"):
+        np.log(sq, out=sq)
+    sq *= 0.5
+    grid = radius_grid(bounds)
+    return np.bincount(log_norm_cells(sq, grid, overwrite=True), minlength=grid[2] + 1)
+
+def _clipped_mean_sums(X, pre, MR):
+    "The row sum of the rows clipped to MR, from the raw sums in `pre` corrected on the rows beyond MR."
+    idx = np.flatnonzero(pre["norms"] > MR)
+    rs = pre["raw_sum"] - (1.0 - MR / pre["norms"][idx]) @ X[idx] if idx.size else pre["raw_sum"].copy()
+    return {"row_sum": rs, "n_clipped": int(idx.size)}
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #1d2e3f4a
+def _release_radii_one_pass(X, rng, radius_plans, mean_plan, main, main_plan, R, MR, diag, extras, bounds):
+    "The private-radius fit of a second-moment algorithm: one raw pass, the radii and mean from it, one pass for X c."
+    pre = moment_summary(X, mean_radius=_NO_RADIUS, radius=_NO_RADIUS)
+    if MR == "private":
+        MR = radius_plans["mean_radius"].release(None, rng, counts=norm_histogram(pre["norms"], bounds)).value
+        extras["mean_radius"] = MR
+    c = mean_plan.contract
+    rm = plan_private_mean(c.n, c.p, c.epsilon, c.delta, radius=MR, model=c.model).release(
+        X, rng, statistic=_clipped_mean_sums(X, pre, MR))
+    center, diag["mean"] = rm.value, rm.diagnostics
+    if R == "private":
+        R = radius_plans["radius"].release(None, rng, counts=_centered_counts(X, pre, center, bounds)).value
+    main_plan = main(main_plan.contract.epsilon, main_plan.contract.delta, R)
+    if (pre["norms"] > CORRECT_UP_TO * R).any():        # rows far beyond R: the exact second pass (no cancellation)
+        stat = second_moment_sums(X, radius=R, center=center)
+    else: stat = centred_second_moment(X, dict(pre, radius=R), center)
+    return center, R, main_plan.release(X, rng, statistic=stat)
+
 # %% ../../nbs/03_privacy/06_centering.ipynb #869f0446
-def _release_fit(X, rng, contract, main, main_plan, mean_plan, radius_plans, R, MR, centering, public_mean) -> Release:
+def _release_fit(X, rng, contract, main, main_plan, mean_plan, radius_plans, R, MR, centering, public_mean,
+                 bounds=None) -> Release:
     "The release of `plan_centered`: radii, mean, main, in that order, one random stream."
     diag, extras = Diagnostics(), {}
+    if "statistic" in main_plan.inputs and centering == "private" and radius_plans and not is_dask(X):
+        center, R, rel = _release_radii_one_pass(X, rng, radius_plans, mean_plan, main, main_plan, R, MR, diag, extras,
+                                                 bounds)
+        extras.update(mean=center, radius=float(R)); diag.update(rel.diagnostics)
+        return Release(rel.value, contract, diag, {**rel.extras, **extras, "main_contract": rel.contract})
     if MR == "private":
         MR = radius_plans["mean_radius"].release(X, rng).value
         extras["mean_radius"] = MR

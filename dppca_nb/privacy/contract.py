@@ -247,10 +247,15 @@ class Plan:
         `run(X, rng, **inputs) -> Release` under `contract` (called by `release`).
     inputs : tuple of str
         Keyword inputs `release` takes besides X (e.g. "center": a public or already released mean).
+    ledger : tuple of (label, Contract)
+        What a privacy ledger spends for this plan, where the contract cannot say it itself: a part whose scale follows
+        from a privately released value (a radius) states its scale as unknown, and the ledger holds the same part
+        planned at a reference value (its privacy loss does not depend on that value). Empty: spend the contract.
     """
     contract: Contract
     run: Callable
     inputs: tuple = ()
+    ledger: tuple = ()
 
     def release(self, X, random_state=None, **inputs) -> Release:
         "Read X (n x p, as planned) and release under `contract`; `random_state` seeds the noise."

@@ -11,7 +11,8 @@ from ..backends.statistics import check_rows, second_moment_sums
 from .mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon, symmetric_gaussian,
                                          check_square, NOISE_SHAPES, sym_dim)
 from .discrete import (discrete_gaussian_epsilon, check_noise_calibration, discrete_calibration,
-                                       discrete_gaussian_rho, discrete_symmetric_release, DISCRETE_CALIBRATION_WORDS)
+                                       discrete_gaussian_rho, discrete_symmetric_release, DISCRETE_CALIBRATION_WORDS,
+                                       NOISES)
 from .contract import Contract, Plan, Release
 
 # %% auto #0
@@ -77,6 +78,7 @@ def second_moment_contract(n: int, p: int, epsilon: float, delta: float, *, sens
     "The Contract of the noisy (1/n) sum x x^T of n x p rows clipped to `radius`, from public quantities only."
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     check_choice(noise_shape, "noise_shape", tuple(NOISE_SHAPES))
+    check_choice(noise, "noise", NOISES)
     check_noise_calibration(calibration, noise)
     R = check_positive(radius, "radius")
     sens = second_moment_sensitivity(sensitivity_rule, n=n, radius=R)

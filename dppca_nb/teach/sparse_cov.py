@@ -11,8 +11,9 @@ import numpy as np
 from ..core.validation import as_generator, check_epsilon, check_delta, check_positive, check_choice
 from ..data.datasets import wishart_second_moment
 from ..privacy.releases import gaussian_second_moment_release
-from ..algorithms.sparse_cov import (block_covariance, banded_covariance, column_sparsity, gaussian_gamma,
-                                 dp_threshold_postprocess)
+from ..data.datasets import block_covariance, banded_covariance, column_sparsity
+from ..algorithms.sparse_cov import dp_threshold_postprocess
+from ..theory.bounds import gaussian_gamma
 from ..experiments.sparse_cov import estimates_from_moment
 from ..theory.error_bounds import error_bounds
 from .local import draw_bracket, log_axes
@@ -28,7 +29,7 @@ def sparse_test_covariance(p: int, s: int, *, structure: str = "block", rho: flo
     check_choice(structure, "structure", ("block", "banded"))
     if not isinstance(s, (int, np.integer)) or s < 0 or s >= p:
         raise ValueError(f"s: expected an integer between 0 and p - 1 = {p - 1}, got {s!r}")
-    return block_covariance(p, int(s) + 1, rho=rho, trace=trace) if structure == "block" else banded_covariance(p, int(s) // 2, trace=trace)
+    return block_covariance(p, int(s) + 1, correlation=rho, trace=trace) if structure == "block" else banded_covariance(p, int(s) // 2, trace=trace)
 
 def _check_np(n, p):
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 2: raise ValueError(f"n: expected an integer >= 2, got {n!r}")

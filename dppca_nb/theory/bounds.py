@@ -13,7 +13,7 @@ from ..core.linalg import random_subspace_level
 # %% auto #0
 __all__ = ['BoundConditionWarning', 'spectrum_terms', 'effective_noise_variance', 'theorem1_lower', 'theorem2_upper',
            'theorem3_lower', 'theorem4_upper', 'nonprivate_rate', 'nonprivate_sparse_rate', 'random_level',
-           'projection_distance', 'threshold_error_bound', 'naive_error_bound']
+           'projection_distance', 'threshold_error_bound', 'naive_error_bound', 'gaussian_gamma']
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #7e82eecf
 class BoundConditionWarning(UserWarning):
@@ -128,5 +128,52 @@ def projection_distance(sin2):
     return np.sqrt(2 * np.asarray(sin2, dtype=np.float64)) if np.ndim(sin2) else math.sqrt(2 * sin2)
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #9d6ec1f5
-from ..algorithms.sparse_cov import threshold_error_bound, naive_error_bound  # noqa: E402  (re-exported here)
-_all_ = ['threshold_error_bound', 'naive_error_bound']
+from ..core.validation import check_choice                           # noqa: E402
+from ..privacy.mechanisms import NOISE_SHAPES                        # noqa: E402
+from ..privacy.releases import second_moment_contract                # noqa: E402
+from ..algorithms.sparse_cov import threshold_level                  # noqa: E402
+
+def _bound_sigma(n, p, epsilon, delta, sensitivity_rule, calibration, radius, sigma) -> float:
+    "The diagonal noise sd the bounds use: `sigma`, or the one the second moment's contract states."
+    if sigma is not None: return check_positive(sigma, "sigma", allow_zero=True)
+    return second_moment_contract(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                                  radius=radius).noise_scale
+
+def _offdiagonal(noise_shape: str) -> float:
+    "The off-diagonal noise sd of a second-moment release, per unit of its diagonal sd."
+    return NOISE_SHAPES[check_choice(noise_shape, "noise_shape", tuple(NOISE_SHAPES))].offdiag
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #da6543ef
+def threshold_error_bound(n: int, p: int, s: int, epsilon: float | None = None, delta: float | None = None, *,
+                          gamma: float = 2.0, sensitivity_rule: str = "tight", calibration: str = "analytic",
+                          radius: float = 1.0, sigma: float | None = None, noise_constant: float = 4.0,
+                          constant: float = 4.0, noise_shape: str = "vecd") -> float:
+    """DP-Thresholding's spectral-norm bound constant * (s tau + tau_diagonal) [D], w.p. >= 1 - C p^-6 if gamma is large enough.
+
+    `s` is the column sparsity of Sigma; `sigma` the diagonal noise sd (None: the plan's, from epsilon, delta and the
+    calibration options); `gamma` and `noise_constant` those of the threshold; `noise_shape` sets the off-diagonal sd."""
+    n, p, s = check_int(n, "n"), check_int(p, "p"), check_int(s, "s", minimum=0)
+    off = _offdiagonal(noise_shape)
+    sig = _bound_sigma(n, p, epsilon, delta, sensitivity_rule, calibration, radius, sigma)
+    lev = lambda sd: threshold_level(n, p, sd, gamma=gamma, noise_constant=noise_constant)
+    return check_positive(constant, "constant") * (s * lev(sig * off) + lev(sig))
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #306a2ebe
+def naive_error_bound(n: int, p: int, epsilon: float | None = None, delta: float | None = None, *,
+                      sensitivity_rule: str = "tight", calibration: str = "analytic", radius: float = 1.0,
+                      sigma: float | None = None, noise_constant: float = 2.0, sample_constant: float = 1.0,
+                      noise_shape: str = "vecd") -> float:
+    """The naive mechanism's reference bound noise_constant sqrt(p) sigma_off + sample_constant sqrt(p / n) (constants [R]).
+
+    `sigma` is the diagonal noise sd (None: the plan's); `noise_shape` sets the off-diagonal sd sigma_off."""
+    n, p = check_int(n, "n"), check_int(p, "p")
+    sig = _bound_sigma(n, p, epsilon, delta, sensitivity_rule, calibration, radius, sigma) * _offdiagonal(noise_shape)
+    return (check_positive(noise_constant, "noise_constant", allow_zero=True) * math.sqrt(p) * sig
+            + check_positive(sample_constant, "sample_constant", allow_zero=True) * math.sqrt(p / n))
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #a36136ba
+def gaussian_gamma(Sigma, factor: float = 4.0) -> float:
+    "gamma = factor * max_j Sigma_jj: the sampling constant of the threshold for Gaussian rows with covariance `Sigma` [OURS]."
+    A = np.asarray(Sigma, dtype=np.float64)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]: raise ValueError(f"Sigma: expected a square matrix, got shape {A.shape}")
+    return check_positive(factor, "factor") * float(np.max(np.diag(A)))

@@ -1,0 +1,139 @@
+"""Floating-point audit of every number the package releases under a pure claim: the support of the outputs on
+neighbouring inputs, bit for bit (`privacy.audit.support_audit`). A pure release must recur on a finite public set
+that both neighbours share; a continuous draw between data-dependent endpoints does not (and, checked exactly for the
+former private radius, some of its outputs on one neighbour are impossible on the other)."""
+import math
+
+import numpy as np
+import pytest
+
+from dppca_nb.algorithms.robust import (private_radius, private_radius_release, radius_grid, radius_grid_value)
+from dppca_nb.estimators import _private_radius, radius_contract, private_mean
+from dppca_nb.privacy.audit import eigenvalue_neighbours, output_bits, support_audit, support_samples
+from dppca_nb.privacy.mechanisms import laplace_noise
+
+EPS = 1.0
+D_R, D_R2 = (0.6, 1.0, 1.5), (0.61, 1.0, 1.5)         # the pair norms of the example: one moved by 1.7%
+BOUNDS = (0.5, 2.0)                                   # a narrow public range: 90 grid points, so 600 runs recur
+GRID = {radius_grid_value(j, BOUNDS) for j in range(radius_grid(BOUNDS)[2] + 1)}
+
+
+def on_grid(v):
+    return v[0] in GRID
+
+
+def continuous_radius(norms, eps, bounds, rng, q=0.5):
+    "The former release: interval j between sorted log-norms by the exponential mechanism, then exp(uniform) on it."
+    lo, hi = bounds
+    z = np.sort(np.log(np.clip(np.asarray(norms, dtype=float), lo, hi)))
+    edges = np.concatenate([[math.log(lo)], z, [math.log(hi)]])
+    logw = np.log(np.diff(edges)) - eps / 2 * np.abs(np.arange(z.size + 1) - q * z.size)
+    j = int(np.argmax(logw + rng.gumbel(size=logw.size)))
+    return float(math.exp(rng.uniform(edges[j], edges[j + 1])))
+
+
+def continuous_radius_reachable(y, norms, bounds):
+    "Exactly: can the former release on `norms` output the double y (exp(a + (b - a) k 2^-53) == y for some k)?"
+    lo, hi = bounds
+    edges = [math.log(lo)] + sorted(math.log(min(max(v, lo), hi)) for v in norms) + [math.log(hi)]
+    for a, b in zip(edges[:-1], edges[1:]):
+        def f(k): return math.exp(a + (b - a) * (k * 2.0 ** -53))
+        if not f(0) <= y <= f(2 ** 53 - 1): continue
+        k0, k1 = 0, 2 ** 53 - 1
+        while k0 < k1:                                  # the first k with f(k) >= y (f is non-decreasing)
+            mid = (k0 + k1) // 2
+            if f(mid) < y: k0 = mid + 1
+            else: k1 = mid
+        if any(f(k) == y for k in range(max(0, k0 - 2), min(2 ** 53, k0 + 3))): return True
+    return False
+
+
+def test_uniform_draws_really_are_a_plus_range_times_k():
+    # the white-box model of numpy's uniform used below: a + (b - a) * random(), random() = k 2^-53
+    r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
+    assert np.array_equal(r1.uniform(-3.1, 0.7, 1000), -3.1 + (0.7 - (-3.1)) * r2.random(1000))
+
+
+def test_former_radius_has_outputs_impossible_on_the_neighbour():
+    # numpy: uniform(a, b) = a + (b - a) k 2^-53; which doubles come out depends on the data's log-norms a, b. On the
+    # example about 3.5% of the outputs on D cannot occur on D' (measured 3.5-3.7% with 4000 draws): 800 draws give
+    # about 28 (binomial sd 5); at least 10 is a 3.5 sd margin
+    rng = np.random.default_rng(0)
+    ys = [continuous_radius(D_R, EPS, (1e-3, 1e3), rng) for _ in range(800)]
+    assert all(continuous_radius_reachable(y, D_R, (1e-3, 1e3)) for y in ys[:50])   # the check finds the draws
+    impossible = sum(not continuous_radius_reachable(y, D_R2, (1e-3, 1e3)) for y in ys)
+    assert 10 <= impossible <= 60, impossible
+
+
+def test_support_statistic():
+    rng = np.random.default_rng(0)
+    vals = [output_bits(v) for v in (0.0, 0.25, 0.5)]
+    ok = support_samples(list(rng.choice(vals, 500)), list(rng.choice(vals, 500)), epsilon=EPS)
+    assert not ok.flagged and ok.unseen == 0
+    one_sided = support_samples([vals[0]] * 60 + [vals[1]] * 440, [vals[1]] * 500, epsilon=EPS)
+    assert one_sided.flagged and one_sided.one_sided == 1 and one_sided.epsilon_lower > 2
+    cont = support_samples([output_bits(x) for x in rng.random(300)], [output_bits(x) for x in rng.random(300)],
+                           epsilon=EPS)
+    assert cont.flagged and cont.unseen == 1.0
+
+
+def _radius(z, rng):
+    return private_radius_release(z, EPS, bounds=BOUNDS, random_state=rng)
+
+
+def _former(z, rng):
+    return continuous_radius(z, EPS, BOUNDS, rng)
+
+
+@pytest.mark.parametrize("mech, planted", [(_radius, False), (_former, True)], ids=["grid", "former exp(uniform)"])
+def test_private_radius_support(mech, planted):
+    # about 7 runs per grid point (at least 4 at the least likely): a value seen once is rare, unseen ~ 0.01 < 0.05
+    res = support_audit(mech, D_R, D_R2, epsilon=EPS, n_trials=200 if planted else 600, public=on_grid, random_state=1)
+    assert res.flagged == planted, res
+    if planted: assert res.unseen > 0.99 and res.outside == sum(res.n_trials)   # never recurs, never on the grid
+    else: assert res.unseen <= 0.05 and res.outside == 0 and res.epsilon_lower < EPS
+
+
+def test_estimator_radius_support():
+    # radius_ (and mean_radius_) = radius_factor x a grid point; x 2 is exact, so the released set is twice the grid
+    X = np.array([[0.6, 0.0], [0.0, 1.0], [1.2, 0.9]]); X2 = X.copy(); X2[0] = [0.61, 0.0]
+    c = radius_contract(3, 2, EPS, bounds=BOUNDS)
+    assert "a function of j and the public bounds only" in c.notes[1] and "2 x exp(ln 0.5" in c.notes[1]
+    res = support_audit(lambda Z, rng: _private_radius(Z, np.array([0.1, 0.2]), c, 0.5, 2.0, BOUNDS, rng), X, X2,
+                        epsilon=EPS, n_trials=600, public=lambda v: v[0] / 2 in GRID, random_state=2)
+    assert not res.flagged and res.outside == 0, res
+
+
+def test_g_dppca_radius_support():
+    X = np.random.default_rng(5).normal(size=(6, 2)); X2 = X.copy(); X2[3] *= 1.02
+    res = support_audit(lambda Z, rng: private_radius(Z, EPS, bounds=BOUNDS, random_state=rng), X, X2, epsilon=EPS,
+                        n_trials=600, public=on_grid, random_state=3)
+    assert not res.flagged and res.outside == 0, res
+
+
+def test_private_mean_support():
+    # one column, rows 0.5, 0.5 against 0.5, -0.5 (sensitivity 2R sqrt(p)/n = 1): snapped on a grid, or textbook Laplace
+    X, X2 = np.array([[0.5], [0.5]]), np.array([[0.5], [-0.5]])
+    info = private_mean(X, EPS, 0.0, random_state=0)[1]
+    def lattice(v): return bool(np.all((np.mod(v, info["grid"]) == 0) | (np.abs(v) == info["bound"])))
+    ok = support_audit(lambda Z, rng: private_mean(Z, EPS, 0.0, random_state=rng)[0], X, X2, epsilon=EPS,
+                       n_trials=400, public=lattice, random_state=4)          # about 9 values: they recur
+    bug = support_audit(lambda Z, rng: Z.mean(0) + laplace_noise(info["scale"], 1, rng), X, X2, epsilon=EPS,
+                        n_trials=100, public=lattice, random_state=4)
+    assert not ok.flagged and ok.outside == 0, ok
+    assert bug.flagged and bug.unseen > 0.99, bug
+
+
+def test_pure_eigenvalues_support():
+    from dppca_nb.algorithms.pure import pure_dp_pca
+    D, D2 = eigenvalue_neighbours()
+    ev = {id(D): np.linalg.eigvalsh(D.T @ D)[::-1], id(D2): np.linalg.eigvalsh(D2.T @ D2)[::-1]}
+    info = pure_dp_pca(D, 1, EPS, eigenvalue_share=0.9, random_state=0, return_info=True)[1]
+    def lattice(v): return bool(np.all((np.mod(v, info["grid"]) == 0) | (np.abs(v) == info["bound"])))
+    ok = support_audit(lambda Z, rng: pure_dp_pca(Z, 1, EPS, eigenvalue_share=0.9, random_state=rng,
+                                                  return_info=True)[1]["eigenvalues"],
+                       D, D2, epsilon=EPS, n_trials=400, public=lattice, random_state=5)   # pairs of 5 values
+    bug = support_audit(lambda Z, rng: ev[id(Z)] + laplace_noise(info["scale"], 2, rng), D, D2, epsilon=EPS,
+                        n_trials=100, public=lattice, random_state=5)
+    assert not ok.flagged and ok.outside == 0, ok
+    assert bug.flagged and bug.unseen > 0.99, bug
