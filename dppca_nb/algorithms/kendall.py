@@ -405,7 +405,7 @@ def _kendall_tau_xp(X, transform, r, method, plan, seed, block_rows, return_info
     if plan["design"] == "regular":
         perm = np.random.default_rng(seed).permutation(n)
         i, j = _pairs_of(perm, plan["degree"])
-        S, _, n_exact = kendall_pairs_sum_xp(X, i, j, transform, r, centre_rows=np.sort(perm[:_CENTRE_ROWS]))
+        S, _, n_exact = kendall_pairs_sum_xp(X, i, j, transform, r, center_rows=np.sort(perm[:_CENTRE_ROWS]))
         K = (S + S.T) / (2 * plan["n_pairs"])
     else:
         S, _, n_exact = kendall_sums_xp(X, None, transform, r, block_rows=block_rows, name="X")

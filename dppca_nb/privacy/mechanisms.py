@@ -88,6 +88,7 @@ def gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
 
 # %% ../../nbs/03_privacy/00_mechanisms.ipynb #401e3042
 def _analytic_sigma(eps, delta, sens):
+    "The smallest sigma with gaussian_delta(eps, sigma, sens) <= delta: Brent's method on log sigma, then stepped up past rounding."
     f = lambda ls: math.log(max(gaussian_delta(eps, math.exp(ls), sens), 1e-300)) - math.log(delta)
     lo = hi = math.log(sens * math.sqrt(2 * math.log(1.25 / delta)) / eps)
     while f(lo) <= 0: lo -= 1.0
@@ -97,6 +98,7 @@ def _analytic_sigma(eps, delta, sens):
     while gaussian_delta(eps, sigma, sens) > delta: sigma *= 1 + 1e-9
     return sigma
 
+# %% ../../nbs/03_privacy/00_mechanisms.ipynb #c47c7410
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, calibration: str = "analytic") -> float:
     """Noise standard deviation for an (epsilon, delta)-DP Gaussian mechanism with l2 `sensitivity`.
 
@@ -174,6 +176,7 @@ NOISE_SHAPES = {s.name: s for s in (
     NoiseShape("vecd", math.sqrt(0.5), math.sqrt(2.0), "Frobenius (vecd)", "Frobenius: diagonal sd sigma, off-diagonal sigma / sqrt 2"),
     NoiseShape("upper", 1.0, 1.0, "l2, upper triangle", "upper triangle: sd sigma on every entry"))}
 
+# %% ../../nbs/03_privacy/00_mechanisms.ipynb #caef556f
 def sym_dim(p: int) -> int:
     "The number of free coordinates of a symmetric p x p matrix, p(p+1)/2."
     return check_int(p, "p") * (p + 1) // 2
@@ -252,6 +255,7 @@ def laplace_noise(scale: float, size=None, random_state=None):
     """
     return as_generator(random_state).laplace(0.0, check_positive(scale, "scale", allow_zero=True), size)
 
+# %% ../../nbs/03_privacy/00_mechanisms.ipynb #330eaa04
 def cauchy_noise(scale: float, size=None, random_state=None):
     """i.i.d. Cauchy noise with median 0 and half-width `scale` (density 1 / (pi scale (1 + (z/scale)^2))).
 
@@ -315,12 +319,14 @@ def full_resolution_uniform(size=None, random_state=None):
 
 # %% ../../nbs/03_privacy/00_mechanisms.ipynb #953d1196
 def _check_snapping(scale, bound):
+    "The theorem's condition scale < bound < 2^46 scale, or a ValueError naming `bound`."
     lam = check_positive(scale, "scale")
     B = check_positive(bound, "bound")
     if not lam < B < SNAPPING_MAX_RATIO * lam:
         raise ValueError(f"bound: Mironov's theorem needs scale < bound < 2^46 scale, got bound={B!r}, scale={lam!r}")
     return lam, B
 
+# %% ../../nbs/03_privacy/00_mechanisms.ipynb #4cad19ed
 def snapping_epsilon(scale: float, sensitivity: float, bound: float, *, dimension: int = 1) -> float:
     """Certified epsilon (sensitivity + dimension 2^-49 bound) / scale of `snapping_laplace` (Mironov 2012; d > 1 is our reading).
 
