@@ -62,12 +62,6 @@ def spiked_covariance(p: int, k: int, spike: float = 1.0, *, s: int | None = Non
         Number of non-zero rows of V (None: dense V).
     random_state : None, int or numpy.random.Generator
         Source of randomness.
-
-    Returns
-    -------
-    Sigma : ndarray, shape (p, p)
-    V : ndarray, shape (p, k)
-        Orthonormal spike directions.
     """
     k = check_k(k, p)
     spike = check_positive(spike, "spike", allow_zero=True)
@@ -125,6 +119,16 @@ def sample_multivariate_t(Sigma, n: int, df: float, random_state=None) -> np.nda
     return Z / np.sqrt(rng.chisquare(df, size=(Z.shape[0], 1)) / df)
 
 # %% ../../nbs/02_data/00_datasets.ipynb #2ee4658e
+def _outlier_center(p, avoid, rng):
+    "A random point at distance 10 sqrt(p) from the origin, orthogonal to the columns of `avoid` (if given)."
+    d = rng.standard_normal(p)
+    if avoid is not None:
+        W = orthonormalize(avoid)
+        if W.shape[0] != p: raise ValueError(f"avoid: expected {p} rows, got {W.shape[0]}")
+        d -= W @ (W.T @ d)
+    return 10 * np.sqrt(p) * d / np.linalg.norm(d)
+
+# %% ../../nbs/02_data/00_datasets.ipynb #fcaf5157
 def contaminate(X, fraction: float, *, mean=None, scale: float = 1.0, avoid=None, random_state=None):
     """Replace round(fraction * n) random rows of `X` by N(mean, scale^2 I) outliers; return `(X_new, outlier_rows)`.
 
@@ -155,13 +159,7 @@ def contaminate(X, fraction: float, *, mean=None, scale: float = 1.0, avoid=None
     if f > 1: raise ValueError(f"fraction: expected a number in [0, 1], got {f}")
     scale = check_positive(scale, "scale", allow_zero=True)
     rng = as_generator(random_state)
-    if mean is None:
-        d = rng.standard_normal(p)
-        if avoid is not None:
-            W = orthonormalize(avoid)
-            if W.shape[0] != p: raise ValueError(f"avoid: expected {p} rows, got {W.shape[0]}")
-            d -= W @ (W.T @ d)
-        mean = 10 * np.sqrt(p) * d / np.linalg.norm(d)
+    if mean is None: mean = _outlier_center(p, avoid, rng)
     mean = np.broadcast_to(np.asarray(mean, dtype=np.float64), (p,))
     m = int(round(f * n))
     rows = np.sort(rng.choice(n, size=m, replace=False))
@@ -251,12 +249,6 @@ def reference_design(p: int = 40, k: int = 5, spike: float = 0.013, *, trace: fl
         tr Sigma = E||x||^2.
     random_state : None, int or numpy.random.Generator
         Source of randomness for V (Haar).
-
-    Returns
-    -------
-    Sigma : ndarray, shape (p, p)
-    V : ndarray, shape (p, k)
-        Orthonormal spike directions.
     """
     k = check_k(k, p)
     a, trace = check_positive(spike, "spike"), check_positive(trace, "trace")
@@ -402,6 +394,7 @@ def _read_member(archive, pattern):
             if hits: return zi.read(hits[0])
     return None
 
+# %% ../../nbs/02_data/00_datasets.ipynb #c1199531
 def _download(url, dest):
     dest = Path(dest); dest.parent.mkdir(parents=True, exist_ok=True)
     with urllib.request.urlopen(url, timeout=60) as r, tempfile.NamedTemporaryFile(dir=dest.parent, delete=False) as tmp:

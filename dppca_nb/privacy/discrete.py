@@ -141,6 +141,7 @@ def discrete_gaussian_delta(epsilon: float, sigma: float, sensitivity: float, gr
 # %% ../../nbs/03_privacy/02_discrete.ipynb #35ff7458
 DISCRETE_CALIBRATIONS = ("analytic", "zcdp")   # the calibrations of a discrete Gaussian release
 
+# %% ../../nbs/03_privacy/02_discrete.ipynb #374bd824
 def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, grid: float, dimension: int,
                             calibration: str = "analytic") -> float:
     """Smallest sigma (relative 1e-9) at which the discrete Gaussian release is certified (epsilon, delta)-DP.
@@ -288,6 +289,7 @@ def check_discrete_calibration(calibration: str, choices: tuple = ("analytic",))
 NOISES = ("gaussian", "discrete_gaussian")    # the noise families of a Gaussian release
 _OLD_NOISE = {"continuous": "gaussian", "discrete": "discrete_gaussian"}   # TRANSITION: the old names, until every caller is planned
 
+# %% ../../nbs/03_privacy/02_discrete.ipynb #8cfe36d8
 def check_noise_calibration(calibration: str, noise: str = "gaussian") -> None:
     """Refuse a `calibration` that does not calibrate this `noise`: continuous Gaussian noise takes "analytic" or
     "classic"; the discrete Gaussian "analytic" or "zcdp" (`DISCRETE_CALIBRATIONS`).
@@ -328,6 +330,7 @@ def discrete_calibration(epsilon: float, delta: float, sensitivity: float, dimen
     grid = discrete_grid(sensitivity, dimension)
     return discrete_gaussian_sigma(epsilon, delta, sensitivity, grid, dimension, calibration), grid
 
+# %% ../../nbs/03_privacy/02_discrete.ipynb #480a8060
 DISCRETE_CALIBRATION_WORDS = {
     "analytic": "analytic: direct (epsilon, delta) bound of the discrete Gaussian (or zCDP where smaller), on a grid",
     "zcdp": "zcdp (CKS conversion), discrete Gaussian on a grid"}

@@ -139,7 +139,8 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, calibration
 
 # %% ../../nbs/03_privacy/00_mechanisms.ipynb #fc9370e4
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
-    """Smallest epsilon for which N(0, sigma^2) noise on an l2-`sensitivity` query is (epsilon, delta)-DP.
+    """Smallest epsilon for which N(0, sigma^2) noise on an l2-`sensitivity` query is (epsilon, delta)-DP (0.0 if
+    delta already holds at epsilon = 0).
 
     Parameters
     ----------
@@ -149,11 +150,6 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
         Failure probability.
     sensitivity : float > 0
         l2 sensitivity of the query under the chosen neighbouring relation.
-
-    Returns
-    -------
-    float
-        The certified epsilon (0.0 if sigma is so large that delta holds at epsilon = 0).
     """
     s, dlt = check_positive(sigma, "sigma"), check_delta(delta)
     sens = check_positive(sensitivity, "sensitivity")
@@ -227,11 +223,6 @@ def laplace_scale(epsilon: float, sensitivity: float) -> float:
         Privacy loss (pure DP).
     sensitivity : float > 0
         l1 sensitivity of the query under the chosen neighbouring relation.
-
-    Returns
-    -------
-    float
-        The Laplace scale b.
     """
     return check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
 
@@ -247,11 +238,6 @@ def laplace_noise(scale: float, size=None, random_state=None):
         Output shape; None returns a float.
     random_state : None, int or numpy.random.Generator
         Source of randomness.
-
-    Returns
-    -------
-    float or ndarray
-        The noise.
     """
     return as_generator(random_state).laplace(0.0, check_positive(scale, "scale", allow_zero=True), size)
 
@@ -267,11 +253,6 @@ def cauchy_noise(scale: float, size=None, random_state=None):
         Output shape; None returns a float.
     random_state : None, int or numpy.random.Generator
         Source of randomness.
-
-    Returns
-    -------
-    float or ndarray
-        The noise.
     """
     return check_positive(scale, "scale", allow_zero=True) * as_generator(random_state).standard_cauchy(size)
 
@@ -279,6 +260,7 @@ def cauchy_noise(scale: float, size=None, random_state=None):
 SNAPPING_ERROR = 2.0 ** -49          # Mironov's floating-point term: 2^-49 B / lambda per coordinate
 SNAPPING_MAX_RATIO = 2.0 ** 46       # the theorem needs lambda < B < 2^46 lambda
 
+# %% ../../nbs/03_privacy/00_mechanisms.ipynb #2b3d9520
 def snapping_grid(scale: float) -> float:
     """Lambda: the smallest power of two >= `scale`, the grid of the snapping mechanism.
 
@@ -286,11 +268,6 @@ def snapping_grid(scale: float) -> float:
     ----------
     scale : float > 0
         Laplace scale lambda of the snapping mechanism.
-
-    Returns
-    -------
-    float
-        Lambda, a power of two with scale <= Lambda < 2 scale.
     """
     s = check_positive(scale, "scale")
     m, e = math.frexp(s)                                      # s = m 2^e, 0.5 <= m < 1
@@ -426,11 +403,6 @@ def check_square(A, name: str = "A") -> np.ndarray:
         The matrix to check (not modified).
     name : str
         Argument name used in error messages.
-
-    Returns
-    -------
-    ndarray, shape (p, p)
-        A float64 copy or view of `A`.
     """
     try: M = np.asarray(A, dtype=np.float64)
     except (TypeError, ValueError):
@@ -439,4 +411,3 @@ def check_square(A, name: str = "A") -> np.ndarray:
         raise ValueError(f"{name}: expected a square p x p matrix, got shape {M.shape}")
     if not np.isfinite(M).all(): raise ValueError(f"{name}: expected finite values")
     return M
-
