@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, special, stats
 from scipy.sparse.csgraph import connected_components
+from ..core.linalg import random_subspace_level
 from ..core.validation import check_epsilon, check_delta, check_k, check_int, check_positive, check_choice
 from ..privacy.mechanisms import gaussian_sigma, second_moment_sensitivity
 from ..privacy.discrete import NOISE_SHAPES
@@ -755,14 +756,14 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
         else:
             fb = _fantope_upper(float(lam[0]), float(lam[k - 1] - lam[k]), int(s), n, p, sig, pen, eta, noise_shape, cap)
             up = fb["upper"]
-            upper_ok = fb["beta"] <= 0.05 and up < cap
+            upper_ok = fb["beta"] <= 0.05 and up < random_subspace_level(p, k)   # informative: below a blind guess's error
             if math.isfinite(fb["fro"]):
                 notes.append(f"Fantope bound (Vu et al. 2013): ||X_hat - Pi||_F <= {fb['fro']:.3g} and ||P_hat - P||_F <= twice that "
                              f"when ||S_hat - Sigma||_max <= t = {fb['t']:.3g} <= lam = {pen:.3g} ('{pen_rule}'), which fails "
                              f"with probability <= {fb['beta']:.2g} (charged at the cap)")
             if not upper_ok:
                 notes.append(f"upper ~ the largest distance: the condition lam = {pen:.3g} ('{pen_rule}') >= ||S_hat - Sigma||_max "
-                             f"is not shown (P(fails) <= {fb['beta_lam']:.2g}, above 0.05, or the bound exceeds the cap)"
+                             f"is not shown (P(fails) <= {fb['beta_lam']:.2g}, above 0.05), or the bound is not below a random subspace's error"
                              + ("; the 'rate' penalty is below the noise's max" if pen_rule == "rate" else ""))
             notes.append(f"at a Fantope optimum within eta = {eta:.3g} of the best objective" + (
                 " (eta = 0: the exact optimum; ADMM reaches it only to its tolerance, a condition not proven here: "
