@@ -144,7 +144,36 @@ def _lad_gradient(B, V):
     w = np.zeros(len(B)); on = r > 1e-12; w[on] = 1 / r[on]
     return (Rs * w[:, None]).T @ C / len(B)
 
-def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_size: int | None = None,
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #def8c739
+def _nsggd_noise(n_iter: int, b: int, eps: float, dlt: float, accounting: str) -> tuple:
+    "The sd s of each step's Gaussian noise for T = `n_iter` steps of sensitivity 2/b, and the run's (mu-GDP, rho-zCDP)."
+    sens = 2.0 / b                                            # replace-one, full batch or fixed-size minibatch
+    if accounting == "gaussian":                              # T steps = one Gaussian mechanism, sensitivity sqrt(T) sens
+        s = gaussian_sigma(eps, dlt, math.sqrt(n_iter) * sens, "analytic")
+    else:
+        L = math.log(1 / dlt)
+        s = sens * math.sqrt(n_iter / (2 * (math.sqrt(L + eps) - math.sqrt(L)) ** 2))   # rho + 2 sqrt(rho L) = eps
+    mu = math.sqrt(n_iter) * sens / s                         # the run is mu-GDP, and rho = mu^2 / 2 zCDP (both exact)
+    return s, mu, mu * mu / 2
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #fcce1b8a
+def _geodesic_descent(Xn, V, n_iter: int, b: int, s: float, eta0: float, tol: float, rng):
+    """At most `n_iter` noisy geodesic steps from V; stops after the first step shorter than `tol` (its length read from
+    the noisy gradient only). Returns (V, steps run)."""
+    n, (p, k) = len(Xn), V.shape
+    for t in range(1, n_iter + 1):
+        B = Xn if b == n else Xn[rng.choice(n, b, replace=False)]
+        G = _lad_gradient(B, V) + s * rng.standard_normal((p, k))
+        G -= V @ (V.T @ G)                                    # tangent space
+        Ug, sv, Wt = np.linalg.svd(G, full_matrices=False)
+        eta = eta0 / math.sqrt(t)
+        V = orthonormalize((V @ Wt.T * np.cos(eta * sv)) @ Wt + (Ug * np.sin(eta * sv)) @ Wt)
+        if eta * sv[0] < tol: break                           # the largest angle turned by this step
+    return V, t
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #508fd2f1
+def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 1000, tol: float = 1e-6, batch_size: int | None = None,
           step_size: float = 1.0, neighbouring: str = "replace", accounting: str = "gaussian", random_state=None,
           return_info: bool = False):
     """NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent on the LAD subspace energy.
@@ -164,7 +193,10 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_s
     delta : float in (0, 1)
         Failure probability of (epsilon, delta)-DP.
     n_iter : int >= 1
-        Number T of noisy gradient steps.
+        Number T of noisy gradient steps the noise is calibrated for (public; the default converges on the study's data).
+    tol : float >= 0
+        Stop early after a step that turns the subspace by less than `tol` radians, read from the noisy gradient only
+        (post-processing of the released steps: the guarantee is that of all T steps; 0 runs all of them).
     batch_size : int in [1, n] or None
         Rows per step (None: all n).
     step_size : float > 0
@@ -184,7 +216,7 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_s
         Orthonormal basis of the released subspace.
     info : dict, only if `return_info`
         (epsilon, delta)-DP, replace-one, n public. Public: mechanism, epsilon, delta, neighbouring, accounting,
-        sensitivity 2 / b, sigma, mu (GDP), rho (zCDP), n_iter, batch_size. Under `diagnostics_not_private`:
+        sensitivity 2 / b, sigma, mu (GDP), rho (zCDP), n_iter, n_steps (the steps run), batch_size. Under `diagnostics_not_private`:
         n_clipped (0).
     """
     X = check_data(X)
@@ -200,29 +232,16 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_s
     n_iter = check_int(n_iter, "n_iter")
     b = n if batch_size is None else check_int(batch_size, "batch_size")
     if b > n: raise ValueError(f"batch_size: expected an integer between 1 and n = {n}, got {batch_size!r}")
-    eta0 = check_positive(step_size, "step_size")
+    eta0, tol = check_positive(step_size, "step_size"), check_positive(tol, "tol", allow_zero=True)
     rng = as_generator(random_state)
-    Xn = normalize_rows(X)
-    sens = 2.0 / b                                            # replace-one, full batch or fixed-size minibatch
-    if accounting == "gaussian":                              # T steps = one Gaussian mechanism, sensitivity sqrt(T) sens
-        s = gaussian_sigma(eps, dlt, math.sqrt(n_iter) * sens, "analytic")
-    else:
-        L = math.log(1 / dlt)
-        s = sens * math.sqrt(n_iter / (2 * (math.sqrt(L + eps) - math.sqrt(L)) ** 2))   # rho + 2 sqrt(rho L) = eps
-    mu = math.sqrt(n_iter) * sens / s                         # the run is mu-GDP, and rho = mu^2 / 2 zCDP (both exact)
-    rho = mu * mu / 2
-    V = random_orthonormal(p, k, rng)
-    for t in range(1, n_iter + 1):
-        B = Xn if b == n else Xn[rng.choice(n, b, replace=False)]
-        G = _lad_gradient(B, V) + s * rng.standard_normal((p, k))
-        G -= V @ (V.T @ G)                                    # tangent space
-        Ug, sv, Wt = np.linalg.svd(G, full_matrices=False)
-        eta = eta0 / math.sqrt(t)
-        V = orthonormalize((V @ Wt.T * np.cos(eta * sv)) @ Wt + (Ug * np.sin(eta * sv)) @ Wt)
+    s, mu, rho = _nsggd_noise(n_iter, b, eps, dlt, accounting)
+    V, steps = _geodesic_descent(normalize_rows(X), random_orthonormal(p, k, rng), n_iter, b, s, eta0, tol, rng)
     if not return_info: return V
     how = ("exact composition: one Gaussian mechanism of sensitivity sqrt(T) 2/b" if accounting == "gaussian"
            else "zCDP composition, classic conversion")
     return V, add_diagnostics(dict(mechanism=f"NSGGD (reconstructed): Gaussian noise on each geodesic gradient, {how}",
                    epsilon=eps, delta=dlt, neighbouring="replace-one", accounting=accounting,
-                   sensitivity=sens, sigma=s, mu=mu, rho=rho, rho_step=rho / n_iter, n_iter=int(n_iter), batch_size=int(b)),
+                   sensitivity=2.0 / b, sigma=s, mu=mu, rho=rho, rho_step=rho / n_iter, n_iter=int(n_iter), n_steps=int(steps),
+                   batch_size=int(b)),
                            n_clipped=0)          # rows are normalised, none clipped (kept where readers look for it)
+

@@ -389,7 +389,7 @@ def _plan_sgpca(n, p, k, epsilon, delta, *, radius=1.0, eigen_share=0.2, calibra
                     domain=domain, parts={"eigenvalues": eig, "projector": proj}, composition="basic", n=n, p=p, k=k,
                     notes=(note,), worst_case=False)
 
-def _plan_nsggd(n, p, k, epsilon, delta, *, n_iter=100, batch_size=None, neighbouring="replace", accounting="gaussian"):
+def _plan_nsggd(n, p, k, epsilon, delta, *, n_iter=1000, batch_size=None, neighbouring="replace", accounting="gaussian"):
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     if neighbouring == "add_remove":
         raise ValueError("neighbouring: 'add_remove' is not supported (the averaged gradient's noise scale depends on n); "
@@ -420,7 +420,7 @@ register(Algorithm("sgpca", "dppca_nb.algorithms.baselines.sgpca", _plan_sgpca, 
                    options=("radius", "eigen_share", "calibration"), worst_case=False))
 register(Algorithm("nsggd", "dppca_nb.algorithms.baselines.nsggd", _plan_nsggd, "central", "approximate", "subspace",
                    "NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent, zCDP",
-                   options=("n_iter", "batch_size", "neighbouring", "accounting"), call_options=("step_size",), quick=dict(n_iter=5)))
+                   options=("n_iter", "batch_size", "neighbouring", "accounting"), call_options=("step_size", "tol"), quick=dict(n_iter=5)))
 
 # %% ../../nbs/04_algorithms/09_registry.ipynb #e4ef11ba
 def _close(a, b, rel=1e-12):
