@@ -330,6 +330,8 @@ ENTRIES = [
     ("adaptive_dp_kpca[no shuffle, Oja step]",
      lambda X: AD.adaptive_dp_kpca(X, K, EPS, DLT, n_steps=2, shuffle=False, step_size=1.0, **rr), ADAPTIVE_RELEASE),
     ("adaptive_dp_kpca[dask]", lambda X: AD.adaptive_dp_kpca(_dask(X), K, EPS, DLT, n_steps=2, **rr), ADAPTIVE_RELEASE),
+    ("adaptive_dp_kpca[epsilon=50, spread_share=0.9]",     # a sharp spread: it moves with the data (the key is a release)
+     lambda X: AD.adaptive_dp_kpca(X, K, 50.0, DLT, spread_share=0.9, **rr), ADAPTIVE_RELEASE),
     # private mean
     ("private_mean[gaussian]", lambda X: ES.private_mean(X, EPS, DLT, **kw), ()),
     ("private_mean[snapping]", lambda X: ES.private_mean(X, EPS, 0.0, **kw), ()),
@@ -411,8 +413,9 @@ STILL_RELEASES = {   # releases that legitimately come out identical on these ne
                  "g_dppca[dask, private radius]")},
     **{n: "each spread is an exponential-mechanism draw among public grid points 1.6% apart: with the same seed the "
           "same point, unless the replaced row moves a count near it (with n = 40 rows in minibatches of 13 and 27, rarely)"
-       for n in ("adaptive_dp_pca[2 steps]", "adaptive_dp_kpca[deflation, 2 steps]",
-                 "adaptive_dp_kpca[block, 2 steps, radius2]", "adaptive_dp_kpca[dask]")},
+       for n in ("adaptive_dp_pca", "adaptive_dp_pca[2 steps]", "adaptive_dp_kpca[deflation, 2 steps]",
+                 "adaptive_dp_kpca[block, 2 steps, radius2]", "adaptive_dp_kpca[no shuffle, Oja step]",
+                 "adaptive_dp_kpca[dask]")},
 }
 
 

@@ -460,12 +460,11 @@ def test_adaptive_gradient(k, R, tau_rel):
 
 
 def _spread_counts(W, C, R, bounds):
-    "The counts the private spread's exponential mechanism reads: how many d_i lie below each public grid point."
-    from dppca_nb.algorithms.adaptive import deviation_norms
-    from dppca_nb.privacy.centering import norm_histogram
+    "The counts the private spread's exponential mechanism reads: how many of the rows' window points lie below each grid point."
+    from dppca_nb.algorithms.adaptive import deviation_norms, spread_histogram
     def stat(X):
         Xc = core.clip_rows(X, R)[0]
-        h = norm_histogram(deviation_norms(Xc, W, C), bounds)
+        h = spread_histogram(deviation_norms(Xc, W, C), bounds)
         return np.concatenate([[0], np.cumsum(h[:-1])])
     return stat
 
@@ -476,11 +475,13 @@ def linf(a, b):
 
 @pytest.mark.parametrize("k", [1, 2])
 def test_adaptive_spread_counts(k):
-    "Replacing one row moves every count below a grid point by at most 1 (the exponential mechanism's sensitivity), and by 1 somewhere."
+    """Replacing one row moves every count below a grid point by at most m (each row adds m window points: the sensitivity
+    the contract states and the exponent epsilon / (2 m) uses), and by m somewhere."""
     from dppca_nb.algorithms import adaptive
     from dppca_nb.core.linalg import random_orthonormal
+    m = adaptive.SPREAD_WINDOW[0]
     c = adaptive.plan_adaptive_dp_kpca(N, P, k, EPS, DLT).contract.part("spread")
-    assert c.sensitivity == 1.0 and c.measure == "pure"
+    assert c.sensitivity == float(m) and c.measure == "pure"
     rng = np.random.default_rng(12)
     bounds = adaptive.spread_bounds(1.0, 1e-6)
     found = 0.0
@@ -488,7 +489,7 @@ def test_adaptive_spread_counts(k):
         W, C = random_orthonormal(P, k, rng), rng.standard_normal((P, k)) * 0.05
         found = max(found, search(_spread_counts(W, C, 1.0, bounds), linf, _data(30 + t), 1.0, rng=rng, n_random=80,
                                   hill=20)[0])
-    assert found == 1.0
+    assert found == float(m)
 
 
 def test_adaptive_rows_clipped():
