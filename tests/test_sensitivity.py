@@ -423,10 +423,10 @@ def test_smooth_bound(case, delta):
 
 def _adaptive_mean(W, C, tau, R):
     "The statistic one step perturbs: C + (1/b) sum_i clip_tau(x_i (W'x_i)' - C), rows clipped to R first."
-    from dppca_nb.algorithms.adaptive import deviation_norms, clipped_gradient_sum
+    from dppca_nb.algorithms.adaptive import clipped_gradient_sum
     def stat(X):
         Xc = core.clip_rows(X, R)[0]
-        return C + clipped_gradient_sum(Xc, W, C, deviation_norms(Xc, W, C), tau)[0] / len(Xc)
+        return C + clipped_gradient_sum(Xc, W, C, tau)[0] / len(Xc)
     return stat
 
 
