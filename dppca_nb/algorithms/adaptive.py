@@ -14,7 +14,8 @@ from ..core.linalg import random_orthonormal, orthonormalize
 from ..backends.statistics import is_dask, check_rows
 from ..privacy.mechanisms import gaussian_epsilon
 from ..privacy.contract import Contract, Plan, Release
-from ..privacy.centering import quantile_contract, norm_histogram, private_radius_from_histogram
+from ..privacy.centering import (quantile_contract, radius_grid, radius_grid_value, log_norm_cells, _radius_scores,
+                                        _exact_exponential_index)
 from .registry import Algorithm, Parameter, register, release_rows
 
 # %% auto #0
@@ -107,8 +108,6 @@ def gradient_distances(Xb, W, C, x2=None) -> tuple:
     return U, np.sqrt(np.maximum(d2, 0.0)), slack
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #792cb9a4
-from ..privacy.centering import radius_grid, radius_grid_value, log_norm_cells, _radius_scores, _exact_exponential_index
-
 SPREAD_WINDOW = (16, math.log(4.0))   # each distance counts as 16 points spread evenly over a factor 4 around it
 
 def spread_bounds(radius: float, floor: float) -> tuple:

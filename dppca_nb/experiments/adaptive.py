@@ -12,7 +12,7 @@ from ..algorithms.adaptive import adaptive_dp_kpca
 from ..algorithms.baselines import analyze_gauss
 from ..algorithms.robust import g_dppca
 from ..algorithms.pure import pure_dp_pca
-from .registry import Study, Check, register_study, plot_lines, summarize
+from .registry import Study, Check, register_study, plot_lines
 
 # %% auto #0
 __all__ = ['METHODS', 'COLORS', 'adaptive_curve']
