@@ -4,6 +4,7 @@
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #bab0c83c
 from __future__ import annotations
+import contextvars
 import math
 from dataclasses import dataclass
 import numpy as np
@@ -14,7 +15,7 @@ from .contract import Contract, _over
 
 # %% auto #0
 __all__ = ['gaussian_rho', 'zcdp_to_dp', 'zcdp_delta', 'BudgetExceededError', 'Spend', 'compose', 'PrivacyAccountant',
-           'exact_gaussian', 'split_budget']
+           'exact_gaussian', 'split_budget', 'default_accountant', 'set_default_accountant']
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #a9b94f97
 def gaussian_rho(sigma: float, sensitivity: float) -> float:
@@ -122,7 +123,10 @@ class Spend:
 
     @property
     def kind(self) -> str:
-        return "gaussian" if self.rho is not None else ("pure" if self.delta == 0 else "approximate")
+        "'gaussian', 'pure', 'approximate', or 'not private' (epsilon = inf: the non-private limit of a release)."
+        if self.rho is not None: return "gaussian"
+        if math.isinf(self.epsilon): return "not private"
+        return "pure" if self.delta == 0 else "approximate"
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #654413d1
 _SLACK = 1e-12
@@ -150,6 +154,7 @@ def compose(spends, delta: float, *, composition: str = "best", conversion: str 
     check_choice(composition, "composition", ("basic", "zcdp", "best"))
     spends = list(spends)
     if not spends: return 0.0
+    if any(s.kind == "not private" for s in spends): return math.inf      # nothing composes with a non-private release
     delta = check_delta(delta, allow_zero=True)
     out = math.inf
     if composition in ("basic", "best"):
@@ -204,7 +209,8 @@ class PrivacyAccountant:
             raise ValueError("sigma, sensitivity: give both (a Gaussian mechanism) or neither")
         if sigma is None:
             if epsilon is None: raise ValueError("epsilon: expected the epsilon of the release (or sigma and sensitivity)")
-            return Spend(label, check_epsilon(epsilon), check_delta(delta if delta is not None else 0.0, allow_zero=True))
+            eps = math.inf if epsilon == math.inf else check_epsilon(epsilon)     # inf: a non-private release
+            return Spend(label, eps, check_delta(delta if delta is not None else 0.0, allow_zero=True))
         rho = gaussian_rho(sigma, sensitivity)
         if delta is None: delta = self.delta if self.delta else None
         if delta is not None: delta = check_delta(delta)
@@ -397,3 +403,36 @@ def split_budget(epsilon: float, delta: float, shares, *, method: str = "basic")
             d_i = float(dlt * wi)
             out.append((float(gaussian_epsilon(1.0, d_i, math.sqrt(wi) * mu)), d_i))
     return dict(zip(keys, out)) if keys is not None else out
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #a05d9797
+_PROCESS_LEDGER = [None]      # the process's default ledger (created on first use: a ledger without a budget)
+_BLOCK = contextvars.ContextVar("dppca_nb_default_accountant", default=None)
+_TOKENS: dict = {}            # id(accountant) -> the tokens of its open `with` blocks (a token cannot be deep-copied)
+
+def default_accountant() -> PrivacyAccountant:
+    "The ledger a fit without `accountant=` spends on: the innermost `with PrivacyAccountant(...)` block's, else the process's."
+    acc = _BLOCK.get()
+    if acc is not None: return acc
+    if _PROCESS_LEDGER[0] is None: _PROCESS_LEDGER[0] = PrivacyAccountant()
+    return _PROCESS_LEDGER[0]
+
+def set_default_accountant(accountant: PrivacyAccountant | None = None) -> PrivacyAccountant | None:
+    "Make `accountant` the process's default ledger (None: a fresh one without a budget); returns the previous one."
+    if accountant is not None and not isinstance(accountant, PrivacyAccountant):
+        raise TypeError(f"accountant: expected a PrivacyAccountant or None, got {type(accountant).__name__}")
+    old, _PROCESS_LEDGER[0] = _PROCESS_LEDGER[0], accountant
+    return old
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #b8cc78ea
+def _enter(self) -> PrivacyAccountant:
+    "`with acc:` makes `acc` the default ledger until the block ends."
+    _TOKENS.setdefault(id(self), []).append(_BLOCK.set(self))
+    return self
+
+def _exit(self, *exc) -> bool:
+    tokens = _TOKENS[id(self)]
+    _BLOCK.reset(tokens.pop())
+    if not tokens: del _TOKENS[id(self)]
+    return False
+
+PrivacyAccountant.__enter__, PrivacyAccountant.__exit__ = _enter, _exit
