@@ -9,22 +9,29 @@ import inspect
 import math
 import numbers
 import warnings
+from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, ClassNamePrefixFeaturesOutMixin
 from sklearn.covariance import EmpiricalCovariance
-from sklearn.utils._param_validation import Interval, StrOptions, HasMethods
+from sklearn.utils._param_validation import Interval, StrOptions, HasMethods, Options
+from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
-from .core.validation import check_epsilon, check_delta, check_k, Diagnostics, PrivacyWarning
-from .privacy.accounting import PrivacyAccountant, BudgetExceededError
-from .privacy.contract import Contract
+from .core.validation import check_epsilon, check_delta, check_k, PrivacyWarning
+from .core.linalg import random_subspace_level, top_k_eigvecs
+from .privacy.accounting import PrivacyAccountant, BudgetExceededError, default_accountant
+from .privacy.contract import Contract, Plan, Release
+from .privacy.mechanisms import NOISE_SHAPES
 from .privacy.centering import (plan_centered, mean_noise_sd, fit_ledger, ClippingWarning,
-                                        PrivateRadiusWarning)
+                                        check_radius_bounds)
 from .backends.statistics import is_dask, check_rows
-from .algorithms.registry import Algorithm, algorithms, get_algorithm, parameter, PARAMETERS, Parameter
+from .algorithms.registry import Algorithm, algorithms, get_algorithm, parameter, Parameter
+from .theory.error_bounds import noise_moments, no_sampling, noisy_top_k_bounds
 
 # %% auto #0
-__all__ = ['CLIP_WARNING_SHARE', 'ESTIMATORS', 'fit_parameters', 'constraints', 'fit_spends', 'spend_on', 'privacy_statement',
-           'make_estimator', 'available_estimators', 'privacy_table']
+__all__ = ['ESTIMATOR_PARAMETERS', 'CLIP_WARNING_SHARE', 'EDGE_MARGIN', 'UTILITY_LEVEL', 'ESTIMATORS', 'fit_parameters',
+           'constraints', 'fit_spends', 'spend_on', 'NonPrivateContract', 'privacy_statement', 'UtilityWarning',
+           'release_noise_sd', 'debiased_spectrum', 'first_order_error', 'expected_subspace_error', 'make_estimator',
+           'available_estimators', 'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #1f2e3d4c
 def _clips(alg: Algorithm) -> bool: return "radius" in alg.options
@@ -42,6 +49,7 @@ def fit_parameters(alg: Algorithm) -> dict:
         if alg.model == "central":
             out.update(radius_quantile=0.5, radius_factor=2.0, radius_share=0.1, radius_bounds=None)
     if alg.output == "covariance": out["store_precision"] = True
+    else: out["whiten"] = False
     out.update(accountant=None, random_state=None)
     return out
 
@@ -52,7 +60,7 @@ _SIMPLE = {"real>0": lambda: Interval(numbers.Real, 0, None, closed="neither"),
            "real[0,1)": lambda: Interval(numbers.Real, 0, 1, closed="left"),
            "int>=1": lambda: Interval(numbers.Integral, 1, None, closed="left"),
            "int>=0": lambda: Interval(numbers.Integral, 0, None, closed="left"),
-           "inf": lambda: Interval(numbers.Real, math.inf, math.inf, closed="both"),
+           "inf": lambda: Options(numbers.Real, {math.inf}),
            "bool": lambda: "boolean", "none": lambda: None, "array": lambda: "array-like",
            "random_state": lambda: "random_state", "accountant": lambda: HasMethods(["spend"])}
 
@@ -60,9 +68,22 @@ def constraints(par: Parameter) -> list:
     "scikit-learn's constraints for a parameter's `accepts`."
     return [StrOptions(set(a)) if isinstance(a, tuple) else _SIMPLE[a]() for a in par.accepts]
 
+ESTIMATOR_PARAMETERS = {p.name: p for p in [
+    Parameter("n_components", "int, float in (0, 1), 'mle' or None", "Number of components k; a float in (0, 1): the "
+              "fewest components whose private variance share reaches it; 'mle': Minka's choice from the private "
+              "eigenvalues (both where they are released); None: all.", ("int>=1", "real(0,1)", ("mle",), "none"),
+              flag="-k"),
+    Parameter("epsilon", "float > 0 or inf", "Privacy loss of the whole release (every part of the budget included). "
+              "np.inf is the non-private limit: the same estimate without noise, a PrivacyWarning, and a contract "
+              "that says it is not private (for teaching and comparison only).", ("real>0", "inf")),
+    Parameter("whiten", "bool", "Divide the projected scores by sqrt(explained_variance_), as scikit-learn's PCA "
+              "(needs released variances; post-processing).", ("bool",)),
+]}
+
 def _described(name: str, alg) -> Parameter:
-    "The parameter's description; TRANSITION: an entry not yet planned in its module may have undescribed options."
-    if getattr(alg.planner, "option_defaults", None) is not None and name in alg.options:
+    "The parameter's description: the estimator's own table, the algorithm's, then the shared one."
+    if name in ESTIMATOR_PARAMETERS and name not in alg.options: return ESTIMATOR_PARAMETERS[name]
+    if getattr(alg.planner, "option_defaults", None) is not None and name in alg.options:   # TRANSITION: legacy entries
         return Parameter(name, "object", "An option of the algorithm (see its function).")
     return parameter(name, alg.parameters)
 
@@ -165,9 +186,10 @@ def _fit_release(self, X, k_of):
                         f"numpy array (X.compute() if it fits in memory) or use {with_dask}")
     X = _validate_dask(self, X, reset=True) if lazy else _validate_X(self, X, reset=True, finite=False)
     n, p = (int(d) for d in X.shape)
-    plan = self._plan(n, p, k_of(p))
+    plan = self._plan(n, p, k_of(p)) if self.epsilon != math.inf else self._nonprivate_plan(n, p, k_of(p))
     spends = [(c, label) for label, c in plan.ledger] if plan.ledger else fit_spends(plan.contract)
-    owner, shared = type(self).__name__, self.accountant
+    owner = type(self).__name__
+    shared = self.accountant if self.accountant is not None else default_accountant()   # a fit always leaves a trace
     # the fit's own ledger, each part at what it certifies: the plan must fit its own budget (a paper-mode plan, which
     # certifies more than it was asked and says so, gets a ledger without a budget)
     ledger = fit_ledger({label: c for c, label in spends}, plan.contract.epsilon, plan.contract.delta)
@@ -175,8 +197,7 @@ def _fit_release(self, X, k_of):
     spend_on(shared, spends, owner=owner, total=total, check_only=True)
     rel = plan.release(X, self.random_state)             # the data are read only now
     spend_on(shared, spends, owner=owner, total=total)
-    self._fit_ledger = ledger
-    self.accountant_ = self._fit_ledger if shared is None else shared
+    self._fit_ledger, self._spends, self.accountant_, self.n_samples_ = ledger, spends, shared, n
     self.contract_ = plan.contract
     self.mean_ = np.asarray(rel.extras.get("mean", np.zeros(p)), dtype=np.float64)
     if _clips(alg): self.radius_ = float(rel.extras["radius"])
@@ -187,6 +208,55 @@ def _fit_release(self, X, k_of):
     return rel
 
 _PrivateFit._fit_release = _fit_release
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #799a623c
+@dataclass(frozen=True)
+class NonPrivateContract(Contract):
+    "The contract of the non-private limit (epsilon = inf): it promises nothing, and says so."
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", 1.0)        # Contract checks a finite epsilon; the limit has none
+        super().__post_init__()
+        object.__setattr__(self, "epsilon", math.inf)
+
+NonPrivateContract.guarantee = property(lambda self: "not private (epsilon = inf: the non-private limit)")
+NonPrivateContract.statement = lambda self: (f"NOT PRIVATE (epsilon = inf, the non-private limit): {self.mechanism}; "
+                                             f"n={self.n}, p={self.p}" + ("" if self.k is None else f", k={self.k}") + ".")
+
+def _exact_center(self, X, p):
+    "The limit of the fit's center: none, the public mean, or the exact mean of the rows clipped to the mean's radius."
+    if self.centering == "none": return np.zeros(p)
+    if self.centering == "public": return np.asarray(self.mean, dtype=np.float64)
+    MR = getattr(self, "mean_radius", None) or getattr(self, "radius", None)
+    if MR is None or isinstance(MR, str): return X.mean(0)
+    norms = np.linalg.norm(X, axis=1)
+    return (X * np.minimum(1.0, MR / np.maximum(norms, 1e-300))[:, None]).mean(0)
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #d58ad73c
+def _nonprivate_plan(self, n: int, p: int, k):
+    "The plan of the non-private limit (epsilon = inf): a PrivacyWarning now, the exact statistic at release."
+    alg = self._algorithm()
+    what = ("the top-k eigenvectors of the exact second moment" if alg.output == "subspace" else "the exact second moment")
+    c = NonPrivateContract(f"{what} of the centered rows clipped to the bound (no noise)", 1.0, 0.0, measure="pure",
+                           model=alg.model, n=n, p=p, k=k, domain="rows clipped to the bound (if any)",
+                           notes=("epsilon = inf: nothing is private",))
+    warnings.warn(f"{type(self).__name__}(epsilon=inf): the non-private limit; nothing this fit releases is private "
+                  "(for teaching and comparison only).", PrivacyWarning, stacklevel=4)
+    def run(X, rng):
+        X = np.asarray(X, dtype=np.float64)
+        center = _exact_center(self, X, p)
+        Y = X - center
+        R = getattr(self, "radius", None) if _clips(alg) else None
+        norms = np.linalg.norm(Y, axis=1)
+        if R == "private": R = float(self.radius_factor * np.quantile(norms, self.radius_quantile))
+        if R is not None: Y = Y * np.minimum(1.0, R / np.maximum(norms, 1e-300))[:, None]
+        S = Y.T @ Y / n
+        extras = {"mean": center, "eigenvalues": np.linalg.eigvalsh(S)[::-1].copy(), "main_contract": c}
+        if R is not None: extras["radius"] = float(R)
+        value = S if alg.output == "covariance" else top_k_eigvecs(S, k)
+        return Release(value, c, {"n_clipped": int((norms > R).sum()) if R is not None else 0}, extras)
+    return Plan(c, run)
+
+_PrivateFit._nonprivate_plan = _nonprivate_plan
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #3c4d5e6f
 def privacy_statement(est, c: Contract) -> dict:
@@ -255,19 +325,19 @@ _PrivateFit.__getstate__, _PrivateFit.__sklearn_clone__ = _getstate, _clone
 class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     "Base of the private PCA estimators: fit -> components_ (k x p), transform, fit_transform, inverse_transform."
 
-    def _fraction(self):
+    def _k_rule(self):
+        "'fraction' or 'mle' when k is chosen from the private eigenvalues (refused where none are released), else None."
         k = self.n_components
-        if isinstance(k, (float, np.floating)) and 0 < k < 1:
-            if not self._algorithm().eigenvalues:
-                raise ValueError(f"n_components: a fraction of variance ({k}) needs the private eigenvalues, which "
-                                 f"{type(self).__name__} does not release; give an int")
-            return float(k)
-        return None
+        rule = "mle" if isinstance(k, str) else ("fraction" if isinstance(k, (float, np.floating)) and 0 < k < 1 else None)
+        if rule and not self._algorithm().eigenvalues and self.epsilon != math.inf:
+            raise ValueError(f"n_components: {k!r} chooses k from the private eigenvalues, which "
+                             f"{type(self).__name__} does not release; give an int")
+        return rule
 
     def _resolve_k(self, p):
         hi = p if self._algorithm().k_max == "p" else p - 1
         if hi < 1: raise ValueError(f"X: {type(self).__name__} needs at least 2 features, got {p} feature(s)")
-        if self._fraction() is not None or self.n_components is None: return hi
+        if self._k_rule() is not None or self.n_components is None: return hi
         return check_k(self.n_components, hi, name="n_components")
 
     def fit(self, X, y=None):
@@ -277,42 +347,223 @@ class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         return self
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #5c6d7e8a
-def _set_subspace(self, rel):
-    "components_, n_components_ and the eigenvalue attributes from the release (post-processing)."
-    V, ev = np.asarray(rel.value), rel.extras.get("eigenvalues")
-    k = V.shape[1]
-    frac = self._fraction()
-    if frac is not None:
-        k = int(min(np.searchsorted(np.cumsum(ev) / ev.sum(), frac) + 1, len(ev)))
-        V = V[:, :k]
-    self.components_, self.n_components_ = np.ascontiguousarray(V.T), int(k)
-    self.components_ordered_ = self._algorithm().ordered
-    for name in ("explained_variance_", "explained_variance_ratio_"):
-        if hasattr(self, name): delattr(self, name)
-    if ev is not None:
-        ev = np.asarray(ev, dtype=np.float64)
-        self.explained_variance_ = ev[:k].copy()
-        if len(ev) == V.shape[0]: self.explained_variance_ratio_ = self.explained_variance_ / ev.sum()
-    for attr, key in self._algorithm().attributes.items(): setattr(self, attr, rel.extras[key])
+def _released_spectrum(self, rel):
+    "(variances by position, private total, resolved, noise sd) from the released eigenvalues, or None where none are released."
+    alg, p = self._algorithm(), self.n_features_in_
+    ev = rel.extras.get("eigenvalues")
+    if ev is None or len(ev) != p or not (alg.eigenvalues or self.epsilon == math.inf): return None
+    c = rel.extras.get("main_contract", self.contract_)
+    sd = 0.0 if self.epsilon == math.inf else release_noise_sd(c, getattr(self, "noise_shape", "vecd"))
+    return (*debiased_spectrum(ev, sd), sd)
 
-_DPPCA._set_subspace = _set_subspace
+def _choose_k(self, spec, total, released, resolved):
+    """k from the private spectrum: the fewest components reaching the fraction n_components, or Minka's MLE on the
+    released eigenvalues (sklearn's, at most the number of resolved components: a noise direction is never chosen)."""
+    from sklearn.decomposition._pca import _infer_dimension
+    if self._k_rule() == "mle":
+        ev = np.sort(np.asarray(released, dtype=np.float64))[::-1]
+        tiny = 1e-12 * max(float(ev[0]), 1e-300)
+        ev = np.maximum(ev, tiny) - tiny * 1e-3 * np.arange(ev.size)      # positive and distinct (Minka takes logs of gaps)
+        return int(min(max(1, int(_infer_dimension(ev, self.n_samples_))), max(1, int(resolved.sum()))))
+    return int(min(np.searchsorted(np.cumsum(spec) / total, self.n_components) + 1, len(spec))) if total > 0 else len(spec)
+
+def _set_subspace(self, rel):
+    "components_, n_components_, the variance attributes (post-processing) and how good the release is."
+    V, alg = np.asarray(rel.value), self._algorithm()
+    p, k = V.shape
+    sp = self._released_spectrum(rel)
+    if sp is not None and self._k_rule() is not None: k = min(self._choose_k(sp[0], sp[1], rel.extras["eigenvalues"], sp[2]), k)
+    self.components_, self.n_components_ = np.ascontiguousarray(V[:, :k].T), int(k)
+    self.components_ordered_ = alg.ordered
+    for name in _VARIANCE_ATTRIBUTES:
+        if hasattr(self, name): delattr(self, name)
+    if sp is not None: self._set_variances(sp[0][:k].copy(), sp[1], sp[0][k:])
+    for attr, key in alg.attributes.items(): setattr(self, attr, rel.extras[key])
+    self._assess(sp)
+    self._warn_utility(sp)
+
+_VARIANCE_ATTRIBUTES = ("explained_variance_", "explained_variance_ratio_", "singular_values_", "noise_variance_")
+
+def _set_variances(self, ev, total, rest):
+    "explained_variance_ (and ratio), singular_values_, noise_variance_ from private variances and the private total."
+    p, k = self.n_features_in_, ev.size
+    self.explained_variance_ = ev
+    self.explained_variance_ratio_ = ev / total if total > 0 else np.zeros(k)
+    self.singular_values_ = np.sqrt(ev * self.n_samples_)
+    self.noise_variance_ = (float(np.mean(rest)) if len(rest) else max(total - ev.sum(), 0.0) / (p - k)) if k < p else 0.0
+
+_DPPCA._released_spectrum, _DPPCA._choose_k, _DPPCA._set_subspace, _DPPCA._set_variances = (
+    _released_spectrum, _choose_k, _set_subspace, _set_variances)
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #e92527a4
+class UtilityWarning(UserWarning):
+    "Warned at fit, from released values and public quantities only (it may be published), when a release is at or near the random level or degenerate."
+
+EDGE_MARGIN = 2.5         # a pure-noise top eigenvalue exceeds the edge by more than this x s p^(-1/6) about 1% of the time
+UTILITY_LEVEL = 0.7       # warn when the expected error reaches this share of a random subspace's error
+
+def release_noise_sd(c: Contract, noise_shape: str = "vecd") -> float | None:
+    "Off-diagonal noise sd of the symmetric matrix released under `c` (covariance units; a local average: / sqrt n); None if it adds no Gaussian matrix."
+    if c.noise not in ("gaussian", "discrete_gaussian") or c.noise_scale is None or c.n is None: return None
+    tau = c.noise_scale / (math.sqrt(c.n) if c.model == "local" else 1.0)
+    return tau * NOISE_SHAPES[noise_shape].offdiag
+
+def debiased_spectrum(eigenvalues, noise_sd: float | None = None) -> tuple:
+    """(variances, total, resolved): released eigenvalues (descending, by position) corrected for the noise of off-diagonal
+    sd `noise_sd` (None: unbiased ones, clipped at 0); the unresolved directions share what the private total leaves."""
+    ev = np.asarray(eigenvalues, dtype=np.float64)
+    p = ev.size
+    if noise_sd:
+        e2 = 4.0 * noise_sd ** 2 * p                        # the squared edge of the noise's semicircle
+        resolved = ev > math.sqrt(e2) + EDGE_MARGIN * noise_sd * p ** (-1 / 6)   # beyond the edge's fluctuations
+        t = np.where(resolved, (ev + np.sqrt(np.maximum(ev * ev - e2, 0.0))) / 2, 0.0)
+    else:
+        resolved = ev > 0
+        t = np.where(resolved, ev, 0.0)
+    total = max(float(ev.sum()), float(t.sum()), 0.0)      # the noisy trace, unbiased
+    rest = (total - float(t.sum())) / max(p - int(resolved.sum()), 1)
+    return np.where(resolved, t, rest), total, resolved
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #ea46f537
+def first_order_error(spectrum, k: int, noise_sd: float) -> float:
+    "sqrt(2 sum_{i<=k<j} s^2 / (t_i - t_j)^2): the first-order E||P_hat - P||_F of the top-k subspace of a matrix of spectrum t plus symmetric noise of off-diagonal sd s."
+    t = np.sort(np.asarray(spectrum, dtype=np.float64))[::-1]
+    d = t[:k, None] - t[None, k:]
+    if noise_sd == 0: return 0.0
+    return math.inf if (d <= 0).any() else math.sqrt(2 * float(np.sum(noise_sd ** 2 / d ** 2)))
+
+def expected_subspace_error(spectrum, k: int, noise_scale: float, noise_shape: str = "vecd") -> tuple:
+    """(expected error, (lower, upper)) of the top-k subspace of a matrix of `spectrum` plus symmetric Gaussian noise of
+    diagonal sd `noise_scale` (`noise_shape`), against that matrix's own top-k subspace (no sampling error)."""
+    t = np.sort(np.maximum(np.asarray(spectrum, dtype=np.float64), 0.0))[::-1]
+    p = t.size
+    if noise_scale == 0 or k >= p: return 0.0, (0.0, 0.0)     # no noise, or the whole space
+    s = noise_scale * NOISE_SHAPES[noise_shape].offdiag
+    if t[k - 1] - t[k] <= 1e-12 * max(t[0], noise_scale): t[:k] += 1e-12 * max(t[0], noise_scale)   # no gap: the bounds' limit
+    b = noisy_top_k_bounds(noise_moments(p, k, noise_scale, noise_shape), no_sampling(t, k))
+    lo, hi = float(b["lower"]), float(b["upper"])
+    e = min(first_order_error(t, k, s), random_subspace_level(p, k))
+    return float(min(max(e, lo), hi)), (lo, hi)
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #2d1cf607
+def _assess(self, sp):
+    "expected_error_, expected_error_interval_, expected_error_note_: from released values and public quantities only."
+    alg, k = self._algorithm(), self.n_components_
+    self.expected_error_ = self.expected_error_interval_ = None
+    if sp is not None and sp[3] is not None:              # one symmetric Gaussian matrix (or none: epsilon = inf)
+        shape = getattr(self, "noise_shape", "vecd")
+        e, iv = expected_subspace_error(sp[0], k, sp[3] / NOISE_SHAPES[shape].offdiag, shape)
+        self.expected_error_, self.expected_error_interval_ = e, iv
+        self.expected_error_note_ = ("E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, from the "
+                                     "released eigenvalues and the public noise scale (post-processing)")
+    elif sp is not None:
+        self.expected_error_note_ = (f"None: {alg.key}'s eigenvectors come from a mechanism without an error bound "
+                                     "in theory.error_bounds (its eigenvalues are released with noise of their own)")
+    else:
+        self.expected_error_note_ = (f"None: {alg.key} releases no eigenvalues, and theory.error_bounds needs a spectrum"
+                                     + ("" if alg.ordered else "; set order_share > 0 to release the variances"))
+
+_DPPCA._assess = _assess
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #0fd09e09
+def _edge_radii(self) -> list:
+    "Names of the privately released radii that sit at an end of their public range (released values and public bounds only)."
+    lo, hi = check_radius_bounds(getattr(self, "radius_bounds", None), self.n_features_in_)
+    out = []
+    for name in ("radius", "mean_radius"):
+        if getattr(self, name, None) == "private" and hasattr(self, name + "_"):
+            r = getattr(self, name + "_") / self.radius_factor
+            if r <= lo * (1 + 1e-9) or r >= hi * (1 - 1e-9): out.append(name)
+    return out
+
+def _utility_advice(self, e: float, level: float) -> str:
+    "What would bring the expected error to half the warning level: rows, epsilon (public arithmetic on released values)."
+    f = e / (0.5 * UTILITY_LEVEL * level)
+    local = self._algorithm().model == "local"
+    n_need = math.ceil(self.n_samples_ * (f * f if local else f))
+    out = f"about {n_need} rows instead of {self.n_samples_}"
+    if self.epsilon != math.inf: out += f", or epsilon about {self.epsilon * f:.3g}"
+    return out
+
+def _warn_utility(self, sp):
+    "A UtilityWarning when the release is at or near the random level or degenerate (released values only: publishable)."
+    p, k, name = self.n_features_in_, self.n_components_, type(self).__name__
+    level, e, why = random_subspace_level(p, k), self.expected_error_, []
+    if e is not None and level > 0 and e >= UTILITY_LEVEL * level:
+        why.append(f"its expected error {e:.3g} (interval {self.expected_error_interval_[0]:.3g} to "
+                   f"{self.expected_error_interval_[1]:.3g}) is at or near the {level:.3g} of a random {k}-dimensional "
+                   f"subspace of R^{p}; {_utility_advice(self, e, level)} would change that")
+    m = None if sp is None else int(sp[2][:k].sum())
+    if m is not None and m < k:
+        why.append(f"only {m} of its {k} components stand above the noise (the others are directions the noise chose)"
+                   + (f": fewer components (n_components={m}) would keep the resolved ones" if m else ""))
+    for r in _edge_radii(self):
+        why.append(f"the released {r} {getattr(self, r + '_'):.4g} is at an end of its public range: give a public "
+                   f"bound ({r}=a number) or a narrower radius_bounds")
+    if why:
+        warnings.warn(f"{name}: " + "; ".join(why) + ". (From released values and public quantities only: this warning "
+                      "may be printed and published.)", UtilityWarning, stacklevel=3)
+
+_DPPCA._warn_utility = _warn_utility
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #e1aaacc1
+def _variances(self, what: str):
+    check_is_fitted(self, "components_")
+    if not hasattr(self, "explained_variance_"):
+        raise AttributeError(f"{type(self).__name__}: {what} needs the private variances, which this release does not "
+                             "hold (no eigenvalues released" + ("" if self._algorithm().ordered else "; set order_share > 0")
+                             + ")")
+    return np.maximum(self.explained_variance_, 1e-12 * max(float(self.explained_variance_.max()), 1e-300))
+
+def _get_covariance(self):
+    "The model covariance V'(ev - s2)V + s2 I from the private variances (post-processing), as scikit-learn's PCA."
+    ev = _variances(self, "get_covariance")
+    s2 = max(self.noise_variance_, 1e-12 * float(ev.max()))          # positive: the model must be invertible
+    V = self.components_
+    return (V.T * np.maximum(ev - s2, 0.0)) @ V + s2 * np.eye(V.shape[1])
+
+def _get_precision(self):
+    "The inverse of get_covariance() (post-processing)."
+    return np.linalg.inv(self.get_covariance())
+
+def _score_samples(self, X):
+    "Gaussian log-likelihood of each row under the model (mean_, get_covariance()); of the TRAINING rows: NOT private."
+    X = _validate_X(self, X, reset=False)
+    sign, logdet = np.linalg.slogdet(self.get_covariance())
+    D = X - self.mean_
+    return -0.5 * (np.einsum("ij,jk,ik->i", D, self.get_precision(), D) + logdet + X.shape[1] * math.log(2 * math.pi))
+
+def _score(self, X, y=None):
+    "Mean log-likelihood of the rows (of the TRAINING rows: NOT private)."
+    return float(np.mean(self.score_samples(X)))
+
+def _releases_variances(self) -> bool:
+    "Whether a fit of this estimator releases private variances (known from its parameters, before any fit)."
+    return bool(self._algorithm().eigenvalues or self.epsilon == math.inf or getattr(self, "order_share", 0))
+
+for _name, _f in (("get_covariance", _get_covariance), ("get_precision", _get_precision),
+                  ("score_samples", _score_samples), ("score", _score)):
+    _f.__name__ = _f.__qualname__ = _name
+    setattr(_DPPCA, _name, available_if(_releases_variances)(_f))
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #7e8f9a0c
 def _transform(self, X):
-    """Project X (minus mean_) on the private components: n x k.
+    """Project X (minus mean_) on the private components: n x k (divided by sqrt(explained_variance_) if whiten).
 
     The projection of the TRAINING rows is not a private release: each score is a function of one private record
     (publish components_, not fit_transform(X_private)). Projecting other data reveals nothing more about X."""
     check_is_fitted(self, "components_")
     X = _validate_dask(self, X, reset=False) if is_dask(X) else _validate_X(self, X, reset=False)
-    return (X - self.mean_) @ self.components_.T
+    Z = (X - self.mean_) @ self.components_.T
+    return Z / np.sqrt(_variances(self, "whiten=True")) if self.whiten else Z
 
 def _inverse_transform(self, X):
-    "Map k-dimensional scores back to the original space: X components_ + mean_."
+    "Map k-dimensional scores back to the original space: X components_ + mean_ (unwhitened first if whiten)."
     check_is_fitted(self, "components_")
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != self.components_.shape[0]:
         raise ValueError(f"X: expected a 2-D array with {self.components_.shape[0]} columns, got shape {X.shape}")
+    if self.whiten: X = X * np.sqrt(_variances(self, "whiten=True"))
     return X @ self.components_ + self.mean_
 
 _DPPCA.transform, _DPPCA.inverse_transform = _transform, _inverse_transform
@@ -328,30 +579,42 @@ class _DPCovariance(_PrivateFit, EmpiricalCovariance):
         self.location_ = self.mean_
         self._set_covariance(np.asarray(rel.value))
         for attr, key in self._algorithm().attributes.items(): setattr(self, attr, rel.extras[key])
+        self.expected_error_ = self.expected_error_interval_ = None
+        self.expected_error_note_ = ("None: no error bound from released values is derived for a covariance release "
+                                     "(theory.error_bounds bounds DP-Thresholding from the population covariance)")
         return self
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #5a6b7c8e
 _ATTRIBUTES = {
     "components_": "ndarray (n_components_, n_features): the released subspace's orthonormal basis (private release).",
-    "n_components_": "int: the number of components kept.",
+    "n_components_": "int: the number of components kept (chosen from private eigenvalues for a fraction or 'mle').",
     "components_ordered_": "bool: True if components_ are in decreasing order of private variance.",
-    "explained_variance_": "ndarray (n_components_,): private eigenvalues, where the release holds them (post-processing).",
-    "explained_variance_ratio_": "ndarray (n_components_,): their share of the private total (post-processing).",
+    "explained_variance_": "ndarray (n_components_,): the private variances along the components, debiased for the noise (post-processing; where the release holds them).",
+    "explained_variance_ratio_": "ndarray (n_components_,): their share of the private total variance, in [0, 1], summing to at most 1 (post-processing).",
+    "singular_values_": "ndarray (n_components_,): sqrt(explained_variance_ n_samples_) (post-processing).",
+    "noise_variance_": "float: the private mean variance of the other directions (post-processing).",
+    "expected_error_": "float or None: the expected distance ||P_hat - P||_F to the non-private PCA of the same rows, from released values and public quantities (post-processing: publishable); None where no bound applies.",
+    "expected_error_interval_": "(float, float) or None: explicit lower and upper bounds on that error (post-processing).",
+    "expected_error_note_": "str: what expected_error_ is computed from, or why it is None.",
     "covariance_": "ndarray (n_features, n_features): the released covariance (private release).",
     "mean_": "ndarray (n_features,): the center subtracted (private, public or zero, by `centering`).",
     "radius_": "float: the clipping bound used (released privately with radius='private').",
+    "n_samples_": "int: the number of rows (public under replace-one neighbours).",
     "contract_": "Contract: what the release promises, planned before the data (public).",
     "privacy_": "dict: the contract's facts as plain data (public).",
-    "accountant_": "PrivacyAccountant: the ledger the fit spent on (the shared one, or its own).",
+    "accountant_": "PrivacyAccountant: the ledger the fit spent on (the shared `accountant`, else the default ledger).",
     "diagnostics_not_private_": "Diagnostics: exact functions of the data for the curator (clipped rows, ...): NOT private, never publish.",
 }
+_COVARIANCE_ATTRIBUTES = ("covariance_", "mean_", "radius_", "n_samples_", "expected_error_", "expected_error_note_",
+                          "contract_", "privacy_", "accountant_", "diagnostics_not_private_")
 
 def _docstring(alg: Algorithm, params: dict) -> str:
-    attrs = ([a for a in _ATTRIBUTES if a not in ("covariance_",)] if alg.output == "subspace"
-             else ["covariance_", "mean_", "radius_", "contract_", "privacy_", "accountant_", "diagnostics_not_private_"])
+    attrs = ([a for a in _ATTRIBUTES if a != "covariance_"] if alg.output == "subspace" else list(_COVARIANCE_ATTRIBUTES))
     if not _clips(alg): attrs = [a for a in attrs if a != "radius_"]
     lines = [alg.summary + ".", "", f"{alg.model.capitalize()} model, {alg.measure} DP, replace-one neighbours "
              f"(n public). The estimator of `{alg.function.__module__}.{alg.key}`: see that function and its notebook.",
+             "Every attribute marked post-processing is computed from the release and public quantities only, under "
+             "the same guarantee; the scores of the training rows (transform, score_samples) are not.",
              "", "Parameters", "----------"]
     lines += [_param_doc(a, _described(a, alg), d) for a, d in params.items()]
     lines += ["", "Attributes", "----------"]
@@ -398,23 +661,35 @@ def available_estimators() -> dict:
     return dict(ESTIMATORS)
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #7a8b9c0f
-def privacy_table(estimators: dict | None = None, *, n: int = 200, p: int = 6, random_state=0) -> str:
-    "Markdown table of the privacy guarantees, read from each estimator's `contract_` after a fit with its defaults (n x p public data)."
-    ests = available_estimators() if estimators is None else estimators
+def _table_rows(ests, n, p, random_state) -> list:
     X = np.random.default_rng(random_state).normal(size=(n, p)) * 0.3
-    rows = ["| estimator | model | guarantee (defaults) | neighbouring | domain | mechanism | centering (default) | explained_variance_ |",
-            "|---|---|---|---|---|---|---|---|"]
-    for name, cls in ests.items():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est = cls(random_state=random_state).fit(X)
-        c = est.contract_
-        main = c.part("main") if any(a == "mean" for a, _ in c.parts) else c
-        cent = est.centering
-        if main is not c:
-            cent += f" (mean: {c.part('mean').guarantee}, {c.composition.split(' (')[0]})"
-        ev = "released" if hasattr(est, "explained_variance_") else ("covariance_" if not hasattr(est, "components_")
-                                                                      else "not released")
-        cells = [f"`{name}`", c.model, c.guarantee, c.neighbouring, c.domain, main.mechanism, cent, ev]
-        rows.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
-    return "\n".join(rows)
+    rows = []
+    with PrivacyAccountant():                   # the table's own fits, on public synthetic data: not the user's ledger
+        for name, cls in ests.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est = cls(random_state=random_state).fit(X)
+            c = est.contract_
+            main = c.part("main") if any(a == "mean" for a, _ in c.parts) else c
+            cent = est.centering
+            if main is not c: cent += f" (mean: {c.part('mean').guarantee}, {c.composition.split(' (')[0]})"
+            ev = "released" if hasattr(est, "explained_variance_") else ("covariance_" if not hasattr(est, "components_")
+                                                                          else "not released")
+            rows.append(dict(estimator=name, model=c.model, **{"guarantee (defaults)": c.guarantee},
+                             neighbouring=c.neighbouring, domain=c.domain, mechanism=main.mechanism,
+                             **{"centering (default)": cent, "explained_variance_": ev}))
+    return rows
+
+def privacy_table(estimators: dict | None = None, *, n: int = 200, p: int = 6, random_state=0, markdown: bool = False):
+    """The privacy guarantees, read from each estimator's `contract_` after a fit with its defaults (n x p public data):
+    a pandas DataFrame, or a markdown table with `markdown=True` (also when pandas is not installed)."""
+    rows = _table_rows(available_estimators() if estimators is None else estimators, n, p, random_state)
+    if not markdown:
+        try: import pandas as pd
+        except ImportError: markdown = True
+        else: return pd.DataFrame(rows).set_index("estimator")
+    cols = list(rows[0])
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    cell = lambda r, c: f"`{r[c]}`" if c == "estimator" else str(r[c]).replace("|", "\\|")
+    out += ["| " + " | ".join(cell(r, c) for c in cols) + " |" for r in rows]
+    return "\n".join(out)

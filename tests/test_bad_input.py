@@ -404,13 +404,13 @@ def test_estimator_bad_data(name, case):
 def test_estimator_bad_parameters(name):
     cls = ESTIMATORS[name]
     params = cls().get_params()
-    cases = [("epsilon", v) for v in (0, -1.0, math.inf, math.nan, "1")]
+    cases = [("epsilon", v) for v in (0, -1.0, -math.inf, math.nan, "1")]    # math.inf: the non-private limit
     if "delta" in params:
         cases += [("delta", v) for v in (1.0, -0.5, 2.0, "x")]
         if name != "SmoothSensitivityPCA":
             cases.append(("delta", 0.0))
     if "n_components" in params:
-        cases += [("n_components", v) for v in (0, 5, -2, 1.5)]
+        cases += [("n_components", v) for v in (0, 5, -2, 1.5, "max")]
     if "radius" in params and name != "RobustKendallPCA":
         cases += [("radius", v) for v in (-1.0, 0.0)]
     if "radius" in params and name != "RobustKendallPCA":

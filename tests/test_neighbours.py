@@ -415,17 +415,21 @@ def test_release_keys_are_noisy(entry):
 # --- estimators -------------------------------------------------------------------------------------------
 # Fitted attributes ending in "_" that are (or are computed from) the noisy release only, per estimator.
 COMMON_RELEASE = {"components_",                  # the private subspace
-                  "diagnostics_not_private_"}     # the curator's non-private diagnostics, by name not published
+                  "diagnostics_not_private_",     # the curator's non-private diagnostics, by name not published
+                  "expected_error_", "expected_error_interval_",   # how good the release is: from released values
+                  "expected_error_note_"}
+VARIANCES = {"explained_variance_", "explained_variance_ratio_",   # private variances (released eigenvalues, debiased)
+             "singular_values_", "noise_variance_"}              # and what follows from them
 PRIVATE_MEAN = {"mean_"}       # the private mean: a noisy release, excluded only when centering='private'
 PRIVATE_RADIUS = {"radius_", "mean_radius_",   # privately released clipping bounds (radius="private")
                   "tau_"}                     # DP-Thresholding's threshold: from n, p and the noise at the released radius
 EST_RELEASE = {
-    "AnalyzeGaussPCA": COMMON_RELEASE | {"explained_variance_", "explained_variance_ratio_"},   # the noisy S's eigenvalues
-    "LocalGaussianPCA": COMMON_RELEASE | {"explained_variance_", "explained_variance_ratio_"},   # noisy eigenvalues
+    "AnalyzeGaussPCA": COMMON_RELEASE | VARIANCES,                     # the noisy S's eigenvalues
+    "LocalGaussianPCA": COMMON_RELEASE | VARIANCES,                    # noisy eigenvalues
     "LocalSparsePCA": COMMON_RELEASE | {"n_iter_"},                    # ADMM iterations on the noisy S
     "SmoothSensitivityPCA": COMMON_RELEASE,
     "RobustKendallPCA": COMMON_RELEASE,                                # centering 'none': mean_ = 0 is public
-    "PureDPPCA": COMMON_RELEASE | {"explained_variance_", "explained_variance_ratio_"},   # snapped Laplace eigenvalues / n
+    "PureDPPCA": COMMON_RELEASE | VARIANCES,                           # snapped Laplace eigenvalues / n
     "PureDPSubspace": COMMON_RELEASE,                                  # one exponential-mechanism draw: the basis only
     "DPThresholdCovariance": {"diagnostics_not_private_",
                               "covariance_", "precision_"},                 # the noisy thresholded covariance
@@ -445,10 +449,13 @@ def _fitted(est):
 
 
 def _fit(name, X, **params):
+    "A fit on a fresh default ledger (a block), so that its accountant_ holds this fit's spends only."
+    from dppca_nb.privacy.accounting import PrivacyAccountant
     cls = ES.ESTIMATORS[name]
     kw_ = dict(EST_PARAMS.get(name, {}), **params)
     if name != "DPThresholdCovariance": kw_.setdefault("n_components", K)
-    return cls(random_state=SEED, **kw_).fit(X)
+    with PrivacyAccountant():
+        return cls(random_state=SEED, **kw_).fit(X)
 
 
 EST_CASES = [(n, {}) for n in EST_NAMES] + [

@@ -299,7 +299,7 @@ def fit_ledger(parts: dict, epsilon: float, delta: float) -> PrivacyAccountant:
     Its budget is (epsilon, delta), unless a part certifies more than it was asked (a paper-mode calibration, which its
     contract states): then the ledger has no budget to hold it to, and its total says what the fit certifies."""
     paper = any(c.epsilon_certified is not None and c.epsilon_certified > c.epsilon * (1 + 1e-9) for c in parts.values())
-    acc = PrivacyAccountant(None if paper else epsilon, delta)
+    acc = PrivacyAccountant(None if paper or math.isinf(epsilon) else epsilon, delta)   # inf: the non-private limit
     for a, c in parts.items(): acc.spend_contract(c, a)
     return acc
 
