@@ -43,11 +43,14 @@ def fit_parameters(alg: Algorithm) -> dict:
     if alg.measure != "pure": out["delta"] = 1e-5
     out.update(alg.options)
     centering = "private" if alg.model == "central" and _clips(alg) and not alg.location_invariant else "none"
+    if centering == "private": out["radius"] = None           # 2: rows of the unit ball, centered (see `_radii`)
     out.update(centering=centering, mean=None)
     if _clips(alg) and not alg.location_invariant:
         out.update(mean_share=0.1, mean_radius=None)
         if alg.model == "central":
-            out.update(radius_quantile=0.5, radius_factor=2.0, radius_share=0.1, radius_bounds=None)
+            out.update(radius_quantile=0.5, radius_factor=2.0, radius_share=0.1, radius_bounds=None, location="auto",
+                       location_share=0.1)
+    if not alg.ordered: out["order_share"] = 0.1
     if alg.output == "covariance": out["store_precision"] = True
     else: out["whiten"] = False
     out.update(accountant=None, random_state=None)
@@ -76,13 +79,26 @@ ESTIMATOR_PARAMETERS = {p.name: p for p in [
     Parameter("epsilon", "float > 0 or inf", "Privacy loss of the whole release (every part of the budget included). "
               "np.inf is the non-private limit: the same estimate without noise, a PrivacyWarning, and a contract "
               "that says it is not private (for teaching and comparison only).", ("real>0", "inf")),
+    Parameter("radius", "float > 0, 'private' or None", "Public bound R on the row norms: every row is clipped to "
+              "||x|| <= R around the center before any noise (the noise grows with R^2). 'private': a private quantile "
+              "of the norms, bought with `radius_share` of epsilon. None: 2 with centering='private' (rows in the unit "
+              "ball, the mean taken of rows clipped to mean_radius 1: a centered row has norm at most 2), else 1.",
+              ("real>0", ("private",), "none")),
+    Parameter("location", "{'auto', 'private', 'none'}", "Center the private mean's clipping on a private coarse "
+              "location (a coordinate-wise median on a public grid, `location_share` of epsilon): 'auto' where n has "
+              "the rows for it at this budget (public: `privacy.centering.private_location_rows`), 'private' always, "
+              "'none' (around the origin).", (("auto", "private", "none"),)),
+    Parameter("location_share", "float in (0, 1)", "Share of epsilon spent on the private coarse location.", ("real(0,1)",)),
+    Parameter("order_share", "float in [0, 1)", "Share of the budget spent on ordering an unordered basis: a private "
+              "k x k second moment of the projected rows (and their total) gives the order and the variances; 0: "
+              "the basis stays unordered (components_ordered_ False).", ("real[0,1)",)),
     Parameter("whiten", "bool", "Divide the projected scores by sqrt(explained_variance_), as scikit-learn's PCA "
               "(needs released variances; post-processing).", ("bool",)),
 ]}
 
 def _described(name: str, alg) -> Parameter:
     "The parameter's description: the estimator's own table, the algorithm's, then the shared one."
-    if name in ESTIMATOR_PARAMETERS and name not in alg.options: return ESTIMATOR_PARAMETERS[name]
+    if name in ESTIMATOR_PARAMETERS and (name not in alg.options or name == "radius"): return ESTIMATOR_PARAMETERS[name]
     if getattr(alg.planner, "option_defaults", None) is not None and name in alg.options:   # TRANSITION: legacy entries
         return Parameter(name, "object", "An option of the algorithm (see its function).")
     return parameter(name, alg.parameters)
@@ -163,16 +179,25 @@ class _PrivateFit:
         if alg.measure == "pure": return eps, 0.0
         return eps, check_delta(self.delta, allow_zero=alg.measure == "pure when delta = 0")
 
+    def _radii(self) -> tuple:
+        "(radius, mean_radius) as planned: radius=None is 2 with private centering (rows of the unit ball, centered), else 1."
+        if not _clips(self._algorithm()): return None, None
+        R, MR = self.radius, getattr(self, "mean_radius", None)
+        if R is None: R, MR = (2.0 if self.centering == "private" else 1.0), (1.0 if MR is None else MR)
+        return R, MR
+
     def _plan(self, n: int, p: int, k):
         "The plan of the whole fit, from public quantities (a hook: a test plants a bug here)."
         alg = self._algorithm()
         opts = {a: getattr(self, a) for a in alg.options}
         def main(eps, dlt, R):
             return alg.plan(n, p, k, eps, dlt, **(opts if R is None else {**opts, "radius": R}))
-        fit = {a: getattr(self, a) for a in ("mean_share", "mean_radius", "radius_quantile", "radius_factor",
-                                              "radius_share", "radius_bounds") if hasattr(self, a)}
+        fit = {a: getattr(self, a) for a in ("mean_share", "radius_quantile", "radius_factor", "radius_share",
+                                              "radius_bounds", "location", "location_share", "order_share")
+               if hasattr(self, a)}
+        R, MR = self._radii()
         return plan_centered(main, n, p, *self._budget(), model=alg.model, centering=self.centering, mean=self.mean,
-                             radius=getattr(self, "radius", None) if _clips(alg) else None, **fit)
+                             radius=R, mean_radius=MR, k=k, **fit)
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #0f1a2b3c
 def _fit_release(self, X, k_of):
@@ -226,7 +251,7 @@ def _exact_center(self, X, p):
     "The limit of the fit's center: none, the public mean, or the exact mean of the rows clipped to the mean's radius."
     if self.centering == "none": return np.zeros(p)
     if self.centering == "public": return np.asarray(self.mean, dtype=np.float64)
-    MR = getattr(self, "mean_radius", None) or getattr(self, "radius", None)
+    MR = self._radii()[1] or self._radii()[0]
     if MR is None or isinstance(MR, str): return X.mean(0)
     norms = np.linalg.norm(X, axis=1)
     return (X * np.minimum(1.0, MR / np.maximum(norms, 1e-300))[:, None]).mean(0)
@@ -245,7 +270,7 @@ def _nonprivate_plan(self, n: int, p: int, k):
         X = np.asarray(X, dtype=np.float64)
         center = _exact_center(self, X, p)
         Y = X - center
-        R = getattr(self, "radius", None) if _clips(alg) else None
+        R = self._radii()[0]
         norms = np.linalg.norm(Y, axis=1)
         if R == "private": R = float(self.radius_factor * np.quantile(norms, self.radius_quantile))
         if R is not None: Y = Y * np.minimum(1.0, R / np.maximum(norms, 1e-300))[:, None]
@@ -265,8 +290,9 @@ def privacy_statement(est, c: Contract) -> dict:
     main = c.part("main") if "main" in names else c
     mean_c = c.part("mean") if "mean" in names else None
     shares = {"mean": None if mean_c is None else (mean_c.epsilon, mean_c.delta)}
-    for a in ("mean_radius", "radius"):
+    for a in ("mean_radius", "radius", "location"):
         if a in names: shares[a] = (c.part(a).epsilon, 0.0)
+    if "order" in names: shares["order"] = (c.part("order").epsilon, c.part("order").delta)
     if any(a == "radius" for a, _ in main.parts):      # g-DPPCA's private radius: its own basic split of the main share
         shares.update(radius=(main.part("radius").epsilon, 0.0), main=(main.part("tau").epsilon, main.delta))
         composition = "basic composition (private radius, then Kendall's tau)"
@@ -277,7 +303,8 @@ def privacy_statement(est, c: Contract) -> dict:
               guarantee=c.guarantee, centering=est.centering, shares=shares, composition=composition,
               epsilon_spent=float(est._fit_ledger.spent()), sensitivity=main.sensitivity,
               noise_scale=main.noise_scale, n=c.n, p=c.p, k=c.k)
-    if hasattr(est, "radius"): st["radius"] = est.radius if isinstance(est.radius, str) else float(est.radius)
+    R = est._radii()[0]
+    if R is not None: st["radius"] = R if isinstance(R, str) else float(R)
     if c.epsilon_certified is not None: st["epsilon_certified"] = c.epsilon_certified
     if mean_c is not None:
         st.update(mean_mechanism=mean_c.mechanism, mean_sensitivity=mean_c.sensitivity,
@@ -348,11 +375,16 @@ class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #5c6d7e8a
 def _released_spectrum(self, rel):
-    "(variances by position, private total, resolved, noise sd) from the released eigenvalues, or None where none are released."
+    """(variances by position, private total, resolved, noise sd) from the released eigenvalues (all p), or the ordering
+    step's k variances and total (noise sd None); None where the release holds no variances."""
     alg, p = self._algorithm(), self.n_features_in_
-    ev = rel.extras.get("eigenvalues")
+    ex = rel.extras
+    if "order_variances" in ex:
+        w = np.asarray(ex["order_variances"], dtype=np.float64)
+        return w, float(ex["order_total"]), w > 0, None
+    ev = ex.get("eigenvalues")
     if ev is None or len(ev) != p or not (alg.eigenvalues or self.epsilon == math.inf): return None
-    c = rel.extras.get("main_contract", self.contract_)
+    c = ex.get("main_contract", self.contract_)
     sd = 0.0 if self.epsilon == math.inf else release_noise_sd(c, getattr(self, "noise_shape", "vecd"))
     return (*debiased_spectrum(ev, sd), sd)
 
@@ -372,14 +404,15 @@ def _set_subspace(self, rel):
     V, alg = np.asarray(rel.value), self._algorithm()
     p, k = V.shape
     sp = self._released_spectrum(rel)
-    if sp is not None and self._k_rule() is not None: k = min(self._choose_k(sp[0], sp[1], rel.extras["eigenvalues"], sp[2]), k)
+    if sp is not None and self._k_rule() is not None:
+        k = min(self._choose_k(sp[0], sp[1], rel.extras["eigenvalues"], sp[2]), k)
     self.components_, self.n_components_ = np.ascontiguousarray(V[:, :k].T), int(k)
-    self.components_ordered_ = alg.ordered
+    self.components_ordered_ = alg.ordered or "order_variances" in rel.extras
     for name in _VARIANCE_ATTRIBUTES:
         if hasattr(self, name): delattr(self, name)
     if sp is not None: self._set_variances(sp[0][:k].copy(), sp[1], sp[0][k:])
     for attr, key in alg.attributes.items(): setattr(self, attr, rel.extras[key])
-    self._assess(sp)
+    self._assess(sp, rel)
     self._warn_utility(sp)
 
 _VARIANCE_ATTRIBUTES = ("explained_variance_", "explained_variance_ratio_", "singular_values_", "noise_variance_")
@@ -446,22 +479,39 @@ def expected_subspace_error(spectrum, k: int, noise_scale: float, noise_shape: s
     return float(min(max(e, lo), hi)), (lo, hi)
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #2d1cf607
-def _assess(self, sp):
+def _smooth_expected_error(self, sp, rel) -> tuple:
+    "(expected error, (lo, hi)) of smooth-sensitivity PCA against the exact top-k frame, from the released variances and total."
+    from dppca_nb.algorithms.smooth import smooth_sensitivity_parameters, smooth_bound_from_gap
+    from dppca_nb.theory.error_bounds import frame_noise_error
+    c, (p, k) = rel.extras["main_contract"], (self.n_features_in_, self.n_components_)
+    par = smooth_sensitivity_parameters(c.epsilon, c.delta, p, k, constants=self.constants)
+    R2 = float(rel.extras["radius"]) ** 2
+    gap = float(sp[0][k - 1]) - max(sp[1] - float(sp[0].sum()), 0.0) / max(p - k, 1)     # lambda_k - the rest's mean
+    scale = smooth_bound_from_gap(gap / R2, self.n_samples_, p, k, par["beta"], par["norm"]) / par["alpha"]
+    lo, hi = frame_noise_error(scale, p, k, par["noise"])
+    e = min(math.sqrt(2 * k * (p - k)) * scale, random_subspace_level(p, k))
+    return float(min(max(e, lo), hi)), (float(lo), float(hi))
+
+def _assess(self, sp, rel):
     "expected_error_, expected_error_interval_, expected_error_note_: from released values and public quantities only."
     alg, k = self._algorithm(), self.n_components_
     self.expected_error_ = self.expected_error_interval_ = None
     if sp is not None and sp[3] is not None:              # one symmetric Gaussian matrix (or none: epsilon = inf)
         shape = getattr(self, "noise_shape", "vecd")
-        e, iv = expected_subspace_error(sp[0], k, sp[3] / NOISE_SHAPES[shape].offdiag, shape)
-        self.expected_error_, self.expected_error_interval_ = e, iv
+        self.expected_error_, self.expected_error_interval_ = expected_subspace_error(
+            sp[0], k, sp[3] / NOISE_SHAPES[shape].offdiag, shape)
         self.expected_error_note_ = ("E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, from the "
                                      "released eigenvalues and the public noise scale (post-processing)")
+    elif sp is not None and alg.key == "smooth_sensitivity_pca" and k < self.n_features_in_:
+        self.expected_error_, self.expected_error_interval_ = _smooth_expected_error(self, sp, rel)
+        self.expected_error_note_ = ("E||P_hat - P||_F against the exact top-k frame of the clipped, centered rows, from "
+                                     "the released variances and total (the private eigengap) and the public constants")
     elif sp is not None:
-        self.expected_error_note_ = (f"None: {alg.key}'s eigenvectors come from a mechanism without an error bound "
-                                     "in theory.error_bounds (its eigenvalues are released with noise of their own)")
+        self.expected_error_note_ = (f"None: {alg.key}'s subspace comes from a mechanism without an error bound "
+                                     "in theory.error_bounds (its variances are released with noise of their own)")
     else:
-        self.expected_error_note_ = (f"None: {alg.key} releases no eigenvalues, and theory.error_bounds needs a spectrum"
-                                     + ("" if alg.ordered else "; set order_share > 0 to release the variances"))
+        self.expected_error_note_ = (f"None: {alg.key} releases no variances, and theory.error_bounds needs a spectrum"
+                                     + ("" if alg.ordered else "; set order_share > 0 to release them"))
 
 _DPPCA._assess = _assess
 
@@ -645,7 +695,7 @@ def make_estimator(alg: Algorithm) -> type:
     cons = {a: constraints(par) for a, par in own.items() if par.accepts}
     cons.update(mean=["array-like", None], radius_bounds=["array-like", None], accountant=[HasMethods(["spend"]), None],
                 random_state="no_validation")
-    if "radius" in cons: cons["radius"] = [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"private"})]
+    if "radius" in cons: cons["radius"] = [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"private"}), None]
     cls = type(alg.estimator, (base,), {"__init__": __init__, "_algorithm_key": alg.key, "__module__": __name__,
                                         "_parameter_constraints": cons, "__doc__": _docstring(alg, params)})
     cls.__init__.__qualname__ = f"{alg.estimator}.__init__"

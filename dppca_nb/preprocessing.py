@@ -343,7 +343,7 @@ def _compose(pipe) -> tuple:
                  composition="the parts every step spent, composed on one ledger (basic, zCDP or exact Gaussian "
                              "composition, the tightest; each step sees rows transformed by released parameters only)",
                  n=next(iter(parts.values())).n, p=next(iter(parts.values())).p)
-    st = dict(epsilon=eps, delta=dlt, epsilon_spent=eps, guarantee=c.guarantee, neighbouring=c.neighbouring, model=model,
+    st = dict(epsilon=eps, delta=dlt, epsilon_certified=eps, epsilon_spent=eps, guarantee=c.guarantee, neighbouring=c.neighbouring, model=model,
               composition=c.composition, steps={a: b.guarantee for a, b in parts.items()}, non_private_steps=[])
     return c, st
 

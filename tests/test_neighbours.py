@@ -427,10 +427,10 @@ EST_RELEASE = {
     "AnalyzeGaussPCA": COMMON_RELEASE | VARIANCES,                     # the noisy S's eigenvalues
     "LocalGaussianPCA": COMMON_RELEASE | VARIANCES,                    # noisy eigenvalues
     "LocalSparsePCA": COMMON_RELEASE | {"n_iter_"},                    # ADMM iterations on the noisy S
-    "SmoothSensitivityPCA": COMMON_RELEASE,
+    "SmoothSensitivityPCA": COMMON_RELEASE | VARIANCES,               # order_share: the ordering step's variances
     "RobustKendallPCA": COMMON_RELEASE,                                # centering 'none': mean_ = 0 is public
     "PureDPPCA": COMMON_RELEASE | VARIANCES,                           # snapped Laplace eigenvalues / n
-    "PureDPSubspace": COMMON_RELEASE,                                  # one exponential-mechanism draw: the basis only
+    "PureDPSubspace": COMMON_RELEASE | VARIANCES,                      # the draw, ordered by the ordering step
     "DPThresholdCovariance": {"diagnostics_not_private_",
                               "covariance_", "precision_"},                 # the noisy thresholded covariance
 }
@@ -467,6 +467,10 @@ EST_CASES = [(n, {}) for n in EST_NAMES] + [
     ("PureDPPCA", dict(radius="private")),
     ("LocalGaussianPCA", dict(radius=2.0, centering="private", mean_radius=3.0)),
     ("AnalyzeGaussPCA", dict(n_components=0.7)),
+    ("AnalyzeGaussPCA", dict(n_components="mle")),
+    ("AnalyzeGaussPCA", dict(location="private")),                    # the private coarse location first
+    ("SmoothSensitivityPCA", dict(order_share=0.0)),                  # unordered: no variances
+    ("PureDPSubspace", dict(order_share=0.0)),
     ("AnalyzeGaussPCA", dict(centering="none")),
     ("LocalGaussianPCA", dict(centering="private")),
 ]
@@ -487,7 +491,7 @@ def test_estimator_is_public(case, kind):
     release = EST_RELEASE[name] | (PRIVATE_MEAN_ATTRS.get(name, PRIVATE_MEAN)
                                    if a.privacy_.get("centering") == "private" else set())
     if params.get("radius") == "private": release = release | PRIVATE_RADIUS
-    if isinstance(params.get("n_components"), float):      # k chosen from the noisy eigenvalues: post-processing
+    if isinstance(params.get("n_components"), (float, str)):   # k chosen from the noisy eigenvalues: post-processing
         release = release | {"n_components_"}
     fa, fb = (_strip(_fitted(e), release) for e in (a, b))
     _assert_same(fa, fb, f"{_est_id(case)} fitted attributes ({kind} neighbour)")
