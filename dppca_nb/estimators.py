@@ -319,7 +319,8 @@ def _warn_clipping(self, n):
     for where, cnt in (("the rows", d.get("n_clipped")), ("the rows for the mean", (d.get("mean") or {}).get("n_clipped"))):
         if cnt is None or cnt <= CLIP_WARNING_SHARE * n: continue
         mean = where.endswith("mean")
-        bound = self.mean_radius_ if mean and hasattr(self, "mean_radius_") else getattr(self, "radius_", None)
+        R, MR = self._radii()
+        bound = (getattr(self, "mean_radius_", MR if MR is not None else R) if mean else getattr(self, "radius_", None))
         warnings.warn(
             f"{type(self).__name__}: more than {CLIP_WARNING_SHARE:.0%} of {where} had a norm above the bound "
             + ("" if bound is None else f"{bound:.4g} ") + "and were clipped: the bound looks too small, and the result "
@@ -475,8 +476,18 @@ def expected_subspace_error(spectrum, k: int, noise_scale: float, noise_shape: s
     if t[k - 1] - t[k] <= 1e-12 * max(t[0], noise_scale): t[:k] += 1e-12 * max(t[0], noise_scale)   # no gap: the bounds' limit
     b = noisy_top_k_bounds(noise_moments(p, k, noise_scale, noise_shape), no_sampling(t, k))
     lo, hi = float(b["lower"]), float(b["upper"])
-    e = min(first_order_error(t, k, s), random_subspace_level(p, k))
-    return float(min(max(e, lo), hi)), (lo, hi)
+    return float(min(max(_partial_error(t, k, s), lo), hi)), (lo, hi)
+
+def _partial_error(t, k: int, s: float) -> float:
+    """The first-order error, where the top m < k directions stand apart from the rest and the others tie (unresolved):
+    the resolved m by the first-order formula, the k - m others as a random subspace of the remaining p - m."""
+    p = t.size
+    level = random_subspace_level(p, k)
+    gaps = np.flatnonzero(t[:k] - t[1:k + 1] > 1e-9 * max(t[0], 1e-300)) + 1      # m with a gap below the m-th
+    m = int(gaps.max()) if gaps.size else 0
+    if m == k: return min(first_order_error(t, k, s), level)
+    f = first_order_error(t, m, s) if m else 0.0
+    return min(math.sqrt(f * f + random_subspace_level(p - m, k - m) ** 2), level)
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #2d1cf607
 def _smooth_expected_error(self, sp, rel) -> tuple:

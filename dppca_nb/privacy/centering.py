@@ -301,9 +301,13 @@ def location_grid(n: int, bounds=None) -> np.ndarray:
     return np.concatenate([-pos[::-1], [0.0], pos])
 
 def _coordinate_counts(x, grid):
-    "Per column of the block x: the counts of values in each cell of `grid` (cell i: i grid points at or below the value)."
-    idx = np.searchsorted(grid, x, side="right")             # a fixed function of each value alone
-    return np.stack([np.bincount(idx[:, j], minlength=grid.size + 1) for j in range(x.shape[1])])
+    """Per column of the block x, for each grid point: (the values below it, the values at or below it), from the cell
+    of each value (a fixed function of the value alone), shape (p, 2, len(grid) + 1) before the cumulative sum."""
+    out = []
+    for side in ("right", "left"):                           # cell: the grid points at or below / strictly below
+        idx = np.searchsorted(grid, x, side=side)
+        out.append(np.stack([np.bincount(idx[:, j], minlength=grid.size + 1) for j in range(x.shape[1])]))
+    return np.stack(out, axis=1)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #318aa5fe
 def location_contract(n: int, p: int, epsilon: float, *, bounds=None) -> Contract:
@@ -323,10 +327,9 @@ def plan_private_location(n: int, p: int, epsilon: float, *, bounds=None) -> Pla
     c = location_contract(n, p, epsilon, bounds=bounds)
     grid = location_grid(n, bounds)
     def run(X, rng):
-        h = map_blocks(X, _coordinate_counts, grid, finite=is_dask(X))[0]
-        below = np.cumsum(h, axis=1)[:, :grid.size]             # values below grid point j (cells 0..j)
-        d = np.abs(below - n / 2)
-        idx = [_exact_exponential_index(dj - dj.min(), c.epsilon / p / 2, rng) for dj in d]
+        h = np.cumsum(map_blocks(X, _coordinate_counts, grid, finite=is_dask(X))[0], axis=2)[:, :, :grid.size]
+        d = np.maximum(h[:, 0], n - h[:, 1])                    # max(values below, values above) at each grid point
+        idx = [_exact_exponential_index((dj - dj.min()).astype(np.float64), c.epsilon / p / 2, rng) for dj in d]
         return Release(grid[idx], c, {"grid_points": idx})
     return Plan(c, run)
 
