@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from dppca_nb.core import validation as core
+from dppca_nb.backends.statistics import clip_rows
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)
 
@@ -106,7 +107,7 @@ def _lookup(info, key):
 
 def second_moment(R):
     def stat(X):
-        Xc = core.clip_rows(X, R)[0]
+        Xc = clip_rows(X, R)[0]
         return Xc.T @ Xc / Xc.shape[0]
     return stat
 
@@ -200,7 +201,7 @@ def test_second_moment_paper_warns_and_certifies():
 
 def _report(X):
     "The statistic of a one-record data set: clip(x) clip(x)^T, x clipped to the unit ball (the randomizer's input)."
-    x = core.clip_rows(X, 1.0)[0]
+    x = clip_rows(X, 1.0)[0]
     return x.T @ x
 
 
@@ -226,7 +227,7 @@ def test_local_report_radius(R):
     from dppca_nb.algorithms import local
     c = local.plan_local_second_moment(N, P, EPS, DLT, radius=R).contract
     assert c.sensitivity_norm.startswith("Frobenius")
-    stat = lambda X: (lambda x: x.T @ x)(core.clip_rows(X, R)[0])
+    stat = lambda X: (lambda x: x.T @ x)(clip_rows(X, R)[0])
     rng = np.random.default_rng(3)
     found = max(search(stat, frobenius, b, R, rng=rng, rows=[0])[0]
                 for b in (R * np.eye(P)[:1], R * _unit(rng.standard_normal((1, P)))))
@@ -237,7 +238,7 @@ def test_local_report_radius(R):
 # --- the private mean -------------------------------------------------------------------------------------
 
 def _mean(R):
-    return lambda X: core.clip_rows(X, R)[0].mean(axis=0)
+    return lambda X: clip_rows(X, R)[0].mean(axis=0)
 
 
 @pytest.mark.parametrize("R", [1.0, 3.0])
@@ -267,17 +268,16 @@ def test_private_mean(case, R):
 KENDALL = [("spherical", None), ("winsorized", 0.5), ("winsorized", None)]
 
 
-@pytest.mark.parametrize("sensitivity", ["tight", "paper"])
+@pytest.mark.parametrize("sensitivity_rule", ["tight", "paper"])
 @pytest.mark.parametrize("transform,radius", KENDALL, ids=["spherical", "winsorized r=0.5", "winsorized r=sqrt p"])
-def test_kendall(transform, radius, sensitivity):
+def test_kendall(transform, radius, sensitivity_rule):
     from dppca_nb.algorithms import kendall
     from dppca_nb.algorithms import robust
     X = _data(0)
-    info = robust.noisy_kendall(X, EPS, DLT, transform=transform, winsorization_radius=radius, sensitivity=sensitivity,
-                                random_state=0)[1]
-    sens = info["sensitivity"]
+    sens = robust.plan_noisy_kendall(N, P, None, EPS, DLT, pair_transform=transform, winsorization_radius=radius,
+                                     sensitivity_rule=sensitivity_rule).contract.sensitivity   # the contract's
     c2 = 1.0 if transform == "spherical" else (P if radius is None else radius ** 2)
-    stat = lambda Z: kendall.kendall_tau(Z, transform, radius)       # noise-free, the package's own statistic
+    stat = lambda Z: kendall.kendall_tau(Z, transform, winsorization_radius=radius)   # noise-free, the package's own statistic
     rng = np.random.default_rng(4)
     # worst case: every other row at one point, the replaced row far from it, turned by 90 degrees: each of the
     # n - 1 pair terms g g^T (||g||^2 = c^2) moves by sqrt 2 c^2 in Frobenius norm, times 2/(n(n-1))
@@ -325,7 +325,7 @@ def test_nsggd_gradient(b):
 
 def _moment_sum(R):
     def stat(X):
-        Xc = core.clip_rows(X, R)[0]
+        Xc = clip_rows(X, R)[0]
         return Xc.T @ Xc
     return stat
 
