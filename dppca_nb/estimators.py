@@ -227,6 +227,8 @@ def _fit_release(self, X, k_of):
     self.mean_ = np.asarray(rel.extras.get("mean", np.zeros(p)), dtype=np.float64)
     if _clips(alg): self.radius_ = float(rel.extras["radius"])
     if "mean_radius" in rel.extras: self.mean_radius_ = float(rel.extras["mean_radius"])
+    if hasattr(self, "coarse_location_"): del self.coarse_location_
+    if "location" in rel.extras: self.coarse_location_ = np.asarray(rel.extras["location"])   # released privately
     self.privacy_ = privacy_statement(self, plan.contract)
     self.diagnostics_not_private_ = rel.diagnostics
     self._warn_clipping(n)
@@ -660,18 +662,19 @@ _ATTRIBUTES = {
     "covariance_": "ndarray (n_features, n_features): the released covariance (private release).",
     "mean_": "ndarray (n_features,): the center subtracted (private, public or zero, by `centering`).",
     "radius_": "float: the clipping bound used (released privately with radius='private').",
+    "coarse_location_": "ndarray (n_features,): the private coarse location the mean was clipped around (where one was released).",
     "n_samples_": "int: the number of rows (public under replace-one neighbours).",
     "contract_": "Contract: what the release promises, planned before the data (public).",
     "privacy_": "dict: the contract's facts as plain data (public).",
     "accountant_": "PrivacyAccountant: the ledger the fit spent on (the shared `accountant`, else the default ledger).",
     "diagnostics_not_private_": "Diagnostics: exact functions of the data for the curator (clipped rows, ...): NOT private, never publish.",
 }
-_COVARIANCE_ATTRIBUTES = ("covariance_", "mean_", "radius_", "n_samples_", "expected_error_", "expected_error_note_",
+_COVARIANCE_ATTRIBUTES = ("covariance_", "mean_", "coarse_location_", "radius_", "n_samples_", "expected_error_", "expected_error_note_",
                           "contract_", "privacy_", "accountant_", "diagnostics_not_private_")
 
 def _docstring(alg: Algorithm, params: dict) -> str:
     attrs = ([a for a in _ATTRIBUTES if a != "covariance_"] if alg.output == "subspace" else list(_COVARIANCE_ATTRIBUTES))
-    if not _clips(alg): attrs = [a for a in attrs if a != "radius_"]
+    if not _clips(alg): attrs = [a for a in attrs if a not in ("radius_", "coarse_location_")]
     lines = [alg.summary + ".", "", f"{alg.model.capitalize()} model, {alg.measure} DP, replace-one neighbours "
              f"(n public). The estimator of `{alg.function.__module__}.{alg.key}`: see that function and its notebook.",
              "Every attribute marked post-processing is computed from the release and public quantities only, under "

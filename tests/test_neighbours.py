@@ -411,7 +411,7 @@ COMMON_RELEASE = {"components_",                  # the private subspace
                   "expected_error_note_"}
 VARIANCES = {"explained_variance_", "explained_variance_ratio_",   # private variances (released eigenvalues, debiased)
              "singular_values_", "noise_variance_"}              # and what follows from them
-PRIVATE_MEAN = {"mean_"}       # the private mean: a noisy release, excluded only when centering='private'
+PRIVATE_MEAN = {"mean_", "coarse_location_"}   # the private mean (and coarse location): noisy releases, excluded only when centering="private"
 PRIVATE_RADIUS = {"radius_", "mean_radius_",   # privately released clipping bounds (radius="private")
                   "tau_",                     # DP-Thresholding's threshold: from n, p and the noise at the released radius
                   "winsorization_radius_"}    # g-DPPCA's privately released winsorization radius

@@ -227,110 +227,119 @@ class PrivacyAccountant:
                                  f"{gaussian_delta(epsilon, sigma, sensitivity):.3g})")
         return Spend(label, float(epsilon), float(delta), rho)
 
-    def spent(self, delta: float | None = None) -> float:
-        """Total epsilon spent so far, at total `delta` (default: the budget's delta, else the sum of the entries' deltas).
+# %% ../../nbs/03_privacy/01_accounting.ipynb #ede9722f
+def _spent(self, delta: float | None = None) -> float:
+    """Total epsilon spent so far, at total `delta` (default: the budget's delta, else the sum of the entries' deltas).
 
-        Parameters
-        ----------
-        delta : float or None
-            Total delta at which the ledger is valued.
+    Parameters
+    ----------
+    delta : float or None
+        Total delta at which the ledger is valued.
 
-        Returns
-        -------
-        float
-            The composed epsilon.
-        """
-        if delta is None:
-            delta = self.delta if self.delta is not None else sum(s.delta for s in self.ledger)
-        return compose(self.ledger, delta, composition=self.composition, conversion=self.conversion)
+    Returns
+    -------
+    float
+        The composed epsilon.
+    """
+    if delta is None:
+        delta = self.delta if self.delta is not None else sum(s.delta for s in self.ledger)
+    return compose(self.ledger, delta, composition=self.composition, conversion=self.conversion)
 
-    def remaining(self) -> float:
-        """Epsilon left under the declared budget (at its delta); inf without a budget.
+def _remaining(self) -> float:
+    """Epsilon left under the declared budget (at its delta); inf without a budget.
 
-        Returns
-        -------
-        float
-            max(0, budget epsilon - spent epsilon).
-        """
-        return math.inf if self.epsilon is None else max(0.0, self.epsilon - self.spent())
+    Returns
+    -------
+    float
+        max(0, budget epsilon - spent epsilon).
+    """
+    return math.inf if self.epsilon is None else max(0.0, self.epsilon - self.spent())
 
-    def can_spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None) -> bool:
-        """Whether `spend` with these arguments would stay within the budget (records nothing).
+PrivacyAccountant.spent, PrivacyAccountant.remaining = _spent, _remaining
 
-        Parameters
-        ----------
-        epsilon, delta, sigma, sensitivity
-            As in `spend`.
+# %% ../../nbs/03_privacy/01_accounting.ipynb #74e32390
+def _can_spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None) -> bool:
+    """Whether `spend` with these arguments would stay within the budget (records nothing).
 
-        Returns
-        -------
-        bool
-        """
-        s = self._entry(epsilon, delta, sigma, sensitivity, "")
-        return self._fits(self.ledger + [s])
+    Parameters
+    ----------
+    epsilon, delta, sigma, sensitivity
+        As in `spend`.
 
-    def _fits(self, ledger) -> bool:
-        if self.epsilon is None: return True
-        return compose(ledger, self.delta, composition=self.composition,
-                       conversion=self.conversion) <= self.epsilon * (1 + _SLACK)
+    Returns
+    -------
+    bool
+    """
+    s = self._entry(epsilon, delta, sigma, sensitivity, "")
+    return self._fits(self.ledger + [s])
 
-    def spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None, label: str = "") -> Spend:
-        """Record a release; raise `BudgetExceededError` (recording nothing) if the total would exceed the budget.
+def _fits(self, ledger) -> bool:
+    if self.epsilon is None: return True
+    return compose(ledger, self.delta, composition=self.composition,
+                   conversion=self.conversion) <= self.epsilon * (1 + _SLACK)
 
-        Parameters
-        ----------
-        epsilon : float > 0 or None
-            epsilon of the release (for a Gaussian mechanism: the one it was calibrated to, checked against the noise;
-            None derives it from the exact profile at `delta` or the budget's delta).
-        delta : float in [0, 1) or None
-            delta of the release (None: 0 for a non-Gaussian release).
-        sigma : float > 0 or None
-            Noise standard deviation of a Gaussian mechanism (give with `sensitivity`).
-        sensitivity : float > 0 or None
-            l2 sensitivity of the Gaussian mechanism's query.
-        label : str
-            Name of the release in the ledger.
+def _spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None, label: str = "") -> Spend:
+    """Record a release; raise `BudgetExceededError` (recording nothing) if the total would exceed the budget.
 
-        Returns
-        -------
-        Spend
-            The recorded entry.
+    Parameters
+    ----------
+    epsilon : float > 0 or None
+        epsilon of the release (for a Gaussian mechanism: the one it was calibrated to, checked against the noise;
+        None derives it from the exact profile at `delta` or the budget's delta).
+    delta : float in [0, 1) or None
+        delta of the release (None: 0 for a non-Gaussian release).
+    sigma : float > 0 or None
+        Noise standard deviation of a Gaussian mechanism (give with `sensitivity`).
+    sensitivity : float > 0 or None
+        l2 sensitivity of the Gaussian mechanism's query.
+    label : str
+        Name of the release in the ledger.
 
-        Raises
-        ------
-        BudgetExceededError
-            If the composed total would exceed the budget.
-        """
-        s = self._entry(epsilon, delta, sigma, sensitivity, label)
-        if not self._fits(self.ledger + [s]):
-            total = compose(self.ledger + [s], self.delta, composition=self.composition, conversion=self.conversion)
-            raise BudgetExceededError(
-                f"spend{' ' + repr(label) if label else ''}: this release (epsilon={s.epsilon:.4g}, delta={s.delta:.3g}"
-                f"{'' if s.rho is None else f', rho={s.rho:.4g}'}) would bring the total to epsilon={total:.4g} at "
-                f"delta={self.delta:.3g}, over the declared budget (epsilon={self.epsilon:.4g}, delta={self.delta:.3g}); "
-                f"already spent epsilon={self.spent():.4g}. Nothing was spent; no data should be touched.")
-        self.ledger.append(s)
-        return s
+    Returns
+    -------
+    Spend
+        The recorded entry.
 
-    def summary(self) -> str:
-        """A plain-text table of the ledger and the total.
+    Raises
+    ------
+    BudgetExceededError
+        If the composed total would exceed the budget.
+    """
+    s = self._entry(epsilon, delta, sigma, sensitivity, label)
+    if not self._fits(self.ledger + [s]):
+        total = compose(self.ledger + [s], self.delta, composition=self.composition, conversion=self.conversion)
+        raise BudgetExceededError(
+            f"spend{' ' + repr(label) if label else ''}: this release (epsilon={s.epsilon:.4g}, delta={s.delta:.3g}"
+            f"{'' if s.rho is None else f', rho={s.rho:.4g}'}) would bring the total to epsilon={total:.4g} at "
+            f"delta={self.delta:.3g}, over the declared budget (epsilon={self.epsilon:.4g}, delta={self.delta:.3g}); "
+            f"already spent epsilon={self.spent():.4g}. Nothing was spent; no data should be touched.")
+    self.ledger.append(s)
+    return s
 
-        Returns
-        -------
-        str
-        """
-        lines = [f"{'release':<24}{'kind':<13}{'epsilon':>10}{'delta':>11}{'rho':>11}"]
-        for s in self.ledger:
-            lines.append(f"{s.label[:23]:<24}{s.kind:<13}{s.epsilon:>10.4g}{s.delta:>11.3g}"
-                         f"{'' if s.rho is None else f'{s.rho:.4g}':>11}")
-        d = self.delta if self.delta is not None else sum(s.delta for s in self.ledger)
-        lines.append(f"total ({self.composition}): epsilon={self.spent():.4g} at delta={d:.3g}"
-                     + ("" if self.epsilon is None else f"; budget epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"))
-        return "\n".join(lines)
+PrivacyAccountant.can_spend, PrivacyAccountant._fits, PrivacyAccountant.spend = _can_spend, _fits, _spend
 
-    def __repr__(self):
-        b = "no budget" if self.epsilon is None else f"budget=({self.epsilon:.4g}, {self.delta:.3g})"
-        return f"PrivacyAccountant({b}, spent={self.spent():.4g}, entries={len(self.ledger)})"
+# %% ../../nbs/03_privacy/01_accounting.ipynb #088f1deb
+def _summary(self) -> str:
+    """A plain-text table of the ledger and the total.
+
+    Returns
+    -------
+    str
+    """
+    lines = [f"{'release':<24}{'kind':<13}{'epsilon':>10}{'delta':>11}{'rho':>11}"]
+    for s in self.ledger:
+        lines.append(f"{s.label[:23]:<24}{s.kind:<13}{s.epsilon:>10.4g}{s.delta:>11.3g}"
+                     f"{'' if s.rho is None else f'{s.rho:.4g}':>11}")
+    d = self.delta if self.delta is not None else sum(s.delta for s in self.ledger)
+    lines.append(f"total ({self.composition}): epsilon={self.spent():.4g} at delta={d:.3g}"
+                 + ("" if self.epsilon is None else f"; budget epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"))
+    return "\n".join(lines)
+
+def _repr(self):
+    b = "no budget" if self.epsilon is None else f"budget=({self.epsilon:.4g}, {self.delta:.3g})"
+    return f"PrivacyAccountant({b}, spent={self.spent():.4g}, entries={len(self.ledger)})"
+
+PrivacyAccountant.summary, PrivacyAccountant.__repr__ = _summary, _repr
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #868e80ab
 def exact_gaussian(c: Contract) -> bool:
