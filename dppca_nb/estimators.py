@@ -29,9 +29,9 @@ from .theory.error_bounds import noise_moments, no_sampling, noisy_top_k_bounds
 
 # %% auto #0
 __all__ = ['ESTIMATOR_PARAMETERS', 'CLIP_WARNING_SHARE', 'EDGE_MARGIN', 'UTILITY_LEVEL', 'ESTIMATORS', 'fit_parameters',
-           'constraints', 'fit_spends', 'spend_on', 'NonPrivateContract', 'privacy_statement', 'UtilityWarning',
-           'release_noise_sd', 'debiased_spectrum', 'first_order_error', 'expected_subspace_error', 'make_estimator',
-           'available_estimators', 'privacy_table']
+           'constraints', 'estimator_parameter', 'fit_spends', 'spend_on', 'NonPrivateContract', 'privacy_statement',
+           'UtilityWarning', 'release_noise_sd', 'debiased_spectrum', 'first_order_error', 'expected_subspace_error',
+           'make_estimator', 'available_estimators', 'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #1f2e3d4c
 def _clips(alg: Algorithm) -> bool: return "radius" in alg.options
@@ -71,6 +71,8 @@ def constraints(par: Parameter) -> list:
     "scikit-learn's constraints for a parameter's `accepts`."
     return [StrOptions(set(a)) if isinstance(a, tuple) else _SIMPLE[a]() for a in par.accepts]
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #0b978af5
 ESTIMATOR_PARAMETERS = {p.name: p for p in [
     Parameter("n_components", "int, float in (0, 1), 'mle' or None", "Number of components k; a float in (0, 1): the "
               "fewest components whose private variance share reaches it; 'mle': Minka's choice from the private "
@@ -96,15 +98,16 @@ ESTIMATOR_PARAMETERS = {p.name: p for p in [
               "(needs released variances; post-processing).", ("bool",)),
 ]}
 
-def _described(name: str, alg) -> Parameter:
-    "The parameter's description: the estimator's own table, the algorithm's, then the shared one."
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #1928058a
+def estimator_parameter(name: str, alg: Algorithm) -> Parameter:
+    "The description of an estimator's parameter: the estimator's own table (the fit's parameters), else the algorithm's."
     if name in ESTIMATOR_PARAMETERS and (name not in alg.options or name == "radius"): return ESTIMATOR_PARAMETERS[name]
-    if getattr(alg.planner, "option_defaults", None) is not None and name in alg.options:   # TRANSITION: legacy entries
-        return Parameter(name, "object", "An option of the algorithm (see its function).")
     return parameter(name, alg.parameters)
 
 def _param_doc(name: str, par: Parameter, default) -> str:
     return f"    {name} : {par.kind}, default={default!r}\n        {par.doc}"
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #4f5a6b7c
 def _validate_X(est, X, *, reset: bool, finite: bool = True):
@@ -530,13 +533,14 @@ _DPPCA._assess = _assess
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #0fd09e09
 def _edge_radii(self) -> list:
-    "Names of the privately released radii that sit at an end of their public range (released values and public bounds only)."
+    "[(name, end)] of the privately released radii at an end ('lower', 'upper') of their public range (released values, public bounds)."
     lo, hi = check_radius_bounds(getattr(self, "radius_bounds", None), self.n_features_in_)
     out = []
     for name in ("radius", "mean_radius"):
         if getattr(self, name, None) == "private" and hasattr(self, name + "_"):
             r = getattr(self, name + "_") / self.radius_factor
-            if r <= lo * (1 + 1e-9) or r >= hi * (1 - 1e-9): out.append(name)
+            if r <= lo * (1 + 1e-9): out.append((name, "lower"))
+            elif r >= hi * (1 - 1e-9): out.append((name, "upper"))
     return out
 
 def _utility_advice(self, e: float, level: float) -> str:
@@ -560,9 +564,10 @@ def _warn_utility(self, sp):
     if m is not None and m < k:
         why.append(f"only {m} of its {k} components stand above the noise (the others are directions the noise chose)"
                    + (f": fewer components (n_components={m}) would keep the resolved ones" if m else ""))
-    for r in _edge_radii(self):
-        why.append(f"the released {r} {getattr(self, r + '_'):.4g} is at an end of its public range: give a public "
-                   f"bound ({r}=a number) or a narrower radius_bounds")
+    for r, end in _edge_radii(self):
+        why.append(f"the released {r} {getattr(self, r + '_'):.4g} is at the {end} end of its public range (the norms "
+                   f"may lie beyond it): give a public bound ({r}=a number) or radius_bounds with a "
+                   + ("smaller lower" if end == "lower" else "larger upper") + " end")
     if why:
         warnings.warn(f"{name}: " + "; ".join(why) + ". (From released values and public quantities only: this warning "
                       "may be printed and published.)", UtilityWarning, stacklevel=3)
@@ -645,7 +650,18 @@ class _DPCovariance(_PrivateFit, EmpiricalCovariance):
         self.expected_error_ = self.expected_error_interval_ = None
         self.expected_error_note_ = ("None: no error bound from released values is derived for a covariance release "
                                      "(theory.error_bounds bounds DP-Thresholding from the population covariance)")
+        _warn_zero_covariance(self)
         return self
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #897833c0
+def _warn_zero_covariance(self):
+    "A UtilityWarning when the released covariance is 0 (every entry thresholded away): from the release alone."
+    if np.any(self.covariance_): return
+    warnings.warn(f"{type(self).__name__}: the released covariance is 0 (every eigenvalue is 0: each entry fell below "
+                  "the threshold the noise sets), so it says nothing about the data; more rows, a larger epsilon or a "
+                  "smaller public radius (radius=a number) would change that. (From released values and public "
+                  "quantities only: this warning may be printed and published.)", UtilityWarning, stacklevel=3)
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #5a6b7c8e
 _ATTRIBUTES = {
@@ -680,7 +696,7 @@ def _docstring(alg: Algorithm, params: dict) -> str:
              "Every attribute marked post-processing is computed from the release and public quantities only, under "
              "the same guarantee; the scores of the training rows (transform, score_samples) are not.",
              "", "Parameters", "----------"]
-    lines += [_param_doc(a, _described(a, alg), d) for a, d in params.items()]
+    lines += [_param_doc(a, estimator_parameter(a, alg), d) for a, d in params.items()]
     lines += ["", "Attributes", "----------"]
     lines += [f"    {a} : {_ATTRIBUTES[a].split(': ', 1)[0]}\n        {_ATTRIBUTES[a].split(': ', 1)[1]}" for a in attrs]
     lines += [f"    {a} : object\n        Release extra {k!r} (post-processing)." for a, k in alg.attributes.items()]
@@ -705,7 +721,7 @@ def make_estimator(alg: Algorithm) -> type:
         bound.apply_defaults()
         for a in params: setattr(self, a, bound.arguments[a])
     __init__.__signature__ = sig
-    own = {a: _described(a, alg) for a in params if a not in ("mean", "radius_bounds", "accountant", "random_state")}
+    own = {a: estimator_parameter(a, alg) for a in params if a not in ("mean", "radius_bounds", "accountant", "random_state")}
     cons = {a: constraints(par) for a, par in own.items() if par.accepts}
     cons.update(mean=["array-like", None], radius_bounds=["array-like", None], accountant=[HasMethods(["spend"]), None],
                 random_state="no_validation")

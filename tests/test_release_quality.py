@@ -1,6 +1,5 @@
 """Every release says how good it is, one ledger, scikit-learn's PCA where the release allows it, the pure-DP subspace's
 refusal, a private center that converges, and defaults that fit the bundled data: one test (or a few) per item."""
-import math
 import warnings
 
 import numpy as np
@@ -54,6 +53,44 @@ def test_utility_warning_exactly_near_the_random_level():
 def test_expected_error_is_none_with_a_reason_where_no_bound_applies():
     est = PureDPSubspace(2, random_state=0).fit(X8[:500])
     assert est.expected_error_ is None and est.expected_error_interval_ is None and "None" in est.expected_error_note_
+
+
+def _utility_messages(fit):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        est = fit()
+    return est, [str(x.message) for x in w if x.category is UtilityWarning]
+
+
+def test_utility_warning_names_unresolved_components():
+    "Two strong directions in p = 8: a third component is one the noise chose, and the warning says keep 2."
+    est, msgs = _utility_messages(lambda: AnalyzeGaussPCA(3, epsilon=5.0, random_state=0).fit(X8))
+    assert est.n_components_ == 3 and any("n_components=2" in m for m in msgs), msgs
+    est, msgs = _utility_messages(lambda: AnalyzeGaussPCA(2, epsilon=5.0, random_state=0).fit(X8))
+    assert msgs == []                                                      # both resolved, far from the random level
+
+
+def test_utility_warning_radius_at_the_end_of_its_public_range():
+    "Norms uniform on [0.5, 1.5] (median 1): a public range up to 0.9 releases its upper end; up to 10 it does not."
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 6))
+    X *= (rng.uniform(0.5, 1.5, 4000) / np.linalg.norm(X, axis=1))[:, None]
+    kw = dict(radius="private", centering="none", random_state=0)
+    est, msgs = _utility_messages(lambda: AnalyzeGaussPCA(2, radius_bounds=(0.01, 0.9), **kw).fit(X))
+    assert est.radius_ == pytest.approx(2 * 0.9) and any("upper end of its public range" in m for m in msgs), msgs
+    est, msgs = _utility_messages(lambda: AnalyzeGaussPCA(2, radius_bounds=(0.01, 10.0), **kw).fit(X))
+    assert not any("public range" in m for m in msgs), msgs
+
+
+def test_utility_warning_for_a_zero_covariance():
+    "DP-Thresholding on 150 rows: every entry falls below the threshold, the released covariance is 0, and it says so."
+    from dppca_nb.estimators import DPThresholdCovariance
+    X = np.random.default_rng(0).normal(size=(150, 4)) / 4
+    est, msgs = _utility_messages(lambda: DPThresholdCovariance(random_state=0).fit(X))
+    assert not np.any(est.covariance_) and any("released covariance is 0" in m for m in msgs), msgs
+    big = _spiked(20_000, 4) * 0.5
+    est, msgs = _utility_messages(lambda: DPThresholdCovariance(epsilon=5.0, random_state=0).fit(big))
+    assert np.any(est.covariance_) and not any("covariance is 0" in m for m in msgs), msgs
 
 
 # --- 2. variance ratios in [0, 1], summing to at most 1; the ordering step -----------------------------------------
