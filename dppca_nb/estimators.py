@@ -119,6 +119,8 @@ def _validate_X(est, X, *, reset: bool, finite: bool = True):
         msg = str(e)
         raise type(e)(msg if msg.startswith("X") else f"X: {msg}") from None
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #667e4f8b
 def _validate_dask(est, X, *, reset: bool):
     "Validate a dask array from its metadata only (dtype, 2-D, known shape, rows; no values are read)."
     X = check_rows(X, name="X", min_rows=2 if reset else 1)
@@ -129,6 +131,7 @@ def _validate_dask(est, X, *, reset: bool):
     elif p != est.n_features_in_:
         raise ValueError(f"X: has {p} features, but {type(est).__name__} is expecting {est.n_features_in_} features as input")
     return X if X.dtype == np.float64 else X.astype(np.float64)
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #6b7c8d9e
 def fit_spends(c: Contract) -> list:
@@ -141,6 +144,8 @@ def _spend(acc, c: Contract, label: str):
     "Record the release planned by `c` on `acc` at what it certifies (`PrivacyAccountant.spend_contract`)."
     acc.spend_contract(c, label)
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #eb346a9b
 def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: bool = False) -> None:
     """Record `spends` [(Contract, label), ...] on a shared `accountant` all or nothing; `BudgetExceededError` naming the budget left.
 
@@ -165,6 +170,7 @@ def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: 
             f"epsilon={accountant.remaining():.4g} left. Nothing was spent and no data were read.") from None
     if check_only: return
     for c, label in spends: _spend(accountant, c, f"{owner}.{label}")
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #8d9e0f1a
 CLIP_WARNING_SHARE = 0.1      # warn when more than this share of the rows had norm above the bound
@@ -252,6 +258,8 @@ NonPrivateContract.guarantee = property(lambda self: "not private (epsilon = inf
 NonPrivateContract.statement = lambda self: (f"NOT PRIVATE (epsilon = inf, the non-private limit): {self.mechanism}; "
                                              f"n={self.n}, p={self.p}" + ("" if self.k is None else f", k={self.k}") + ".")
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #d57a9140
 def _exact_center(self, X, p):
     "The limit of the fit's center: none, the public mean, or the exact mean of the rows clipped to the mean's radius."
     if self.centering == "none": return np.zeros(p)
@@ -260,6 +268,7 @@ def _exact_center(self, X, p):
     if MR is None or isinstance(MR, str): return X.mean(0)
     norms = np.linalg.norm(X, axis=1)
     return (X * np.minimum(1.0, MR / np.maximum(norms, 1e-300))[:, None]).mean(0)
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #d58ad73c
 def _nonprivate_plan(self, n: int, p: int, k):
@@ -394,6 +403,10 @@ def _released_spectrum(self, rel):
     sd = 0.0 if self.epsilon == math.inf else release_noise_sd(c, getattr(self, "noise_shape", "vecd"))
     return (*debiased_spectrum(ev, sd), sd)
 
+_DPPCA._released_spectrum = _released_spectrum
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #369382da
 def _choose_k(self, spec, total, released, resolved):
     """k from the private spectrum: the fewest components reaching the fraction n_components, or Minka's MLE on the
     released eigenvalues (sklearn's, at most the number of resolved components: a noise direction is never chosen)."""
@@ -405,6 +418,10 @@ def _choose_k(self, spec, total, released, resolved):
         return int(min(max(1, int(_infer_dimension(ev, self.n_samples_))), max(1, int(resolved.sum()))))
     return int(min(np.searchsorted(np.cumsum(spec) / total, self.n_components) + 1, len(spec))) if total > 0 else len(spec)
 
+_DPPCA._choose_k = _choose_k
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #e2ec62d0
 def _set_subspace(self, rel):
     "components_, n_components_, the variance attributes (post-processing) and how good the release is."
     V, alg = np.asarray(rel.value), self._algorithm()
@@ -421,6 +438,10 @@ def _set_subspace(self, rel):
     self._assess(sp, rel)
     self._warn_utility(sp)
 
+_DPPCA._set_subspace = _set_subspace
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #66629957
 _VARIANCE_ATTRIBUTES = ("explained_variance_", "explained_variance_ratio_", "singular_values_", "noise_variance_")
 
 def _set_variances(self, ev, total, rest):
@@ -431,8 +452,8 @@ def _set_variances(self, ev, total, rest):
     self.singular_values_ = np.sqrt(ev * self.n_samples_)
     self.noise_variance_ = (float(np.mean(rest)) if len(rest) else max(total - ev.sum(), 0.0) / (p - k)) if k < p else 0.0
 
-_DPPCA._released_spectrum, _DPPCA._choose_k, _DPPCA._set_subspace, _DPPCA._set_variances = (
-    _released_spectrum, _choose_k, _set_subspace, _set_variances)
+_DPPCA._set_variances = _set_variances
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #e92527a4
 class UtilityWarning(UserWarning):
@@ -447,6 +468,8 @@ def release_noise_sd(c: Contract, noise_shape: str = "vecd") -> float | None:
     tau = c.noise_scale / (math.sqrt(c.n) if c.model == "local" else 1.0)
     return tau * NOISE_SHAPES[noise_shape].offdiag
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #a08e5ebd
 def debiased_spectrum(eigenvalues, noise_sd: float | None = None) -> tuple:
     """(variances, total, resolved): released eigenvalues (descending, by position) corrected for the noise of off-diagonal
     sd `noise_sd` (None: unbiased ones, clipped at 0); the unresolved directions share what the private total leaves."""
@@ -463,6 +486,7 @@ def debiased_spectrum(eigenvalues, noise_sd: float | None = None) -> tuple:
     rest = (total - float(t.sum())) / max(p - int(resolved.sum()), 1)
     return np.where(resolved, t, rest), total, resolved
 
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #ea46f537
 def first_order_error(spectrum, k: int, noise_sd: float) -> float:
     "sqrt(2 sum_{i<=k<j} s^2 / (t_i - t_j)^2): the first-order E||P_hat - P||_F of the top-k subspace of a matrix of spectrum t plus symmetric noise of off-diagonal sd s."
@@ -471,6 +495,8 @@ def first_order_error(spectrum, k: int, noise_sd: float) -> float:
     if noise_sd == 0: return 0.0
     return math.inf if (d <= 0).any() else math.sqrt(2 * float(np.sum(noise_sd ** 2 / d ** 2)))
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #38ba3dfa
 def expected_subspace_error(spectrum, k: int, noise_scale: float, noise_shape: str = "vecd") -> tuple:
     """(expected error, (lower, upper)) of the top-k subspace of a matrix of `spectrum` plus symmetric Gaussian noise of
     diagonal sd `noise_scale` (`noise_shape`), against that matrix's own top-k subspace (no sampling error)."""
@@ -483,6 +509,8 @@ def expected_subspace_error(spectrum, k: int, noise_scale: float, noise_shape: s
     lo, hi = float(b["lower"]), float(b["upper"])
     return float(min(max(_partial_error(t, k, s), lo), hi)), (lo, hi)
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #e51f5365
 def _partial_error(t, k: int, s: float) -> float:
     """The first-order error, where the top m < k directions stand apart from the rest and the others tie (unresolved):
     the resolved m by the first-order formula, the k - m others as a random subspace of the remaining p - m."""
@@ -493,6 +521,7 @@ def _partial_error(t, k: int, s: float) -> float:
     if m == k: return min(first_order_error(t, k, s), level)
     f = first_order_error(t, m, s) if m else 0.0
     return min(math.sqrt(f * f + random_subspace_level(p - m, k - m) ** 2), level)
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #2d1cf607
 def _smooth_expected_error(self, sp, rel) -> tuple:
@@ -508,6 +537,8 @@ def _smooth_expected_error(self, sp, rel) -> tuple:
     e = min(math.sqrt(2 * k * (p - k)) * scale, random_subspace_level(p, k))
     return float(min(max(e, lo), hi)), (float(lo), float(hi))
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #c6b497ce
 def _assess(self, sp, rel):
     "expected_error_, expected_error_interval_, expected_error_note_: from released values and public quantities only."
     alg, k = self._algorithm(), self.n_components_
@@ -531,6 +562,7 @@ def _assess(self, sp, rel):
 
 _DPPCA._assess = _assess
 
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #0fd09e09
 def _edge_radii(self) -> list:
     "[(name, end)] of the privately released radii at an end ('lower', 'upper') of their public range (released values, public bounds)."
@@ -543,6 +575,8 @@ def _edge_radii(self) -> list:
             elif r >= hi * (1 - 1e-9): out.append((name, "upper"))
     return out
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #c2d1905b
 def _utility_advice(self, e: float, level: float) -> str:
     "What would bring the expected error to half the warning level: rows, epsilon (public arithmetic on released values)."
     f = e / (0.5 * UTILITY_LEVEL * level)
@@ -552,6 +586,8 @@ def _utility_advice(self, e: float, level: float) -> str:
     if self.epsilon != math.inf: out += f", or epsilon about {self.epsilon * f:.3g}"
     return out
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #16465659
 def _warn_utility(self, sp):
     "A UtilityWarning when the release is at or near the random level or degenerate (released values only: publishable)."
     p, k, name = self.n_features_in_, self.n_components_, type(self).__name__
@@ -574,6 +610,7 @@ def _warn_utility(self, sp):
 
 _DPPCA._warn_utility = _warn_utility
 
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #e1aaacc1
 def _variances(self, what: str):
     check_is_fitted(self, "components_")
@@ -594,6 +631,8 @@ def _get_precision(self):
     "The inverse of get_covariance() (post-processing)."
     return np.linalg.inv(self.get_covariance())
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #cee64b45
 def _score_samples(self, X):
     "Gaussian log-likelihood of each row under the model (mean_, get_covariance()); of the TRAINING rows: NOT private."
     X = _validate_X(self, X, reset=False)
@@ -605,6 +644,8 @@ def _score(self, X, y=None):
     "Mean log-likelihood of the rows (of the TRAINING rows: NOT private)."
     return float(np.mean(self.score_samples(X)))
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #dcc5490a
 def _releases_variances(self) -> bool:
     "Whether a fit of this estimator releases private variances (known from its parameters, before any fit)."
     return bool(self._algorithm().eigenvalues or self.epsilon == math.inf or getattr(self, "order_share", 0))
@@ -613,6 +654,7 @@ for _name, _f in (("get_covariance", _get_covariance), ("get_precision", _get_pr
                   ("score_samples", _score_samples), ("score", _score)):
     _f.__name__ = _f.__qualname__ = _name
     setattr(_DPPCA, _name, available_if(_releases_variances)(_f))
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #7e8f9a0c
 def _transform(self, X):
@@ -625,6 +667,10 @@ def _transform(self, X):
     Z = (X - self.mean_) @ self.components_.T
     return Z / np.sqrt(_variances(self, "whiten=True")) if self.whiten else Z
 
+_DPPCA.transform = _transform
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #d5bc44c1
 def _inverse_transform(self, X):
     "Map k-dimensional scores back to the original space: X components_ + mean_ (unwhitened first if whiten)."
     check_is_fitted(self, "components_")
@@ -634,8 +680,9 @@ def _inverse_transform(self, X):
     if self.whiten: X = X * np.sqrt(_variances(self, "whiten=True"))
     return X @ self.components_ + self.mean_
 
-_DPPCA.transform, _DPPCA.inverse_transform = _transform, _inverse_transform
+_DPPCA.inverse_transform = _inverse_transform
 _DPPCA._n_features_out = property(lambda self: self.components_.shape[0])
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #1c2d3e4g
 class _DPCovariance(_PrivateFit, EmpiricalCovariance):
@@ -688,6 +735,8 @@ _ATTRIBUTES = {
 _COVARIANCE_ATTRIBUTES = ("covariance_", "mean_", "coarse_location_", "radius_", "n_samples_", "expected_error_", "expected_error_note_",
                           "contract_", "privacy_", "accountant_", "diagnostics_not_private_")
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #c79b4b92
 def _docstring(alg: Algorithm, params: dict) -> str:
     attrs = ([a for a in _ATTRIBUTES if a != "covariance_"] if alg.output == "subspace" else list(_COVARIANCE_ATTRIBUTES))
     if not _clips(alg): attrs = [a for a in attrs if a not in ("radius_", "coarse_location_")]
@@ -707,6 +756,7 @@ def _docstring(alg: Algorithm, params: dict) -> str:
               f">>> est = {alg.estimator}(" + ("" if alg.output == "covariance" else "2, ") + "epsilon=1.0, random_state=0).fit(X)",
               ">>> est.contract_.guarantee[:1]", "'('" if alg.measure != "pure" else "'1'"]
     return "\n".join(lines)
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #7c8d9e0g
 def make_estimator(alg: Algorithm) -> type:
@@ -760,6 +810,8 @@ def _table_rows(ests, n, p, random_state) -> list:
                              **{"centering (default)": cent, "explained_variance_": ev}))
     return rows
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #5180f930
 def privacy_table(estimators: dict | None = None, *, n: int = 200, p: int = 6, random_state=0, markdown: bool = False):
     """The privacy guarantees, read from each estimator's `contract_` after a fit with its defaults (n x p public data):
     a pandas DataFrame, or a markdown table with `markdown=True` (also when pandas is not installed)."""
@@ -773,3 +825,4 @@ def privacy_table(estimators: dict | None = None, *, n: int = 200, p: int = 6, r
     cell = lambda r, c: f"`{r[c]}`" if c == "estimator" else str(r[c]).replace("|", "\\|")
     out += ["| " + " | ".join(cell(r, c) for c in cols) + " |" for r in rows]
     return "\n".join(out)
+
