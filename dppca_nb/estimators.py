@@ -31,7 +31,7 @@ from .theory.error_bounds import noise_moments, no_sampling, noisy_top_k_bounds
 __all__ = ['ESTIMATOR_PARAMETERS', 'CLIP_WARNING_SHARE', 'EDGE_MARGIN', 'UTILITY_LEVEL', 'ESTIMATORS', 'fit_parameters',
            'constraints', 'estimator_parameter', 'fit_spends', 'spend_on', 'NonPrivateContract', 'privacy_statement',
            'UtilityWarning', 'release_noise_sd', 'debiased_spectrum', 'first_order_error', 'expected_subspace_error',
-           'make_estimator', 'available_estimators', 'privacy_table']
+           'exponential_mechanism_error', 'make_estimator', 'available_estimators', 'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #1f2e3d4c
 def _clips(alg: Algorithm) -> bool: return "radius" in alg.options
@@ -523,6 +523,18 @@ def _partial_error(t, k: int, s: float) -> float:
     return min(math.sqrt(f * f + random_subspace_level(p - m, k - m) ** 2), level)
 
 
+# %% ../nbs/06_estimators/00_estimators.ipynb #89bd1479
+def exponential_mechanism_error(spectrum, k: int, exponents) -> float:
+    """First-order E||P_hat - P||_F of k exponential-mechanism draws, density ~ exp(beta_i u'Su), on a matrix of `spectrum`:
+    sqrt(sum_{i<=k<j} 1 / (beta_i (t_i - t_j))), at most a random subspace's error (also where a gap is 0)."""
+    t = np.sort(np.maximum(np.asarray(spectrum, dtype=np.float64), 0.0))[::-1]
+    p, beta = t.size, np.broadcast_to(np.asarray(exponents, dtype=np.float64), (k,))
+    if k >= p: return 0.0
+    level, d = random_subspace_level(p, k), t[:k, None] - t[None, k:]
+    if (d <= 0).any(): return level
+    return min(math.sqrt(float(np.sum(1.0 / (beta[:, None] * d)))), level)
+
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #2d1cf607
 def _smooth_expected_error(self, sp, rel) -> tuple:
     "(expected error, (lo, hi)) of smooth-sensitivity PCA against the exact top-k frame, from the released variances and total."
@@ -536,6 +548,22 @@ def _smooth_expected_error(self, sp, rel) -> tuple:
     lo, hi = frame_noise_error(scale, p, k, par["noise"])
     e = min(math.sqrt(2 * k * (p - k)) * scale, random_subspace_level(p, k))
     return float(min(max(e, lo), hi)), (float(lo), float(hi))
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #b6a6cc4f
+def _exponential_expected_error(self, sp, rel) -> float:
+    "The first-order expected error of the pure-DP draws (`exponential_mechanism_error`) at the released variances."
+    from dppca_nb.algorithms.pure import pure_dp_budget, PURE_SENSITIVITY_RULES
+    c, (p, k), n = rel.extras["main_contract"], (self.n_features_in_, self.n_components_), self.n_samples_
+    R2 = float(rel.extras["radius"]) ** 2
+    if self._algorithm().key == "pure_dp_pca":      # eta_i = eps_i / (factor R^2) on X'X: beta_i = n eta_i on S
+        beta = n * pure_dp_budget(c.epsilon, c.k, self.eigenvalue_share)[1:k + 1] / (
+            PURE_SENSITIVITY_RULES[self.sensitivity_rule] * R2)
+    else:                                              # one joint draw, eta = eps / (2 R^2)
+        beta = np.full(k, n * c.epsilon / (2 * R2))
+    rest = max(sp[1] - float(sp[0][:k].sum()), 0.0) / max(p - k, 1) if sp[0].size == k else None
+    t = sp[0] if rest is None else np.concatenate([sp[0], np.full(p - k, rest)])   # the ordering step: k and the rest
+    return exponential_mechanism_error(t, k, beta)
 
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #c6b497ce
@@ -553,6 +581,11 @@ def _assess(self, sp, rel):
         self.expected_error_, self.expected_error_interval_ = _smooth_expected_error(self, sp, rel)
         self.expected_error_note_ = ("E||P_hat - P||_F against the exact top-k frame of the clipped, centered rows, from "
                                      "the released variances and total (the private eigengap) and the public constants")
+    elif sp is not None and alg.key in ("pure_dp_pca", "pure_dp_subspace"):
+        self.expected_error_ = _exponential_expected_error(self, sp, rel)
+        self.expected_error_note_ = ("E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, to first "
+                                     "order in the exponential mechanism's draws, from the released variances and the "
+                                     "public exponents (post-processing); an approximation, not a bound: no interval")
     elif sp is not None:
         self.expected_error_note_ = (f"None: {alg.key}'s subspace comes from a mechanism without an error bound "
                                      "in theory.error_bounds (its variances are released with noise of their own)")
@@ -593,8 +626,9 @@ def _warn_utility(self, sp):
     p, k, name = self.n_features_in_, self.n_components_, type(self).__name__
     level, e, why = random_subspace_level(p, k), self.expected_error_, []
     if e is not None and level > 0 and e >= UTILITY_LEVEL * level:
-        why.append(f"its expected error {e:.3g} (interval {self.expected_error_interval_[0]:.3g} to "
-                   f"{self.expected_error_interval_[1]:.3g}) is at or near the {level:.3g} of a random {k}-dimensional "
+        iv = self.expected_error_interval_
+        why.append(f"its expected error {e:.3g}" + ("" if iv is None else f" (interval {iv[0]:.3g} to {iv[1]:.3g})")
+                   + f" is at or near the {level:.3g} of a random {k}-dimensional "
                    f"subspace of R^{p}; {_utility_advice(self, e, level)} would change that")
     m = None if sp is None else int(sp[2][:k].sum())
     if m is not None and m < k:

@@ -51,8 +51,24 @@ def test_utility_warning_exactly_near_the_random_level():
 
 
 def test_expected_error_is_none_with_a_reason_where_no_bound_applies():
-    est = PureDPSubspace(2, random_state=0).fit(X8[:500])
+    est = PureDPSubspace(2, order_share=0.0, random_state=0).fit(X8[:500])
     assert est.expected_error_ is None and est.expected_error_interval_ is None and "None" in est.expected_error_note_
+
+
+def test_pure_expected_error_within_a_factor_two_of_the_measured():
+    "The exponential mechanism's first-order error, from released variances and public exponents, within 2x (4 seeds)."
+    from dppca_nb.core.linalg import subspace_distance, top_k_eigvecs
+    from dppca_nb.estimators import PureDPPCA
+    X = np.random.default_rng(0).normal(size=(10_000, 10)) * np.array([0.5, 0.35] + [0.1] * 8)
+    for cls in (PureDPPCA, PureDPSubspace):
+        fits = [cls(2, epsilon=1.0, random_state=s).fit(X) for s in range(4)]
+        meas = []
+        for f in fits:
+            Y = X - f.mean_
+            Y = Y * np.minimum(1, f.radius_ / np.linalg.norm(Y, axis=1))[:, None]
+            meas.append(subspace_distance(f.components_.T, top_k_eigvecs(Y.T @ Y, 2)))
+        e = np.mean([f.expected_error_ for f in fits])
+        assert 0.5 < e / np.mean(meas) < 2 and fits[0].expected_error_interval_ is None, (cls.__name__, e, np.mean(meas))
 
 
 def _utility_messages(fit):

@@ -278,6 +278,10 @@ def _fits(self, ledger) -> bool:
     return compose(ledger, self.delta, composition=self.composition,
                    conversion=self.conversion) <= self.epsilon * (1 + _SLACK)
 
+PrivacyAccountant.can_spend, PrivacyAccountant._fits = _can_spend, _fits
+
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #2aae02d7
 def _spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None, label: str = "") -> Spend:
     """Record a release; raise `BudgetExceededError` (recording nothing) if the total would exceed the budget.
 
@@ -316,7 +320,7 @@ def _spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None, labe
     self.ledger.append(s)
     return s
 
-PrivacyAccountant.can_spend, PrivacyAccountant._fits, PrivacyAccountant.spend = _can_spend, _fits, _spend
+PrivacyAccountant.spend = _spend
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #088f1deb
 def _summary(self) -> str:
