@@ -72,6 +72,8 @@ def zcdp_to_dp(rho: float, delta: float, *, conversion: str = "cks") -> float:
     best = min(float(res.fun), f(t0), classic)      # each candidate is a valid bound; keep the smallest
     return max(best, 0.0)
 
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #105c0e5f
 def zcdp_delta(rho: float, epsilon: float) -> float:
     """Smallest delta that rho-zCDP certifies at `epsilon` by the Canonne-Kamath-Steinke conversion.
 
@@ -97,10 +99,13 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     res = optimize.minimize_scalar(logd, bounds=(t0 - 15, t0 + 15), method="bounded", options=dict(xatol=1e-10))
     return float(min(1.0, math.exp(min(res.fun, logd(t0)))))
 
+
 # %% ../../nbs/03_privacy/01_accounting.ipynb #d64274b8
 class BudgetExceededError(ValueError):
     "Raised by `PrivacyAccountant.spend` when a release would exceed the declared budget; nothing was spent."
 
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #2fe1743a
 @dataclass(frozen=True)
 class Spend:
     """One entry of the ledger: what a release promised.
@@ -127,6 +132,7 @@ class Spend:
         if self.rho is not None: return "gaussian"
         if math.isinf(self.epsilon): return "not private"
         return "pure" if self.delta == 0 else "approximate"
+
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #654413d1
 _SLACK = 1e-12
@@ -351,6 +357,8 @@ def exact_gaussian(c: Contract) -> bool:
     return (c.noise == "gaussian" and c.calibration == "analytic" and c.measure == "approximate" and not c.parts
             and c.noise_scale is not None and c.sensitivity is not None)
 
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #8f24e938
 def _spend_contract(self, contract: Contract, label: str = "") -> Spend:
     """Record the release planned by `contract` at what its noise certifies (not what was requested); returns the Spend.
 
