@@ -754,7 +754,7 @@ _ATTRIBUTES = {
     "singular_values_": "ndarray (n_components_,): sqrt(explained_variance_ n_samples_) (post-processing).",
     "noise_variance_": "float: the private mean variance of the other directions (post-processing).",
     "expected_error_": "float or None: the expected distance ||P_hat - P||_F to the non-private PCA of the same rows, from released values and public quantities (post-processing: publishable); None where no bound applies.",
-    "expected_error_interval_": "(float, float) or None: explicit lower and upper bounds on that error (post-processing).",
+    "expected_error_interval_": "(float, float) or None: explicit lower and upper bounds on that error (post-processing); None where the expected error is an approximation without bounds (the pure-DP draws) or None.",
     "expected_error_note_": "str: what expected_error_ is computed from, or why it is None.",
     "covariance_": "ndarray (n_features, n_features): the released covariance (private release).",
     "mean_": "ndarray (n_features,): the center subtracted (private, public or zero, by `centering`).",
