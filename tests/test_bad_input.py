@@ -404,21 +404,27 @@ def test_estimator_bad_data(name, case):
 def test_estimator_bad_parameters(name):
     cls = ESTIMATORS[name]
     params = cls().get_params()
-    cases = [("epsilon", v) for v in (0, -1.0, math.inf, math.nan, "1")]
+    cases = [("epsilon", v) for v in (0, -1.0, -math.inf, math.nan, "1")]    # math.inf: the non-private limit
     if "delta" in params:
         cases += [("delta", v) for v in (1.0, -0.5, 2.0, "x")]
         if name != "SmoothSensitivityPCA":
             cases.append(("delta", 0.0))
     if "n_components" in params:
-        cases += [("n_components", v) for v in (0, 5, -2, 1.5)]
+        cases += [("n_components", v) for v in (0, 5, -2, 1.5, "max")]
     if "radius" in params:
         cases += [("radius", v) for v in (-1.0, 0.0)]
-        cases += [("radius", v) for v in ("median", None, math.inf)]
+        cases += [("radius", v) for v in ("median", math.inf)]          # None: the default bound (2 or 1)
     if "mean_radius" in params:
         cases += [("mean_radius", v) for v in (-1.0, "mean")]
     if "radius_factor" in params:              # a private radius: its share, quantile, factor and public range
         cases += [("radius_share", v) for v in (0.0, 1.0)] + [("radius_quantile", v) for v in (0.0, 1.5)]
         cases += [("radius_factor", -2.0)] + [("radius_bounds", v) for v in ((2.0, 1.0), "wide", (0.0, 1.0))]
+    if "location" in params:
+        cases += [("location", "median"), ("location_share", 0.0), ("location_share", 1.0)]
+    if "order_share" in params:
+        cases += [("order_share", v) for v in (-0.1, 1.0, "half")]
+    if "whiten" in params:
+        cases += [("whiten", "yes")]
     if "accountant" in params:
         cases += [("accountant", "budget")]
     cases += [("centering", "median")]

@@ -83,16 +83,21 @@ def test_spend_contract_is_the_one_place():
 
 
 def test_pipeline_states_what_its_steps_certify(X):
-    "A scaler at 0.5 then a paper fit at 1: the pipeline states 0.5 + the fit's certified epsilon, not 1.5."
+    """A scaler at 0.5 then a paper fit at 1: the pipeline states what its steps certify, composed on one ledger (the
+    fit's certified epsilon, not its requested 1), the same number as that ledger."""
+    from dppca_nb.preprocessing import pipeline_ledger
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning); warnings.simplefilter("ignore", ClippingWarning)
         pipe = private_pipeline(PrivateStandardScaler(epsilon=0.5, bounds=(-1.0, 1.0), random_state=0),
                                 AnalyzeGaussPCA(2, epsilon=1.0, sensitivity_rule="paper", random_state=0)).fit(X)
     fit_cert = pipe[-1].contract_.epsilon_certified
     assert fit_cert > 1.2
-    assert pipe.privacy_["guarantee"].startswith(f"({0.5 + fit_cert:.4g}, 2e-05)-DP (certified")   # not (1.5, 2e-05)
+    eps = pipe.privacy_["epsilon"]
+    assert fit_cert < eps <= 0.5 + fit_cert + 1e-9                      # more than the fit certifies, at most the sum
+    assert eps == pytest.approx(pipeline_ledger(pipe).spent(), rel=1e-12)
+    assert pipe.privacy_["guarantee"].startswith(f"({eps:.4g}, 2e-05)-DP")
     assert pipe.contract_.guarantee == pipe.privacy_["guarantee"]
-    assert pipe.privacy_["epsilon_certified"] == pytest.approx(0.5 + fit_cert, rel=1e-12)
+    assert pipe.privacy_["epsilon_certified"] == pytest.approx(eps, rel=1e-12)
 
 
 # --- 2. the local model on Dask: what each partition sends --------------------------------------------------
