@@ -30,7 +30,6 @@ way to build nbdev's own site; this script is for a checkout without Quarto and 
 from __future__ import annotations
 
 import argparse
-import base64
 import html
 import importlib
 import inspect
