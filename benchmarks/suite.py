@@ -17,7 +17,7 @@ from dppca_nb.data.datasets import sample_gaussian, reference_design
 
 __all__ = ['SIZES', 'SECTIONS', 'machine_info', 'best_time', 'run_limited', 'bench_kendall', 'bench_kendall_design', 'bench_local', 'fantope_instance',
            'bench_fantope', 'pca_methods', 'bench_libraries', 'bench_dask', 'bingham3_mean', 'bench_bingham',
-           'bench_explorers', 'bench_fit_cost', 'bench_private_radius', 'bench_local_randomizer', 'bench_accuracy', 'bench_adaptive_fit', 'run_all', 'merge_results', 'rows_markdown', 'pca_markdown', 'run_line', 'results_markdown', 'load_results', 'speedup_figure']
+           'bench_explorers', 'bench_fit_cost', 'bench_private_radius', 'bench_local_randomizer', 'bench_accuracy', 'bench_adaptive_fit', 'run_all', 'merge_results', 'rows_markdown', 'section_markdown', 'pca_markdown', 'run_line', 'results_markdown', 'load_results', 'speedup_figure']
 
 def machine_info(blas_threads: int | None = None) -> dict:
     "The machine, the library versions and the BLAS in use (with its thread count under the current limits)."
@@ -515,7 +515,7 @@ def bench_private_radius(sizes=((100_000, 40), (1_000_000, 20)), *, k: int = 5, 
     rows = []
     for n, p in sizes:
         X = _spiked(p, k, n, seed)[0]                           # E||x||^2 = 0.2: the private radius is about 0.9
-        def fit(**kw):
+        def fit(X=X, **kw):                                 # this size's array, bound now
             def f():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")             # a ClippingWarning is not what is timed
@@ -720,6 +720,10 @@ def run_line(res: dict, section: str) -> str:
     blas = ", ".join(sorted({f"{b['api']} {b['threads']} thread(s)" for b in m["blas"]}))
     return (f"Measured {m['date']} on {m['cpu']}, {m['cores']} cores (load average {m['load_average'][0]} at the start); "
             f"BLAS limited to {m['blas_threads']} thread(s) with threadpoolctl ({blas}).")
+
+def section_markdown(res: dict, section: str) -> str:
+    "The rows of one section (a `SECTIONS` name) as a markdown table, after the line that says when and how they were measured."
+    return run_line(res, section) + "\n\n" + rows_markdown(res, [section])
 
 def pca_markdown(res: dict, k=None) -> str:
     "The side-by-side private PCA rows of a `run_all` result as a markdown table; `k`: only the rows at that k."
