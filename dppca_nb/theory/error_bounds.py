@@ -4,6 +4,8 @@
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #855e8018
 from __future__ import annotations
+import dataclasses
+import inspect
 import math
 from dataclasses import dataclass
 import numpy as np
@@ -15,10 +17,12 @@ from ..privacy.mechanisms import gaussian_sigma, second_moment_sensitivity
 from ..privacy.mechanisms import NOISE_SHAPES
 
 # %% auto #0
-__all__ = ['ERROR_BOUND_METHODS', 'ErrorBounds', 'projection_cap', 'NoiseMoments', 'noise_moments', 'SamplingMoments',
+__all__ = ['BOUNDS', 'BOUND_NAMES', 'ErrorBounds', 'projection_cap', 'NoiseMoments', 'noise_moments', 'SamplingMoments',
            'gaussian_sampling_moments', 'no_sampling', 'noisy_top_k_bounds', 'spherical_kendall_spectrum',
            'kendall_zeta1_cross', 'kendall_sampling_moments', 'frame_noise_error', 'smooth_bounds',
-           'dp_threshold_bounds', 'clip_probability', 'sparse_sign_fano_lower', 'fantope_duality_gap', 'error_bounds',
+           'dp_threshold_bounds', 'register_bound', 'resolve_bound', 'error_bounds', 'clip_probability',
+           'analyze_gauss_bounds', 'local_gaussian_bounds', 'g_dppca_bounds', 'smooth_sensitivity_bounds',
+           'dp_threshold_covariance_bounds', 'sparse_sign_fano_lower', 'fantope_duality_gap', 'local_sparse_bounds',
            'adaptive_bounds']
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #82eb8465
@@ -455,13 +459,13 @@ def _cliques(supp):
     return comps if all(supp[np.ix_(c, c)].all() for c in comps) else None
 
 def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: float = 2.0, noise_constant: float = 4.0,
-                        threshold_diagonal: bool = True, sensitivity="tight", calibration: str = "analytic",
+                        threshold_diagonal: bool = True, sensitivity_rule: str = "tight", calibration: str = "analytic",
                         noise_shape: str = "vecd") -> dict:
     "Bounds on E||Sigma_plus - Sigma||_2 of DP-Thresholding on n Gaussian N(0, Sigma) rows (the Wishart path), every entry thresholded at the level of its noise."
     from dppca_nb.algorithms.sparse_cov import threshold_level
     check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
     S = np.asarray(Sigma, dtype=np.float64); p = S.shape[0]; n = int(n)
-    sig = gaussian_sigma(epsilon, delta, second_moment_sensitivity(sensitivity, n=n), calibration)   # diagonal sd
+    sig = gaussian_sigma(epsilon, delta, second_moment_sensitivity(sensitivity_rule, n=n), calibration)   # diagonal sd
     sig_off = sig / math.sqrt(2) if noise_shape == "vecd" else sig
     tau = threshold_level(n, p, sig_off, gamma=gamma, noise_constant=noise_constant)          # off-diagonal level
     tau_d = threshold_level(n, p, sig, gamma=gamma, noise_constant=noise_constant)            # diagonal level
@@ -567,6 +571,46 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
                 on_good=on_g, s=int((supp.sum(0) - 1).max()), noise_shape=noise_shape)
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #f401c200
+BOUNDS: dict = {}         # registry key -> its bound function, filled by `register_bound`
+BOUND_NAMES: dict = {}    # a shorter name -> (registry key, the options that name fixes)
+
+def register_bound(key: str, fn, *, names: dict | None = None):
+    """List `fn(n, p, k, epsilon, delta, **options) -> ErrorBounds` as the bound of the registered algorithm `key`.
+
+    `names`: shorter names of this bound, each with the options it fixes (e.g. {"smooth_cauchy": {"noise": "cauchy"}})."""
+    if not isinstance(key, str) or not key: raise TypeError(f"key: expected a registry key (a string), got {key!r}")
+    if not callable(fn): raise TypeError(f"fn: expected a function, got {type(fn).__name__}")
+    BOUNDS[key] = fn
+    for name, fixed in (names or {}).items(): BOUND_NAMES[name] = (key, dict(fixed))
+    return fn
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #18ade032
+def resolve_bound(method: str) -> tuple:
+    "(registry key, fixed options) of `method`: a key of BOUNDS, a name of BOUND_NAMES, or another name the registry answers to."
+    if method in BOUNDS: return method, {}
+    if method in BOUND_NAMES: return BOUND_NAMES[method]
+    from dppca_nb.algorithms.registry import get_algorithm
+    try: key = get_algorithm(method).key
+    except (KeyError, TypeError): key = None
+    if key not in BOUNDS:
+        raise ValueError(f"method: expected an algorithm with a registered bound ({', '.join(sorted(BOUNDS))}) or one of "
+                         f"{', '.join(sorted(BOUND_NAMES))}, got {method!r}")
+    return key, {}
+
+def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5,
+                 **options) -> ErrorBounds:
+    """Explicit lower and upper bounds on the MEAN error of the algorithm `method` on n Gaussian rows N(0, Sigma).
+
+    `options` are the bound function's (`BOUNDS[key]`): the algorithm's own options with its defaults, the population
+    spectrum `eigenvalues` (or `Sigma` for a covariance), and `data` ('gaussian', or 'clipped': rows clipped to the unit
+    ball, the bounds widen by cap x P(some row is clipped)). `method` of the result is the name asked for."""
+    key, fixed = resolve_bound(method)
+    fn = BOUNDS[key]
+    bad = sorted(set(options) - set(inspect.signature(fn).parameters))
+    if bad: raise TypeError(f"options: the bound of {key} takes {', '.join(list(inspect.signature(fn).parameters)[5:])}; got {', '.join(bad)}")
+    return dataclasses.replace(fn(n, p, k, epsilon, delta, **{**options, **fixed}), method=method)
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #74854fe1
 def clip_probability(eigenvalues, n: int, radius: float = 1.0) -> float:
     "Chernoff + union upper bound on P(some of n rows of N(0, Sigma) has norm > radius), Sigma with the given spectrum."
     lam = np.clip(_lam(eigenvalues), 0, None)
@@ -576,6 +620,144 @@ def clip_probability(eigenvalues, n: int, radius: float = 1.0) -> float:
     rate = np.max(ts * r2 + 0.5 * np.log1p(-2 * ts[:, None] * lam).sum(1))
     return float(min(1.0, n * math.exp(-rate)))
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #7acb75e5
+_TOPK_CLASS = ("this estimator (top-k eigenvectors of the released matrix) at every V, for Gaussian rows with this spectrum; "
+               "a bound for the measured algorithm, not for every estimator")
+
+def _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data, datas=("gaussian", "clipped"), pure=False) -> tuple:
+    "The checked public inputs of a top-k bound: (n, p, k, epsilon, delta (0 if `pure`), spectrum with a gap at k, cap)."
+    if data == "elliptical" and "elliptical" not in datas:
+        raise ValueError("data: 'elliptical' is for 'g_dppca' only (its spherical transform)")
+    check_choice(data, "data", datas)
+    p, n = check_int(p, "p", minimum=2), check_int(n, "n", minimum=2, allow_float=True)
+    eps, dlt = check_epsilon(epsilon), 0.0 if pure else check_delta(delta)
+    if eigenvalues is None: raise ValueError("eigenvalues: expected the population spectrum (p values)")
+    lam = _lam(eigenvalues, p)
+    if k is None: raise ValueError("k: expected the subspace dimension")
+    k = check_k(k, p)
+    if k == p or not lam[k - 1] > lam[k]:
+        raise ValueError(f"eigenvalues: expected an eigengap lambda_k > lambda_(k+1) with k < p, got k = {k}")
+    return n, p, k, eps, dlt, lam, projection_cap(p, k)
+
+def _topk_result(key, lo, up, lam, n, cap, data, cls, notes, informative=None) -> ErrorBounds:
+    "The ErrorBounds of a subspace method, widened by cap x P(some row is clipped) for data='clipped'."
+    q = clip_probability(lam, n) if data == "clipped" else 0.0
+    if q > 0: lo, up = max(lo - cap * q, 0.0), min(up + cap * q, cap)
+    hold = q <= 0.01 and (informative is None or lo > 0 or informative)
+    return ErrorBounds(key, float(lo), float(min(up, cap)), cls, 1.0, bool(hold), tuple(notes), "||P_hat - P||_F", cap)
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #c48393b4
+def _gaussian_release_bounds(key, model, n, p, k, epsilon, delta, eigenvalues, data, sensitivity_rule, calibration,
+                             noise_shape) -> ErrorBounds:
+    "The top-k bounds of one Gaussian release of the second moment: central (sd for sensitivity sqrt 2 / n) or local (sd sigma / sqrt n)."
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data)
+    if model == "local":
+        from dppca_nb.algorithms.local import local_noise_sigma
+        tau = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity_rule, calibration=calibration) / math.sqrt(n)
+    else: tau = gaussian_sigma(eps, dlt, second_moment_sensitivity(sensitivity_rule, n=n), calibration)
+    r = noisy_top_k_bounds(noise_moments(p, k, tau, noise_shape), gaussian_sampling_moments(lam, n, k))
+    off = tau / math.sqrt(2) if noise_shape == "vecd" else tau
+    notes = [f"noise sd {tau:.3g} on the diagonal, {off:.3g} off it ('{noise_shape}'); upper from {r['how']}"]
+    if r["spread"] > r["gap"] * (1 + 1e-9):
+        notes.append(f"lower divides by lambda_1 - lambda_p = {r['spread']:.3g}, not the gap {r['gap']:.3g}: looser by their ratio")
+    return _topk_result(key, r["lower"], r["upper"], lam, n, cap, data, _TOPK_CLASS, notes)
+
+def analyze_gauss_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
+                         data: str = "gaussian", sensitivity_rule: str = "tight", calibration: str = "analytic",
+                         noise_shape: str = "vecd") -> ErrorBounds:
+    "Bounds on E||P_hat - P||_F of Analyze Gauss (records in the unit ball, no centering) on Gaussian rows with this spectrum."
+    return _gaussian_release_bounds("analyze_gauss", "central", n, p, k, epsilon, delta, eigenvalues, data,
+                                    sensitivity_rule, calibration, noise_shape)
+
+def local_gaussian_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
+                          data: str = "gaussian", sensitivity_rule: str = "tight", calibration: str = "analytic",
+                          noise_shape: str = "vecd") -> ErrorBounds:
+    "Bounds on E||P_hat - P||_F of Algorithm 1 (`local_gaussian_pca`: the aggregate of n local reports) on Gaussian rows."
+    return _gaussian_release_bounds("local_gaussian_pca", "local", n, p, k, epsilon, delta, eigenvalues, data,
+                                    sensitivity_rule, calibration, noise_shape)
+
+register_bound("analyze_gauss", analyze_gauss_bounds)
+register_bound("local_gaussian_pca", local_gaussian_bounds, names={"local_gaussian": {}})
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #feaf1498
+def g_dppca_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
+                   data: str = "gaussian", sensitivity_rule: str = "tight", calibration: str = "analytic",
+                   noise_shape: str = "vecd", design: str | None = None, degree: int | None = None) -> ErrorBounds:
+    """Bounds on E||P_hat - P||_F of g-DPPCA (spherical transform, its pair design resolved from n as the algorithm does).
+
+    `data='elliptical'`: any elliptical rows (e.g. multivariate t); the lower bound then leaves out Kendall's Gaussian-only sampling term."""
+    from dppca_nb.algorithms.robust import kendall_sensitivity
+    from dppca_nb.algorithms.kendall import kendall_design
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    if noise_shape != "vecd": raise ValueError(f"noise_shape: g_dppca releases 'vecd' noise only, got {noise_shape!r}")
+    n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data, ("gaussian", "clipped", "elliptical"))
+    plan = kendall_design(n, design, degree)
+    sig = gaussian_sigma(eps, dlt, kendall_sensitivity(sensitivity_rule, n=n), calibration)
+    samp = kendall_sampling_moments(lam, n, k, plan["design"], plan["degree"] if plan["design"] == "regular" else None,
+                                    "elliptical" if data == "elliptical" else "gaussian")
+    r = noisy_top_k_bounds(noise_moments(p, k, sig, "vecd"), samp)
+    cls = (_TOPK_CLASS + "; the upper bound holds for any elliptical rows, the lower bound's sampling term "
+           "(the Hajek projection of Kendall's tau) for Gaussian rows")
+    notes = [f"{plan['design']} pair design (degree {plan['degree']})"
+             + ("; spectral norm of the sampling error from its Frobenius norm only" if plan["design"] == "regular" else ""),
+             "the lower bound counts the privacy noise only (elliptical rows)" if data == "elliptical" else
+             "the lower bound counts the privacy noise and Kendall's sampling error (its Hajek projection, Gaussian rows)"]
+    return _topk_result("g_dppca", r["lower"], r["upper"], lam, n, cap, data, cls, notes)
+
+register_bound("g_dppca", g_dppca_bounds)
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #9420132d
+def smooth_sensitivity_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *,
+                              eigenvalues=None, data: str = "gaussian", constants: str = "optimized",
+                              noise: str | None = None) -> ErrorBounds:
+    """Bounds on E||P_hat - P||_F of smooth-sensitivity PCA: Gaussian frame noise if delta > 0, Cauchy if delta = 0 (as
+    `smooth_sensitivity_pca`); `noise` ('gaussian' or 'cauchy') fixes one, and 'cauchy' sets delta = 0."""
+    check_choice(constants, "constants", ("optimized", "paper"))
+    noise = ("cauchy" if delta == 0 else "gaussian") if noise is None else check_choice(noise, "noise", ("gaussian", "cauchy"))
+    if noise == "gaussian" and delta == 0: raise ValueError("delta: 'smooth_gaussian' needs delta > 0 (delta = 0 is 'smooth_cauchy')")
+    n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data, pure=noise == "cauchy")
+    r = smooth_bounds(lam, n, k, eps, dlt, constants=constants)
+    notes = [f"{constants} constants: alpha = {r['alpha']:.3g}, beta = {r['beta']:.3g}"]
+    if dlt == 0:
+        notes.append("Cauchy frame noise: the lower bound works on the event that every noise entry is at most m "
+                     "(truncated moments), the upper bound through a union bound on ||Z||_F")
+    return _topk_result("smooth_sensitivity_pca", r["lower"], r["upper"], lam, n, cap, data, _TOPK_CLASS, notes)
+
+register_bound("smooth_sensitivity_pca", smooth_sensitivity_bounds,
+               names={"smooth_gaussian": {"noise": "gaussian"}, "smooth_cauchy": {"noise": "cauchy"}})
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #0c54ee3b
+def dp_threshold_covariance_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *,
+                                   Sigma=None, gamma: float = 2.0, s: int | None = None, eigenvalues=None,
+                                   data: str = "gaussian", sensitivity_rule: str = "tight", calibration: str = "analytic",
+                                   noise_shape: str = "vecd") -> ErrorBounds:
+    "Bounds on E||Sigma_plus - Sigma||_2 of DP-Thresholding on n Gaussian N(0, Sigma) rows (`k`, `eigenvalues`: unused)."
+    if data == "elliptical": raise ValueError("data: 'elliptical' is for 'g_dppca' only (its spherical transform)")
+    check_choice(data, "data", ("gaussian", "clipped")); check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    p, n = check_int(p, "p", minimum=2), check_int(n, "n", minimum=2, allow_float=True)
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    if Sigma is None: raise ValueError("Sigma: 'dp_threshold' needs the population covariance (p x p)")
+    S = np.asarray(Sigma, dtype=np.float64)
+    if S.shape != (p, p): raise ValueError(f"Sigma: expected a {p} x {p} matrix, got shape {S.shape}")
+    b = dp_threshold_bounds(S, n, eps, dlt, gamma=gamma, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                            noise_shape=noise_shape)
+    lam = np.sort(np.linalg.eigvalsh(S))[::-1]
+    q = clip_probability(lam, n) if data == "clipped" else 0.0
+    notes = [f"Sigma has {b['s']} off-diagonal entries in a column, more than s = {s}"] if s is not None and b["s"] > s else []
+    notes.append(f"thresholds tau = {b['tau']:.3g} off the diagonal, {b['tau_diagonal']:.3g} on it ('{noise_shape}' noise); "
+                 f"P(some entry misses its threshold) <= {b['p_bad']:.2g}")
+    if q > 0:
+        slack = q * (1 + lam[0] + b["sigma"] * p) + math.sqrt(8 * (lam.sum() ** 2 + b["sigma"] ** 2 * p * p)) * math.sqrt(q)
+        b["upper"] += slack; b["lower"] = max(b["lower"] - slack, 0.0)
+    return ErrorBounds("dp_threshold_covariance", float(b["lower"]), float(b["upper"]),
+                       "this estimator (DP-Thresholding) on Gaussian rows with covariance Sigma",
+                       1.0, q <= 0.01, tuple(notes), "||Sigma_plus - Sigma||_2", math.inf)
+
+register_bound("dp_threshold_covariance", dp_threshold_covariance_bounds, names={"dp_threshold": {}})
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #82770f9e
 def _log_binom(a, b):
     return math.lgamma(a + 1) - math.lgamma(b + 1) - math.lgamma(a - b + 1) if 0 <= b <= a else -math.inf
 
@@ -603,6 +785,8 @@ def sparse_sign_fano_lower(n: float, p: int, s: int, spike: float, c: float, rep
         if v > best: best, t_best = v, t
     return dict(lower=best, t=t_best, information=info, log_prior_size=logV, kl_report=kl_rep, kl_data=kl_data)
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #2312761e
 def fantope_duality_gap(S, result, lam: float) -> float:
     """Certified optimisation gap of a Fantope-ADMM result: an upper bound on max_F (<S, X> - lam ||X||_1) minus the objective at `result.X`.
 
@@ -632,6 +816,8 @@ def fantope_duality_gap(S, result, lam: float) -> float:
     dual = float(np.sort(np.linalg.eigvalsh((S + S.T) / 2 - (Lam + Lam.T) / 2))[::-1][:k].sum())
     return max(0.0, dual - (float(np.sum((S + S.T) / 2 * X)) - lam * float(np.abs(X).sum())))
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #3a35ea85
 def _fantope_upper(lam1, gap, s, n, p, sig, pen, eta, noise_shape, cap, n_t=15):
     """min over t in (0, pen] of min(cap, 2 x(t)) (1 - beta(t)) + cap beta(t), x(t) = ((pen + t) s + sqrt((pen + t)^2 s^2 + 2 gap eta)) / gap,
     beta(t) >= P(||S_hat - Sigma||_max > t) by a union over the upper triangle; every entry's product dominated by
@@ -650,148 +836,67 @@ def _fantope_upper(lam1, gap, s, n, p, sig, pen, eta, noise_shape, cap, n_t=15):
         if t == pen * 1.0: best["beta_lam"] = beta
     return best
 
-ERROR_BOUND_METHODS = ("local_gaussian", "local_sparse", "analyze_gauss", "dp_threshold", "smooth_gaussian", "smooth_cauchy", "g_dppca")
 
-_TOPK_CLASS = ("this estimator (top-k eigenvectors of the released matrix) at every V, for Gaussian rows with this spectrum; "
-               "a bound for the measured algorithm, not for every estimator")
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #8580c50c
+def _sparse_lower(n, p, k, lam, s, sig) -> tuple:
+    "(lower, lower_class, notes) of Algorithm 2: the Fano bound for k = 1, a spiked spectrum and a given s; else 0."
+    spiked = k == 1 and np.allclose(lam[1:], lam[-1], rtol=1e-9, atol=0.0) and lam[-1] > 0
+    if not (spiked and s is not None and 1 <= int(s) <= p):
+        return 0.0, _TOPK_CLASS, ["lower = 0: the Fano bound is derived for k = 1, a spiked spectrum and a given s only"]
+    f = sparse_sign_fano_lower(n, p, int(s), float(lam[0] / lam[-1] - 1), float(lam[-1]), sig)
+    cls = (f"the Bayes risk over the prior v uniform on the {int(s)}-sparse sign vectors (support and signs uniform; "
+           "V drawn afresh each run), of every estimator that sees the local reports (Fano with distance)")
+    return f["lower"], cls, [f"Fano: information <= {f['information']:.3g} nats against log|prior| = {f['log_prior_size']:.3g}; "
+                             "0 once the reports identify the support (a discrete prior's Bayes risk then vanishes)"]
 
-def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *,
-                 eigenvalues=None, Sigma=None, s: int | None = None, gamma: float = 2.0, data: str = "gaussian",
-                 sensitivity="tight", calibration: str = "analytic", noise_shape: str = "vecd",
-                 constants: str = "optimized", design: str | None = None, degree: int | None = None, lam=None,
-                 eta: float = 0.0) -> ErrorBounds:
-    """Explicit lower and upper bounds on the MEAN error of `method` on n Gaussian rows N(0, V diag(eigenvalues) V^T).
-
-    Error: ||P_hat - P||_F for the subspace methods, ||Sigma_plus - Sigma||_2 for 'dp_threshold' (give `Sigma`, and `gamma`).
-    `data`: 'gaussian' (unclipped Gaussian rows: the Wishart path of the studies), 'clipped' (rows clipped to the unit
-    ball first: the bounds widen by cap x P(some row is clipped)) or, for 'g_dppca' only, 'elliptical' (any elliptical
-    rows, e.g. multivariate t: the lower bound then leaves out Kendall's Gaussian-only sampling term). The options are the algorithms' own, with their
-    defaults: `noise_shape` ('vecd' or 'upper') of the second-moment releases and the local reports (g-DPPCA: 'vecd'
-    only), `constants` of smooth sensitivity, `design`/`degree` of g-DPPCA's pair design (None: as the algorithm),
-    `lam` the l1 penalty of 'local_sparse' (None: "rate", or "max", "safe" of `sparse_penalty`, or a number, as
-    `local_sparse_pca`) and `eta` a certified gap of its Fantope program (0: the exact optimum; see `fantope_duality_gap`)."""
-    check_choice(method, "method", ERROR_BOUND_METHODS)
-    pen_arg = lam                                      # `lam` is the spectrum below
-    if pen_arg is None or isinstance(pen_arg, str):
-        pen_rule = "rate" if pen_arg is None else check_choice(pen_arg, "lam", ("rate", "max", "safe"))
-    else: pen_rule = "user"; pen_arg = check_positive(pen_arg, "lam", allow_zero=True)
-    eta = check_positive(eta, "eta", allow_zero=True)
-    check_choice(data, "data", ("gaussian", "clipped", "elliptical"))
-    if data == "elliptical" and method != "g_dppca":
-        raise ValueError(f"data: 'elliptical' is for 'g_dppca' only (its spherical transform), got method {method!r}")
-    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
-    check_choice(constants, "constants", ("optimized", "paper"))
-    p = check_int(p, "p", minimum=2)
-    n = check_int(n, "n", minimum=2, allow_float=True)
-    eps = check_epsilon(epsilon)
-    dlt = 0.0 if method == "smooth_cauchy" else check_delta(delta)
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #36d61d3d
+def _sparse_upper(n, p, k, lam, s, sig, pen, pen_rule, eta, noise_shape, cap) -> tuple:
+    "(upper, informative, notes) of Algorithm 2: the Fantope bound where s and a positive penalty are given; else the cap."
+    if s is None or not 1 <= int(s) <= p:
+        return cap, False, ["upper = the largest distance: the Fantope bound needs the support size s of the projector"]
+    if pen <= 0: return cap, False, ["upper = the largest distance: the Fantope bound needs a penalty > 0"]
+    fb = _fantope_upper(float(lam[0]), float(lam[k - 1] - lam[k]), int(s), n, p, sig, pen, eta, noise_shape, cap)
+    ok = fb["beta"] <= 0.05 and fb["upper"] < random_subspace_level(p, k)   # informative: below a blind guess's error
     notes = []
-    if method == "dp_threshold":
-        if Sigma is None: raise ValueError("Sigma: 'dp_threshold' needs the population covariance (p x p)")
-        S = np.asarray(Sigma, dtype=np.float64)
-        if S.shape != (p, p): raise ValueError(f"Sigma: expected a {p} x {p} matrix, got shape {S.shape}")
-        b = dp_threshold_bounds(S, n, eps, dlt, gamma=gamma, sensitivity=sensitivity, calibration=calibration,
-                                noise_shape=noise_shape)
-        lam = np.sort(np.linalg.eigvalsh(S))[::-1]
-        q = clip_probability(lam, n) if data == "clipped" else 0.0
-        if s is not None and b["s"] > s: notes.append(f"Sigma has {b['s']} off-diagonal entries in a column, more than s = {s}")
-        notes.append(f"thresholds tau = {b['tau']:.3g} off the diagonal, {b['tau_diagonal']:.3g} on it ('{noise_shape}' noise); "
-                     f"P(some entry misses its threshold) <= {b['p_bad']:.2g}")
-        if q > 0:
-            slack = q * (1 + lam[0] + b["sigma"] * p) + math.sqrt(8 * (lam.sum() ** 2 + b["sigma"] ** 2 * p * p)) * math.sqrt(q)
-            b["upper"] += slack; b["lower"] = max(b["lower"] - slack, 0.0)
-        return ErrorBounds(method, float(b["lower"]), float(b["upper"]),
-                           "this estimator (DP-Thresholding) on Gaussian rows with covariance Sigma",
-                           1.0, q <= 0.01, tuple(notes), "||Sigma_plus - Sigma||_2", math.inf)
-    if eigenvalues is None: raise ValueError("eigenvalues: expected the population spectrum (p values)")
-    lam = _lam(eigenvalues, p)
-    if k is None: raise ValueError("k: expected the subspace dimension")
-    k = check_k(k, p)
-    if k == p or not lam[k - 1] > lam[k]:
-        raise ValueError(f"eigenvalues: expected an eigengap lambda_k > lambda_(k+1) with k < p, got k = {k}")
-    cap = projection_cap(p, k)
-    cls = _TOPK_CLASS
-    if method in ("local_gaussian", "analyze_gauss"):
-        from dppca_nb.algorithms.local import local_noise_sigma
-        if method == "local_gaussian":
-            tau = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity, calibration=calibration) / math.sqrt(n)
-        else:
-            tau = gaussian_sigma(eps, dlt, second_moment_sensitivity(sensitivity, n=n), calibration)
-        r = noisy_top_k_bounds(noise_moments(p, k, tau, noise_shape), gaussian_sampling_moments(lam, n, k))
-        lo, up = r["lower"], r["upper"]
-        off = tau / math.sqrt(2) if noise_shape == "vecd" else tau
-        notes.append(f"noise sd {tau:.3g} on the diagonal, {off:.3g} off it ('{noise_shape}'); upper from {r['how']}")
-        if r["spread"] > r["gap"] * (1 + 1e-9):
-            notes.append(f"lower divides by lambda_1 - lambda_p = {r['spread']:.3g}, not the gap {r['gap']:.3g}: looser by their ratio")
-    elif method == "g_dppca":
-        from dppca_nb.algorithms.robust import kendall_sensitivity
-        from dppca_nb.algorithms.kendall import kendall_design
-        if noise_shape != "vecd": raise ValueError(f"noise_shape: g_dppca releases 'vecd' noise only, got {noise_shape!r}")
-        plan = kendall_design(n, design, degree)
-        sig = gaussian_sigma(eps, dlt, kendall_sensitivity(sensitivity, n=n), calibration)
-        r = noisy_top_k_bounds(noise_moments(p, k, sig, "vecd"), kendall_sampling_moments(lam, n, k, plan["design"], plan["degree"] if plan["design"] == "regular" else None,
-                                                                                "elliptical" if data == "elliptical" else "gaussian"))
-        lo, up = r["lower"], r["upper"]
-        cls = (_TOPK_CLASS + "; the upper bound holds for any elliptical rows, the lower bound's sampling term "
-               "(the Hajek projection of Kendall's tau) for Gaussian rows")
-        notes.append(f"{plan['design']} pair design (degree {plan['degree']})"
-                     + ("; spectral norm of the sampling error from its Frobenius norm only" if plan["design"] == "regular" else ""))
-        notes.append("the lower bound counts the privacy noise only (elliptical rows)" if data == "elliptical" else
-                     "the lower bound counts the privacy noise and Kendall's sampling error (its Hajek projection, "
-                     "Gaussian rows)")
-    elif method in ("smooth_gaussian", "smooth_cauchy"):
-        if method == "smooth_gaussian" and dlt == 0: raise ValueError("delta: 'smooth_gaussian' needs delta > 0 (delta = 0 is 'smooth_cauchy')")
-        r = smooth_bounds(lam, n, k, eps, dlt, constants=constants)
-        lo, up = r["lower"], r["upper"]
-        notes.append(f"{constants} constants: alpha = {r['alpha']:.3g}, beta = {r['beta']:.3g}")
-        if method == "smooth_cauchy":
-            notes.append("Cauchy frame noise: the lower bound works on the event that every noise entry is at most m "
-                         "(truncated moments), the upper bound through a union bound on ||Z||_F")
-    else:                                              # local_sparse
-        from dppca_nb.algorithms.local import local_noise_sigma
-        lo, up = 0.0, cap
-        spiked = k == 1 and np.allclose(lam[1:], lam[-1], rtol=1e-9, atol=0.0) and lam[-1] > 0
-        if spiked and s is not None and 1 <= int(s) <= p:
-            sig = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity, calibration=calibration)
-            f = sparse_sign_fano_lower(n, p, int(s), float(lam[0] / lam[-1] - 1), float(lam[-1]), sig)
-            lo = f["lower"]
-            cls = (f"the Bayes risk over the prior v uniform on the {int(s)}-sparse sign vectors (support and signs uniform; "
-                   "V drawn afresh each run), of every estimator that sees the local reports (Fano with distance)")
-            notes.append(f"Fano: information <= {f['information']:.3g} nats against log|prior| = {f['log_prior_size']:.3g}; "
-                         "0 once the reports identify the support (a discrete prior's Bayes risk then vanishes)")
-        else:
-            notes.append("lower = 0: the Fano bound is derived for k = 1, a spiked spectrum and a given s only")
-        from dppca_nb.algorithms.local_sparse import sparse_penalty
-        sig = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity, calibration=calibration)
-        pen = sparse_penalty(n, p, sig, kind=pen_rule) if pen_rule != "user" else pen_arg
-        upper_ok = False
-        if s is None or not 1 <= int(s) <= p:
-            notes.append("upper = the largest distance: the Fantope bound needs the support size s of the projector")
-        elif pen <= 0:
-            notes.append("upper = the largest distance: the Fantope bound needs a penalty lam > 0")
-        else:
-            fb = _fantope_upper(float(lam[0]), float(lam[k - 1] - lam[k]), int(s), n, p, sig, pen, eta, noise_shape, cap)
-            up = fb["upper"]
-            upper_ok = fb["beta"] <= 0.05 and up < random_subspace_level(p, k)   # informative: below a blind guess's error
-            if math.isfinite(fb["fro"]):
-                notes.append(f"Fantope bound (Vu et al. 2013): ||X_hat - Pi||_F <= {fb['fro']:.3g} and ||P_hat - P||_F <= twice that "
-                             f"when ||S_hat - Sigma||_max <= t = {fb['t']:.3g} <= lam = {pen:.3g} ('{pen_rule}'), which fails "
-                             f"with probability <= {fb['beta']:.2g} (charged at the cap)")
-            if not upper_ok:
-                notes.append(f"upper ~ the largest distance: the condition lam = {pen:.3g} ('{pen_rule}') >= ||S_hat - Sigma||_max "
-                             f"is not shown (P(fails) <= {fb['beta_lam']:.2g}, above 0.05), or the bound is not below a random subspace's error"
-                             + ("; the 'rate' penalty is below the noise's max" if pen_rule == "rate" else ""))
-            notes.append(f"at a Fantope optimum within eta = {eta:.3g} of the best objective" + (
-                " (eta = 0: the exact optimum; ADMM reaches it only to its tolerance, a condition not proven here: "
-                "fantope_duality_gap certifies eta for a run)" if eta == 0 else " (certified)"))
-    q = clip_probability(lam, n) if data == "clipped" else 0.0
-    if q > 0: lo, up = max(lo - cap * q, 0.0), min(up + cap * q, cap)
-    hold = q <= 0.01 and (method != "local_sparse" or lo > 0 or upper_ok)
-    return ErrorBounds(method, float(lo), float(min(up, cap)), cls, 1.0, bool(hold), tuple(notes), "||P_hat - P||_F", cap)
+    if math.isfinite(fb["fro"]):
+        notes.append(f"Fantope bound (Vu et al. 2013): ||X_hat - Pi||_F <= {fb['fro']:.3g} and ||P_hat - P||_F <= twice that "
+                     f"when ||S_hat - Sigma||_max <= t = {fb['t']:.3g} <= penalty = {pen:.3g} ('{pen_rule}'), which fails "
+                     f"with probability <= {fb['beta']:.2g} (charged at the cap)")
+    if not ok:
+        notes.append(f"upper ~ the largest distance: the condition penalty = {pen:.3g} ('{pen_rule}') >= ||S_hat - Sigma||_max "
+                     f"is not shown (P(fails) <= {fb['beta_lam']:.2g}, above 0.05), or the bound is not below a random subspace's error"
+                     + ("; the 'rate' penalty is below the noise's max" if pen_rule == "rate" else ""))
+    notes.append(f"at a Fantope optimum within eta = {eta:.3g} of the best objective" + (
+        " (eta = 0: the exact optimum; ADMM reaches it only to its tolerance, a condition not proven here: "
+        "fantope_duality_gap certifies eta for a run)" if eta == 0 else " (certified)"))
+    return fb["upper"], ok, notes
 
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #659d790e
+def local_sparse_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
+                        s: int | None = None, penalty=None, eta: float = 0.0, data: str = "gaussian",
+                        sensitivity_rule: str = "tight", calibration: str = "analytic", noise_shape: str = "vecd") -> ErrorBounds:
+    """Bounds on E||P_hat - P||_F of Algorithm 2 (`local_sparse_pca`): the Fano lower bound and the Fantope upper bound.
+
+    `penalty`: None ("rate"), "max", "safe" (`sparse_penalty`'s rules) or a number, as `local_sparse_pca`; `eta`: a certified
+    gap of its Fantope program (0: the exact optimum; see `fantope_duality_gap`)."""
+    from dppca_nb.algorithms.local import local_noise_sigma
+    from dppca_nb.algorithms.local_sparse import sparse_penalty
+    if penalty is None or isinstance(penalty, str):
+        rule = "rate" if penalty is None else check_choice(penalty, "penalty", ("rate", "max", "safe"))
+    else: rule, penalty = "user", check_positive(penalty, "penalty", allow_zero=True)
+    eta = check_positive(eta, "eta", allow_zero=True)
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data)
+    sig = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity_rule, calibration=calibration)
+    lo, cls, notes = _sparse_lower(n, p, k, lam, s, sig)
+    pen = sparse_penalty(n, p, sig, kind=rule) if rule != "user" else penalty
+    up, ok, more = _sparse_upper(n, p, k, lam, s, sig, pen, rule, eta, noise_shape, cap)
+    return _topk_result("local_sparse_pca", lo, up, lam, n, cap, data, cls, notes + more, informative=ok)
+
+register_bound("local_sparse_pca", local_sparse_bounds, names={"local_sparse": {}})
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #19fb1a99
-def adaptive_bounds(n, p: int, k: int | None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
+def adaptive_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
                     data: str = "gaussian") -> ErrorBounds:
     "The entry of the adaptive DP-PCA: lower = the central minimax bound (this estimator is rotation-equivariant); no explicit upper bound (the cap)."
     from dppca_nb.theory.minimax import minimax_lower_bound
@@ -801,24 +906,17 @@ def adaptive_bounds(n, p: int, k: int | None, epsilon: float = 1.0, delta: float
     if k is None: raise ValueError("k: expected the subspace dimension")
     lam, k = _lam(eigenvalues, p), check_k(k, p)
     cap = projection_cap(p, k)
+    from dppca_nb.theory.bounds import adaptive_rate
     mm = minimax_lower_bound("central", n=n, p=p, k=k, epsilon=epsilon, delta=delta, eigenvalues=lam)
+    rate = adaptive_rate(n, p, k, epsilon, delta, eigenvalues=lam)
     notes = ("upper = the largest distance: no explicit bound is derived (noise scaled by released, data-dependent "
-             "spreads; clipping bias; the iteration's error propagation), see theory.bounds.adaptive_rate for the rate",
+             "spreads; clipping bias; the iteration's error propagation)",
              "lower: minimax_lower_bound('central') (rotation-equivariant estimator: the same mean error at every V); "
-             "the same with the rows clipped to the unit ball")
-    return ErrorBounds("adaptive_dp_pca", float(mm.lower), float(cap),
+             "the same with the rows clipped to the unit ball",
+             f"the papers' rate, a rate and not a bound (constants unknown, set to 1; theory.bounds.adaptive_rate): {rate:.3g}")
+    return ErrorBounds("adaptive_dp_kpca", float(mm.lower), float(cap),
                        "every (epsilon, delta)-DP estimator of Gaussian rows with this spectrum (Bayes risk), so this "
                        "rotation-equivariant one at every V", 1.0, False, notes, "||P_hat - P||_F", cap)
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #666c143c
-ERROR_BOUND_METHODS = ERROR_BOUND_METHODS + ("adaptive_dp_pca",)
-_error_bounds_before_adaptive = error_bounds
-
-def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5,
-                 **options) -> ErrorBounds:
-    """Explicit lower and upper bounds on the MEAN error of `method` on n Gaussian rows N(0, V diag(eigenvalues) V^T).
-
-    The methods of `ERROR_BOUND_METHODS`, with their options (see the entry point above); "adaptive_dp_pca" takes
-    `eigenvalues` and `data` and returns `adaptive_bounds`."""
-    if method == "adaptive_dp_pca": return adaptive_bounds(n, p, k, epsilon, delta, **options)
-    return _error_bounds_before_adaptive(method, n, p, k, epsilon, delta, **options)
+register_bound("adaptive_dp_kpca", adaptive_bounds)
