@@ -8,6 +8,7 @@ import dataclasses
 import inspect
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 import numpy as np
 from scipy import integrate, special, stats
 from scipy.sparse.csgraph import connected_components
@@ -400,6 +401,8 @@ def _product_tails(Sigma, n, u):
     d = np.sqrt(np.diag(Sigma)); r = np.outer(d, d)
     return _product_tail_ab((r + Sigma) / 2, np.clip((r - Sigma) / 2, 0, None), Sigma, n, np.broadcast_to(u, Sigma.shape))
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #aea4b9f0
 def _expected_positive_max(m: int) -> float:
     "E max(0, max of m i.i.d. N(0, 1)) = int_0^inf (1 - Phi(u)^m) du."
     return integrate.quad(lambda u: -math.expm1(m * special.log_ndtr(u)), 0, np.inf, limit=200)[0]
@@ -410,6 +413,8 @@ def _emax_abs(cdfs, scale):
     logF = sum(m * np.log(np.clip(c(t[1:]), 1e-300, 1.0)) for c, m in cdfs)
     return float((np.diff(t) * -np.expm1(logF)).sum())
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #3c1126bf
 _W = np.linspace(0.05, 0.95, 19)[:, None]        # splits of a deviation between the noise and the sampling
 
 def _joint_tail(x, a, b, S, sd, n, iters=40):
@@ -432,6 +437,8 @@ def _joint_tail(x, a, b, S, sd, n, iters=40):
             out = out + np.exp(-np.maximum(np.nan_to_num(rate, nan=0.0), 0.0))
     return np.minimum(out, 1.0)
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #b236e017
 _DGRID = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 23)])
 
 def _conv_tail(x, a, b, S, sd, n):
@@ -452,16 +459,19 @@ def _entry_tail(x, a, b, S, sd, n, W=_W):
     split = (2 * special.ndtr(-w * x / sd) + _product_tail_ab(a, b, S, n, (1 - w) * x)).min(0)
     return np.minimum(1.0, np.minimum(np.minimum(split, _conv_tail(x, a, b, S, sd, n)), _joint_tail(x, a, b, S, sd, n)))
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #9b2dcfa1
 def _cliques(supp):
     "The connected components of the support graph, or None unless every one is a clique (Sigma block diagonal up to a permutation)."
     ncomp, lab = connected_components(supp, directed=False)
     comps = [np.flatnonzero(lab == c) for c in range(ncomp)]
     return comps if all(supp[np.ix_(c, c)].all() for c in comps) else None
 
-def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: float = 2.0, noise_constant: float = 4.0,
-                        threshold_diagonal: bool = True, sensitivity_rule: str = "tight", calibration: str = "analytic",
-                        noise_shape: str = "vecd") -> dict:
-    "Bounds on E||Sigma_plus - Sigma||_2 of DP-Thresholding on n Gaussian N(0, Sigma) rows (the Wishart path), every entry thresholded at the level of its noise."
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #0cffdc59
+def _threshold_setting(Sigma, n, epsilon, delta, gamma, noise_constant, threshold_diagonal, sensitivity_rule, calibration,
+                       noise_shape) -> SimpleNamespace:
+    "What the bounds of DP-Thresholding share: noise sds, thresholds, the kinds of entries, P(not G), Sigma's spectrum."
     from dppca_nb.algorithms.sparse_cov import threshold_level
     check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
     S = np.asarray(Sigma, dtype=np.float64); p = S.shape[0]; n = int(n)
@@ -490,6 +500,14 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
     evals, evecs = np.linalg.eigh(S)
     lmin, lam1, v1 = float(evals[0]), float(evals[-1]), np.abs(evecs[:, -1])
     psd = lambda e: e + max(e - lmin, 0.0)                              # PSD projection adds at most (||T - Sigma|| - lambda_min)_+
+    return SimpleNamespace(**{k: v for k, v in locals().items() if k != "threshold_level"})
+
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #a6c27fde
+def _threshold_upper(t) -> tuple:
+    "(upper, on_good, off_good) from (i) and (ii) on G, the Cauchy-Schwarz charge off G, and (iii) for a clique support."
+    S, n, p, sig, noise_shape, supp, TAU, SD, dg, evals, psd = t.S, t.n, t.p, t.sig, t.noise_shape, t.supp, t.TAU, t.SD, t.dg, t.evals, t.psd
+    best_pg = t.best_pg
     # (i) on G, entrywise |T - Sigma|_ij <= max(TAU_ij, min(|Sigma_ij|, 2 TAU_ij)) on the support of Sigma, 0 off it
     M = np.where(supp, np.maximum(TAU, np.minimum(np.abs(S), 2 * TAU)), 0.0)
     m2 = float(np.linalg.norm(M, 2))                                    # ||A||_2 <= || |A| ||_2 <= ||M||_2 (Perron-Frobenius)
@@ -523,6 +541,13 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
         tl = lambda x: min(1.0, sum(m * sm.tail(x) for sm, m in mom))
         edb = float((np.diff(tg) * [tl(x) for x in tg[:-1]]).sum()) + math.sqrt(sum(m * sm.fro2 for sm, m in mom) * tl(hi))
         upper = min(upper, psd(ezb + edb) + off_g)
+    return upper, on_g, off_g
+
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #df57077d
+def _threshold_lower_diagonal(t) -> float:
+    "(a) The lower bound from the diagonal entries that a positive error keeps."
+    p, n, sig, dg, tau_d, threshold_diagonal = t.p, t.n, t.sig, t.dg, t.tau_d, t.threshold_diagonal
     # lower (a): Sigma_plus >= T (PSD order), so ||Sigma_plus - Sigma||_2 >= max_j (T_jj - Sigma_jj)_+ >= max_{j in J}(S_noisy_jj - Sigma_jj)_+
     # for J = {Sigma_jj > tau_d} (kept whenever the error is positive); Jensen over the sampling (mean 0, independent);
     # the diagonal noise sd is sig for both shapes
@@ -533,6 +558,14 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
         # Jensen over the noise instead: E (Sigma_jj (chi2_n / n - 1))_+ = Sigma_jj P(chi2_{n+2} > n) - Sigma_jj P(chi2_n > n)
         cp = stats.chi2.sf(n, n + 2) - stats.chi2.sf(n, n)
         lower = max(lower, float(np.max(dg[J])) * cp)
+    return lower
+
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #2cd4cd6d
+def _threshold_killed(t, lower, upper) -> tuple:
+    "(b) Both sides where thresholding kills most entries, from E T_ij^2 of every kind of entry: (lower, upper)."
+    n, p, rr, s_, t_, a_, b_, sd_ = t.n, t.p, t.rr, t.s_, t.t_, t.a_, t.b_, t.sd_
+    threshold_diagonal, diag_kind, iu, inv, lam1, v1 = t.threshold_diagonal, t.diag_kind, t.iu, t.inv, t.lam1, t.v1
     # (b) where thresholding kills most entries: err >= lambda_1 - v^T Sigma_plus v >= lambda_1 - v^T |T| v >= lambda_1 - ||T v||
     # (v the top eigenvector of Sigma), and err <= lambda_1 + ||T||_F; both need E T_ij^2 = E X_ij^2 1{|X_ij| > TAU_ij}, X = S_noisy:
     # the least of Cauchy-Schwarz sqrt(E X^4 P(|X| > TAU)) and TAU^2 P(|X| > TAU) + int_TAU^inf 2x P(|X| > x) dx (upper sums)
@@ -552,6 +585,14 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
     E2 = np.zeros((p, p)); E2[iu] = e_kind[inv]; E2 = E2 + np.triu(E2, 1).T
     lower = max(lower, lam1 - float(np.linalg.norm(np.sqrt(E2) @ v1)))
     upper = min(upper, lam1 + math.sqrt(float(E2.sum())))
+    return lower, upper
+
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #e2ba7c9f
+def _threshold_lower_blocks(t, lower) -> float:
+    "(c) The lower bound of a clique support whose every entry is kept with high probability."
+    S, n, sig, noise_shape, supp, TAU, lmin = t.S, t.n, t.sig, t.noise_shape, t.supp, t.TAU, t.lmin
+    s_, t_, a_, b_, sd_, cnt, comps = t.s_, t.t_, t.a_, t.b_, t.sd_, t.cnt, _cliques(t.supp)
     # (c) err >= min(||T - Sigma||_2, lambda_min) always (the projection moves T by (-lambda_min(T))_+ <= (||T - Sigma|| - lambda_min)_+);
     # if the components C are cliques with every |Sigma_ij| > TAU_ij, on the event K that all support entries are kept,
     # ||T - Sigma||_2 >= Y = max_C |u_C^T E_C u_C| (u_C the top eigenvector of Sigma_C); E min(Y, c) >= E Y - E Y^2 / (4c), and
@@ -567,8 +608,23 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
         ey = max(_emax_abs(chi, max(l1s) * math.sqrt(2 / n)), sig * _emax_abs([(lambda t: 2 * special.ndtr(t) - 1, len(comps))], 1.0))
         ey2 = sum(m * (2 * l * l / n + (2 if noise_shape == "upper" else 1) * sig * sig) for l, m in l1s.items())
         lower = max(lower, ey - ey2 / (4 * lmin) - lmin * p_out)
-    return dict(lower=lower, upper=upper, tau=tau, tau_diagonal=tau_d, sigma=sig, sigma_offdiagonal=sig_off, p_bad=best_pg,
-                on_good=on_g, s=int((supp.sum(0) - 1).max()), noise_shape=noise_shape)
+    return lower
+
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #69e928eb
+def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: float = 2.0, noise_constant: float = 4.0,
+                        threshold_diagonal: bool = True, sensitivity_rule: str = "tight", calibration: str = "analytic",
+                        noise_shape: str = "vecd") -> dict:
+    "Bounds on E||Sigma_plus - Sigma||_2 of DP-Thresholding on n Gaussian N(0, Sigma) rows (the Wishart path), every entry thresholded at the level of its noise."
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    t = _threshold_setting(Sigma, n, epsilon, delta, gamma, noise_constant, threshold_diagonal, sensitivity_rule,
+                           calibration, noise_shape)
+    upper, on_g, _ = _threshold_upper(t)
+    lower, upper = _threshold_killed(t, _threshold_lower_diagonal(t), upper)
+    lower = _threshold_lower_blocks(t, lower)
+    return dict(lower=lower, upper=upper, tau=t.tau, tau_diagonal=t.tau_d, sigma=t.sig, sigma_offdiagonal=t.sig_off,
+                p_bad=t.best_pg, on_good=on_g, s=int((t.supp.sum(0) - 1).max()), noise_shape=noise_shape)
+
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #f401c200
 BOUNDS: dict = {}         # registry key -> its bound function, filled by `register_bound`
