@@ -29,6 +29,8 @@ def _violate(msg, check):
     if check == "raise": raise ValueError(msg)
     if check == "warn": warnings.warn(msg, BoundConditionWarning, stacklevel=3)
 
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #aa0af60a
 def spectrum_terms(k: int, *, eigenvalues=None, Sigma=None):
     "(lambda_1, lambda_k, lambda_{k+1}) from a spectrum or a covariance matrix; requires lambda_k > lambda_{k+1}."
     if (eigenvalues is None) == (Sigma is None): raise ValueError("eigenvalues, Sigma: give exactly one of them")
@@ -46,6 +48,8 @@ def effective_noise_variance(k: int, *, eigenvalues=None, Sigma=None) -> float:
     l1, lk, lk1 = spectrum_terms(k, eigenvalues=eigenvalues, Sigma=Sigma)
     return l1 * lk1 / (lk - lk1) ** 2
 
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #764f8ccd
 def _n(n):
     a = np.asarray(n, dtype=np.float64)
     if not np.all(np.isfinite(a)) or np.any(a <= 0): raise ValueError(f"n: expected positive sample sizes, got {n!r}")
@@ -147,6 +151,8 @@ def theorem3_lower(n, p: int, k: int, s: int, epsilon: float, *, eigenvalues=Non
     if np.any(n < n_min): _violate(f"Theorem 3 needs n >= C_n (s-k) sigma^2 (k + log p) / eps^2 = {n_min:.3g}", check)
     return _out(check_positive(C, "C") * s2 * k * s * math.log(p) / (n * eps ** 2))
 
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #a679aec0
 @rate_class("Theorem 4's rate for Algorithm 2 ((epsilon, delta)-LDP, row-sparse), constants unknown", "upper", "approximate", "local_sparse_pca",
             "Wang & Xu, Theorem 4 (Algorithm 2, Fantope program on Gaussian reports)", sparse=True)
 def theorem4_upper(n, p: int, k: int, s: int, epsilon: float, delta: float, *, eigenvalues=None, Sigma=None,

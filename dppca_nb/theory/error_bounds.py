@@ -45,9 +45,12 @@ class ErrorBounds:
         "upper / lower (inf where lower = 0)."
         return self.upper / self.lower if self.lower > 0 else math.inf
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #8515f204
 def projection_cap(p: int, k: int) -> float:
     "The largest possible ||P_hat - P||_F between two k-dimensional projectors in R^p: sqrt(2 min(k, p - k))."
     return math.sqrt(2 * min(k, p - k))
+
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #5b1f747f
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class NoiseMoments:
         u = max(a - self.op_mean, 0.0)
         return math.exp(-u * u / (2 * self.lipschitz ** 2))
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #d0bab65e
 def noise_moments(p: int, k: int, scale: float, noise_shape: str = "vecd") -> NoiseMoments:
     "The moments of Z = `scale` x ('vecd', the package default: diagonal N(0, 1), off-diagonal N(0, 1/2); 'upper': every upper-triangle entry N(0, 1))."
     check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
@@ -79,6 +84,7 @@ def noise_moments(p: int, k: int, scale: float, noise_shape: str = "vecd") -> No
     return NoiseMoments(noise_shape, t, t * (math.sqrt(2 * p) + math.sqrt(2 * math.log(2))), t,
                         t * t * p * (p + 1) / 2, t * t * k * (p + 1) / 2, t * t * k * (p - k) / 2,
                         max(t * t * (k * (p - k) - 1) / 2, 0.0))
+
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #8207c709
 @dataclass(frozen=True)
@@ -106,6 +112,8 @@ class SamplingMoments:
         if not np.isfinite(m) or not np.isfinite(self.kurtosis): return math.sqrt(c)
         return max((m + c) ** 1.5 / math.sqrt(self.kurtosis * m * m + 2 * c * m + c * c) if m + c > 0 else 0.0, math.sqrt(c))
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #15c841c8
 def _lam(eigenvalues, p=None):
     lam = np.sort(np.asarray(eigenvalues, dtype=np.float64).ravel())[::-1]
     if lam.size < 2 or not np.isfinite(lam).all() or lam.min() < 0:
@@ -113,6 +121,8 @@ def _lam(eigenvalues, p=None):
     if p is not None and lam.size != p: raise ValueError(f"eigenvalues: expected {p} values (one per coordinate), got {lam.size}")
     return lam
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #9115bc4b
 def gaussian_sampling_moments(eigenvalues, n: int, k: int) -> SamplingMoments:
     "Moments of S_n - Sigma for n i.i.d. N(0, Sigma) rows, Sigma with the given spectrum (exact Gaussian fourth moments)."
     lam = _lam(eigenvalues); p = lam.size; n = check_int(n, "n", allow_float=True)
@@ -137,6 +147,7 @@ def no_sampling(eigenvalues, k: int) -> SamplingMoments:
     lam = _lam(eigenvalues)
     return SamplingMoments("none", lam, k, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, lambda b: 0.0)
 
+
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #16112191
 _SPLITS = np.linspace(0.0, 1.0, 41)
 
@@ -150,6 +161,8 @@ def _tail_sum(t, noise, samp, splits=None):
         best = min(best, pz + pd)
     return best
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #c3661301
 _THETAS = np.concatenate([np.geomspace(1e-3, 0.49, 40), np.linspace(0.5, 0.97, 24)])
 
 def noisy_top_k_bounds(noise: NoiseMoments, samp: SamplingMoments) -> dict:
@@ -188,6 +201,7 @@ def noisy_top_k_bounds(noise: NoiseMoments, samp: SamplingMoments) -> dict:
     if ey > 0: lower = max(lower, math.sqrt(2) * ey * ey / (spread * ey + (1 + math.sqrt(2)) * math.sqrt(y2_lo * e2op)))
     return dict(lower=min(lower, cap), upper=upper, how=how, gap=gap, spread=spread, cap=cap, op=op)
 
+
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #00cdb913
 def _laplace_integral(f, lam):
     "int_0^inf f(t) prod_l (1 + 2 lam_l t)^(-1/2) dt, over t = u / (1 - u) on [0, 1) (numerical quadrature)."
@@ -201,6 +215,8 @@ def spherical_kendall_spectrum(eigenvalues) -> np.ndarray:
     lam = _lam(eigenvalues)
     return np.array([_laplace_integral(lambda t, l=l: l / (1 + 2 * l * t), lam) for l in lam])
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #789a40bf
 _GL_U, _GL_W = np.polynomial.legendre.leggauss(160)
 
 def kendall_zeta1_cross(eigenvalues, k: int) -> dict:
@@ -215,6 +231,8 @@ def kendall_zeta1_cross(eigenvalues, k: int) -> dict:
     ratio = lambda l: (1 / (3 * l)) / ((2 / (3 * l) + 2 * S_) * (2 / (3 * l) + 2 * T_) - 1 / (9 * l * l))
     return {(float(li), float(lj)): float((base * ratio(li) * ratio(lj)).sum()) for li in np.unique(lam[k:]) for lj in np.unique(lam[:k])}
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #397e1edc
 def kendall_sampling_moments(eigenvalues, n: int, k: int, design: str = "full", degree: int | None = None,
                              rows: str = "gaussian") -> SamplingMoments:
     """Moments of K_n - K for the spherical Kendall's tau (kernel g g^T, ||g|| = 1) of n Gaussian (or elliptical) rows.
@@ -260,6 +278,7 @@ def kendall_sampling_moments(eigenvalues, n: int, k: int, design: str = "full", 
     return SamplingMoments(f"spherical Kendall ({design} design)", kap, k, op, 2 / n * (1 - (kap ** 2).sum()),
                            2 / n * float((kap[:k] - kap[:k] ** 2).sum()), 2 / n * z2, cross_exact, math.nan, tail, cross_lower)
 
+
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #94c8132f
 def _cauchy_fro_tail(r, D):
     "P(||Z||_F > r) for D i.i.d. standard Cauchy entries: union over |z| > m plus Markov on the truncated squares, best of m in {r/2, r, 2r} (r a number or an array)."
@@ -271,6 +290,8 @@ def _cauchy_fro_tail(r, D):
     best = np.where(r > 0, best, 1.0)
     return float(best) if best.ndim == 0 else best
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #d19bb0ff
 _CAUCHY_M = np.geomspace(0.5, 1e5, 240)
 
 def _cauchy_truncated_terms(p: int, k: int):
@@ -720,6 +741,8 @@ def _gaussian_release_bounds(key, model, n, p, k, epsilon, delta, eigenvalues, d
         notes.append(f"lower divides by lambda_1 - lambda_p = {r['spread']:.3g}, not the gap {r['gap']:.3g}: looser by their ratio")
     return _topk_result(key, r["lower"], r["upper"], lam, n, cap, data, _TOPK_CLASS, notes)
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #9fd4a35d
 def analyze_gauss_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
                          data: str = "gaussian", sensitivity_rule: str = "tight", calibration: str = "analytic",
                          noise_shape: str = "vecd") -> ErrorBounds:
@@ -736,6 +759,7 @@ def local_gaussian_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0,
 
 register_bound("analyze_gauss", analyze_gauss_bounds)
 register_bound("local_gaussian_pca", local_gaussian_bounds, names={"local_gaussian": {}})
+
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #feaf1498
 def g_dppca_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
