@@ -249,8 +249,6 @@ def gaussian_gamma(Sigma, factor: float = 4.0) -> float:
     return check_positive(factor, "factor") * float(np.max(np.diag(A)))
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #98354418
-from ..core.validation import check_choice                 # noqa: E402
-from ..privacy.mechanisms import NOISE_SHAPES              # noqa: E402
 from ..algorithms.local import local_noise_sigma           # noqa: E402  (the local reports' calibration)
 
 def local_critical_n(p: int, eigengap: float, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",

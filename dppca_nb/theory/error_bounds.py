@@ -867,19 +867,19 @@ def sparse_sign_fano_lower(n: float, p: int, s: int, spike: float, c: float, rep
 
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #2312761e
-def fantope_duality_gap(S, result, lam: float) -> float:
-    """Certified optimisation gap of a Fantope-ADMM result: an upper bound on max_F (<S, X> - lam ||X||_1) minus the objective at `result.X`.
+def fantope_duality_gap(S, result, penalty: float) -> float:
+    """Certified optimisation gap of a Fantope-ADMM result: an upper bound on max_F (<S, X> - penalty ||X||_1) minus the objective at `result.X`.
 
-    Weak duality: for every Lambda with |Lambda_ij| <= lam, max_{X in F^k} <S, X> - lam ||X||_1 <= (sum of the top k
-    eigenvalues of S - Lambda); ADMM's scaled dual gives Lambda = ||S||_2 rho U (clipped to the box, so always feasible).
+    Weak duality: for every Lambda with |Lambda_ij| <= penalty, max_{X in F^k} <S, X> - penalty ||X||_1 <= (sum of the top k
+    eigenvalues of S - Lambda); ADMM's scaled dual gives Lambda = ||S||_2 admm_step U (clipped to the box, so always feasible).
 
     Parameters
     ----------
     S : array_like, shape (p, p)
         The symmetric matrix the program was solved for (not modified).
     result : FantopeResult
-        The output of `algorithms.fantope.fantope_admm` for `S` and `lam` (its X lies in the Fantope).
-    lam : float >= 0
+        The output of `algorithms.fantope.fantope_admm` for `S` and `penalty` (its X lies in the Fantope).
+    penalty : float >= 0
         The l1 penalty used.
 
     Returns
@@ -888,7 +888,7 @@ def fantope_duality_gap(S, result, lam: float) -> float:
         eta >= 0 (0 where rounding makes the computed gap negative).
     """
     S = np.asarray(S, dtype=np.float64)
-    lam = check_positive(lam, "lam", allow_zero=True)
+    lam = check_positive(penalty, "penalty", allow_zero=True)
     X = getattr(result, "X", None)
     if X is None or np.shape(X) != S.shape: raise ValueError(f"result: expected a FantopeResult for a {S.shape} problem")
     k = int(round(float(np.trace(X))))
