@@ -901,7 +901,7 @@ def fantope_duality_gap(S, result, penalty: float) -> float:
 def _fantope_upper(lam1, gap, s, n, p, sig, pen, eta, noise_shape, cap, n_t=15):
     """min over t in (0, pen] of min(cap, 2 x(t)) (1 - beta(t)) + cap beta(t), x(t) = ((pen + t) s + sqrt((pen + t)^2 s^2 + 2 gap eta)) / gap,
     beta(t) >= P(||S_hat - Sigma||_max > t) by a union over the upper triangle; every entry's product dominated by
-    (a, b) = (lambda_1, 0) on the diagonal and (lambda_1, lambda_1) off it (the centred log-MGF grows in a and b)."""
+    (a, b) = (lambda_1, 0) on the diagonal and (lambda_1, lambda_1) off it (the centered log-MGF grows in a and b)."""
     tau = sig / math.sqrt(n); off = tau / math.sqrt(2) if noise_shape == "vecd" else tau
     a, b, S_ = np.array([lam1, lam1]), np.array([0.0, lam1]), np.array([lam1, 0.0])
     sd, cnt = np.array([tau, off]), np.array([p, p * (p - 1) / 2])
