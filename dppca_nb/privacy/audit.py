@@ -12,14 +12,14 @@ import numpy as np
 from scipy import special, stats
 from ..core.validation import as_generator, check_epsilon, check_delta, check_positive, check_int, check_choice
 from .mechanisms import gaussian_sigma, gaussian_epsilon, gaussian_delta, symmetric_gaussian
-from .contract import Release
+from .contract import Contract, Plan, Release
 
 # %% auto #0
 __all__ = ['clopper_pearson', 'AuditResult', 'audit_samples', 'audit_mechanism', 'second_moment_neighbours',
-           'diagonal_difference', 'tilt_statistic', 'half_noise_epsilon', 'gaussian_output_audit', 'moment_coordinates',
-           'moment_noise', 'eigenvalue_neighbours', 'laplace_log_ratio', 'add_remove_neighbours', 'ProfileAudit',
-           'gaussian_profile_audit', 'published_values', 'MetadataAudit', 'audit_published', 'SupportAudit',
-           'output_bits', 'support_samples', 'support_audit', 'audit_table', 'plot_audits']
+           'diagonal_difference', 'tilt_statistic', 'half_noise_epsilon', 'audit_plan', 'gaussian_output_audit',
+           'moment_coordinates', 'moment_noise', 'eigenvalue_neighbours', 'laplace_log_ratio', 'add_remove_neighbours',
+           'ProfileAudit', 'gaussian_profile_audit', 'published_values', 'MetadataAudit', 'audit_published',
+           'SupportAudit', 'output_bits', 'support_samples', 'support_audit', 'audit_table', 'plot_audits']
 
 # %% ../../nbs/03_privacy/05_audit.ipynb #a416b56d
 def clopper_pearson(k, m: int, alpha: float = 0.05):
@@ -229,6 +229,31 @@ def half_noise_epsilon(epsilon: float, delta: float, sensitivity: float = 1.0, c
     "The epsilon whose Gaussian noise is half the noise of the claim (epsilon, delta): a planted bug's request."
     sigma = gaussian_sigma(epsilon, delta, sensitivity, calibration)
     return gaussian_epsilon(sigma / 2, delta, sensitivity)
+
+# %% ../../nbs/03_privacy/05_audit.ipynb #5cc36db7
+def audit_plan(plan, dataset, neighbour, *, statistic, epsilon: float | None = None, delta: float | None = None,
+               n_trials: int = 1000, random_state=None, **options) -> AuditResult:
+    """`audit_mechanism` of `plan.release(data, rng)`, against the (epsilon, delta) of the plan's contract unless given.
+
+    Parameters
+    ----------
+    plan : Plan
+        A mechanism fixed before the data, planned for the shape of `dataset` and `neighbour`.
+    dataset, neighbour : array
+        D and D' (replace-one: one shape).
+    statistic : callable
+        statistic(Release) -> float.
+    epsilon, delta : float or None
+        The claim audited (None: the contract's).
+    n_trials, random_state, options
+        As in `audit_mechanism` (options: alpha, selection_fraction, n_thresholds).
+    """
+    if not isinstance(plan, Plan): raise TypeError(f"plan: expected a privacy.contract.Plan, got {type(plan).__name__}")
+    c: Contract = plan.contract
+    return audit_mechanism(lambda X, rng: plan.release(X, rng), dataset, neighbour, statistic=statistic,
+                           epsilon=c.epsilon if epsilon is None else epsilon, delta=c.delta if delta is None else delta,
+                           n_trials=n_trials, random_state=random_state, **options)
+
 
 # %% ../../nbs/03_privacy/05_audit.ipynb #7d3fa146
 def _pair_of_means(a, b, names=("mean", "mean_neighbour")):
