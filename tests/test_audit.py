@@ -6,10 +6,11 @@ nbs/03_privacy/05_audit.ipynb; the floating-point support audit also in tests/te
 import numpy as np
 import pytest
 
-from dppca_nb.privacy.audit import (add_remove_neighbours, audit_mechanism, audit_published, audit_samples,
-                                    eigenvalue_neighbours, gaussian_output_audit, gaussian_profile_audit,
+from dppca_nb.privacy.audit import (add_remove_neighbours, audit_mechanism, audit_plan, audit_published, audit_samples,
+                                    diagonal_difference, eigenvalue_neighbours, gaussian_output_audit, gaussian_profile_audit,
                                     laplace_log_ratio, moment_coordinates, moment_noise, published_values,
                                     second_moment_neighbours, support_audit, support_samples)
+from dppca_nb.privacy.releases import plan_second_moment
 
 Z = np.zeros(100)
 
@@ -106,3 +107,13 @@ def test_support_audit_bad_input():
         support_audit(None, 0, 0, epsilon=1.0)
     with pytest.raises(ValueError, match="n_trials"):
         support_audit(lambda X, rng: 0.0, 0, 0, epsilon=1.0, n_trials=5)
+
+
+def test_audit_plan_bad_input():
+    D, Dp = second_moment_neighbours(3)
+    with pytest.raises(TypeError, match="plan: expected a privacy.contract.Plan"):
+        audit_plan(_mech, D, Dp, statistic=_stat)
+    with pytest.raises(ValueError, match="n_trials"):
+        audit_plan(plan_second_moment(3, 2, 1.0, 1e-5), D, Dp, statistic=diagonal_difference, n_trials=5)
+    with pytest.raises(ValueError, match="epsilon"):
+        audit_plan(plan_second_moment(3, 2, 1.0, 1e-5), D, Dp, statistic=diagonal_difference, epsilon=-1.0, n_trials=20)
