@@ -10,34 +10,44 @@ __all__ = []
 __version__ = "0.1.0"
 import importlib
 
-_API = {                               # public name -> the module (under dppca_nb) that defines it
-    # the scikit-learn estimators
-    "AnalyzeGaussPCA": "estimators", "LocalGaussianPCA": "estimators", "LocalSparsePCA": "estimators",
-    "SmoothSensitivityPCA": "estimators", "RobustKendallPCA": "estimators", "PureDPPCA": "estimators", "PureDPSubspace": "estimators",
-    "DPThresholdCovariance": "estimators", "privacy_table": "estimators", "ClippingWarning": "estimators",
+__all__ = [
+    # the scikit-learn estimators, generated from the algorithm registry
+    "AnalyzeGaussPCA", "LocalGaussianPCA", "LocalSparsePCA", "SmoothSensitivityPCA", "RobustKendallPCA", "PureDPPCA",
+    "PureDPSubspace", "DPThresholdCovariance", "privacy_table", "ClippingWarning",
     # private preprocessing and pipelines (the budget of every step on one accountant)
-    "PrivateStandardScaler": "preprocessing", "PrivatePipeline": "preprocessing", "private_pipeline": "preprocessing",
-    "check_pipeline": "preprocessing",
+    "PrivateStandardScaler", "PrivatePipeline", "private_pipeline", "check_pipeline",
     # the algorithms as functions (paper notation: each returns V, p x k, or the released matrix)
-    "analyze_gauss": "algorithms.baselines", "sgpca": "algorithms.baselines", "nsggd": "algorithms.baselines",
-    "local_gaussian_pca": "algorithms.local", "local_sparse_pca": "algorithms.local_sparse",
-    "dp_threshold_covariance": "algorithms.sparse_cov", "smooth_sensitivity_pca": "algorithms.smooth",
-    "pure_dp_pca": "algorithms.pure", "pure_dp_subspace": "algorithms.pure", "kendall_tau": "algorithms.kendall", "g_dppca": "algorithms.robust",
+    "analyze_gauss", "sgpca", "nsggd", "local_gaussian_pca", "local_sparse_pca", "dp_threshold_covariance",
+    "smooth_sensitivity_pca", "pure_dp_pca", "pure_dp_subspace", "g_dppca", "kendall_tau",
     # the error bounds of each method, with explicit constants
-    "error_bounds": "theory.error_bounds",
+    "error_bounds",
     # the budget
-    "PrivacyAccountant": "privacy.accounting",
+    "PrivacyAccountant",
+]
+
+_HOMES = {                             # public name that is not a registered algorithm's -> its module under dppca_nb
+    "privacy_table": "estimators", "ClippingWarning": "privacy.centering", "PrivateStandardScaler": "preprocessing",
+    "PrivatePipeline": "preprocessing", "private_pipeline": "preprocessing", "check_pipeline": "preprocessing",
+    "kendall_tau": "algorithms.kendall", "error_bounds": "theory.error_bounds", "PrivacyAccountant": "privacy.accounting",
 }
-__all__ = list(_API)                   # what `from dppca_nb import *` brings: the whole table
 
 # %% ../nbs/11_api/00_api.ipynb #756cd00b
+def _registered(name: str):
+    "The function or the estimator of the registered algorithm called `name`, or None."
+    from dppca_nb.algorithms.registry import algorithms
+    for alg in algorithms().values():
+        if name == alg.estimator: return getattr(importlib.import_module(f"{__name__}.estimators"), name)
+        if name == alg.key: return getattr(importlib.import_module(alg.function.__module__), name)
+    return None
+
 def __getattr__(name: str):
     "Import the module that defines the public `name` on first use (PEP 562); an unknown name raises AttributeError."
-    if name not in _API: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_API[name]}"), name)
+    if name in _HOMES: value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    elif name.startswith("_") or (value := _registered(name)) is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value            # later lookups find it directly, without calling __getattr__
     return value
 
 def __dir__() -> list[str]:
     "The module's own names and the whole public API, loaded or not."
-    return sorted(set(globals()) | set(_API))
+    return sorted(set(globals()) | set(__all__))

@@ -7,161 +7,165 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
-import inspect
 import io
 import json
 import math
 import os
+import re
 import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 import numpy as np
-from dataclasses import replace
-from typing import NamedTuple
-from .core.validation import public_info, check_int, check_k
 from .core.linalg import top_k_eigvecs
-from .algorithms.registry import REGISTRY
+from .core.validation import check_k
+from .privacy.contract import Release
+from .privacy.centering import ClippingWarning
+from .algorithms.registry import (Algorithm, Parameter, PARAMETERS, algorithms, get_algorithm, parameter,
+                                          check_parameter)
 
 # %% auto #0
-__all__ = ['METHODS', 'NOT_SHOWN', 'FLAGS', 'DIAGNOSTICS_LABEL', 'DEFAULT_RADIUS_NOTE', 'Method', 'CLIError', 'method_settings',
-           'plan_method', 'run_method', 'select_columns', 'read_numeric_csv', 'read_mean', 'check_output',
-           'privacy_statement', 'estimator_for', 'parse_radius', 'fit_estimator', 'diagnostics_text',
-           'released_components', 'fit_record', 'site_renderer', 'render_docs', 'build_parser', 'main']
+__all__ = ['NOT_SHOWN', 'DIAGNOSTICS_LABEL', 'DEFAULT_RADIUS_NOTE', 'CLIError', 'method_name', 'get_method', 'budget_delta',
+           'fit_options', 'parse_option', 'select_columns', 'read_numeric_csv', 'read_mean', 'check_output',
+           'estimator_for', 'flag_of', 'fit_estimator', 'fit_release', 'diagnostics_text', 'fit_record',
+           'site_renderer', 'render_docs', 'option_flags', 'build_parser', 'main']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
-class Method(NamedTuple):
-    """A `dppca fit --method`: read from the algorithm registry.
-
-    Parameters
-    ----------
-    module : str
-        Module of the function.
-    function : str
-        Name of the function.
-    delta : str
-        Whether the method takes a delta ("delta") or is pure DP.
-    summary : str
-        One-line description.
-    key : str
-        Its key in the algorithm registry.
-    """
-    module: str
-    function: str
-    delta: str          # "delta" (needs --delta), "optional" (pure when --delta is 0 or omitted), "none" (pure DP)
-    summary: str
-    key: str            # the registry key
-
-_DELTA_KIND = {"approximate": "delta", "pure when delta = 0": "optional", "pure": "none"}
-
-def _methods() -> dict:
-    "{cli name: Method} for every registered algorithm with a command-line name."
-    return {a.cli: Method(*a.function.rsplit(".", 1), _DELTA_KIND[a.measure], a.summary, a.key)
-            for a in REGISTRY.values() if a.cli is not None}
-
-METHODS = _methods()
-
 class CLIError(Exception):
     "A user error: printed as one line, exit status 2."
 
-def _algorithm(method):
-    if method not in METHODS:
-        raise CLIError(f"--method: unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    return REGISTRY[METHODS[method].key]
-
-def _resolve(method):
-    alg = _algorithm(method)
-    try: return alg.func
-    except (ImportError, AttributeError):
-        raise CLIError(f"--method: {method!r} needs {alg.function}, which this installation does not provide") from None
-
-def method_settings(f) -> dict:
-    """The settings `fit` passes to every method that has them: the tight sensitivity and the analytic calibration.
+def method_name(alg: Algorithm) -> str:
+    """How `fit` writes a method: its registry key with dashes (`--method` accepts every name in `alg.names`).
 
     Parameters
     ----------
-    f : callable
-        The method's function.
+    alg : Algorithm
+        A registered algorithm.
+
+    Returns
+    -------
+    str
+        E.g. "analyze-gauss".
+    """
+    return alg.key.replace("_", "-")
+
+def get_method(method: str) -> Algorithm:
+    """The registered algorithm that `--method method` names (its key, dashed key or an alias).
+
+    Parameters
+    ----------
+    method : str
+        Any name in an entry's `names`.
+
+    Returns
+    -------
+    Algorithm
+        The entry; a CLIError naming --method and listing the methods if there is none.
+    """
+    try: return get_algorithm(method)
+    except KeyError:
+        known = ", ".join(method_name(a) for a in algorithms().values())
+        raise CLIError(f"--method: unknown method {method!r}; choose one of {known}") from None
+
+# %% ../nbs/09_cli/00_cli.ipynb #7dfd71d9
+def budget_delta(method: str, delta: float | None) -> float:
+    """The delta `--method method` runs with, by its registered measure.
+
+    Parameters
+    ----------
+    method : str
+        A name of a registered algorithm.
+    delta : float in [0, 1) or None
+        The --delta given (None: omitted).
+
+    Returns
+    -------
+    float
+        `delta`; 0.0 when omitted for a method that is pure (or pure when delta = 0). A CLIError naming --delta when an
+        (epsilon, delta) method has none, or a pure one is given one.
+    """
+    alg, flag = get_method(method), PARAMETERS["delta"].cli_flag
+    if alg.measure == "approximate" and delta is None:
+        raise CLIError(f"{flag}: method {method!r} is (epsilon, delta)-DP and needs {flag} in (0, 1)")
+    if alg.measure == "pure" and delta not in (None, 0, 0.0):
+        raise CLIError(f"{flag}: method {method!r} is pure epsilon-DP; omit {flag}")
+    return 0.0 if delta is None else float(delta)
+
+# %% ../nbs/09_cli/00_cli.ipynb #5e465ce0
+_FIT_OWN = ("n_components", "epsilon", "delta", "random_state", "mean")   # -k, the budget, --seed, --mean FILE
+
+def _described(name: str, alg: Algorithm) -> Parameter:
+    "The table's description of option `name` of `alg` (TRANSITION: an entry not yet planned in its module: a number or a word)."
+    try: return parameter(name, alg.parameters)
+    except KeyError:
+        if getattr(alg.planner, "option_defaults", None) is None or name not in alg.options: raise
+        return Parameter(name, "a number or a word", "An option of the algorithm (see its function).")
+
+def fit_options(alg: Algorithm) -> dict:
+    """The options `fit` takes for `alg` besides its own arguments: the estimator's parameters that have a flag.
+
+    Parameters
+    ----------
+    alg : Algorithm
+        A registered algorithm.
 
     Returns
     -------
     dict
-        sensitivity="tight" and calibration="analytic", for the parameters `f` has.
+        {flag: parameter name}, e.g. {"--radius": "radius", "--centering": "centering", ...}, in the estimator's order.
     """
-    params = inspect.signature(f).parameters
-    return {k: v for k, v in (("sensitivity", "tight"), ("calibration", "analytic")) if k in params}
+    from dppca_nb.estimators import fit_parameters              # scikit-learn: loaded when a method is run
+    out = {}
+    for name in fit_parameters(alg):
+        flag = None if name in _FIT_OWN else _described(name, alg).cli_flag
+        if flag is not None: out[flag] = name
+    return out
 
-def _delta(method, delta):
-    "The delta a method is run with (None for pure DP), or a CLIError naming --delta."
-    kind = METHODS[method].delta
-    if kind == "delta":
-        if delta is None: raise CLIError(f"--delta: method {method!r} is (epsilon, delta)-DP and needs --delta in (0, 1)")
-        return delta
-    if kind == "optional": return 0.0 if delta is None else delta
-    if delta not in (None, 0, 0.0): raise CLIError(f"--delta: method {method!r} is pure epsilon-DP; omit --delta")
-    return None
+# %% ../nbs/09_cli/00_cli.ipynb #97e89e7b
+_NO = object()
 
-def plan_method(method: str, n: int, p: int, k: int, epsilon: float, delta: float | None = None):
-    """The Contract of `fit --method method` on n x p data (from public quantities only: printed by `fit`).
+def _read(text: str, accepts):
+    "`text` read as one kind of value of registry.ACCEPTS (or a tuple of words), unchecked; _NO if it is not one."
+    t = text.strip()
+    if isinstance(accepts, tuple): return t if t in accepts else _NO
+    if accepts == "none": return None if t.lower() == "none" else _NO
+    if accepts == "bool": return {"true": True, "false": False}.get(t.lower(), _NO)
+    try:
+        if accepts.startswith("int") or accepts == "random_state": return int(t)
+        if accepts.startswith("real") or accepts == "inf": return float(t)
+        if accepts == "array": return tuple(float(x) for x in t.split(","))
+    except ValueError: pass
+    return _NO
+
+def parse_option(text: str, name: str, alg: Algorithm, flag: str):
+    """The value of option `name` of `alg` given as `flag text`: read by what its Parameter accepts, then checked.
 
     Parameters
     ----------
-    method : str
-        A `fit --method` name from the algorithm registry.
-    n : int >= 1
-        Number of rows (public).
-    p : int >= 1
-        Number of columns.
-    k : int >= 1
-        Number of components.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1) or None
-        Failure probability (None for a pure-DP method; required otherwise).
+    text : str
+        The flag's text.
+    name : str
+        The parameter's name.
+    alg : Algorithm
+        The method (its own parameters first, then the shared table).
+    flag : str
+        The flag, named in the error.
 
     Returns
     -------
-    Contract
-        The guarantee of the run, from public quantities only.
+    object
+        The value (a word, a number, None, a bool, a tuple of numbers); a CLIError naming the flag and the parameter's
+        type if no reading is accepted.
     """
-    alg = _algorithm(method)
-    kw = {o: v for o, v in method_settings(_resolve(method)).items() if o in alg.options}
-    c = alg.plan(n, p, k, epsilon, _delta(method, delta), **kw)
-    if alg.output == "covariance": c = replace(c, mechanism=c.mechanism + "; its top-k eigenvectors (post-processing)")
-    return c
-
-def run_method(method: str, X, k: int, epsilon: float, delta: float | None = None, *, random_state=None):
-    """Run a `fit` method on `X` (tight sensitivity, analytic calibration); return `(components k x p, info dict)`.
-
-    Parameters
-    ----------
-    method : str
-        A `fit --method` name from the algorithm registry.
-    X : array (n, p)
-        Data rows.
-    k : int >= 1
-        Number of components.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1) or None
-        Failure probability (None for a pure-DP method; required otherwise).
-    random_state : int or None
-        Seed of the noise.
-
-    Returns
-    -------
-    tuple (ndarray (k, p), dict)
-        (components, info): the private release and its info.
-    """
-    alg, f = _algorithm(method), _resolve(method)
-    kw, dlt = method_settings(f), _delta(method, delta)
-    if alg.output == "covariance":
-        from dppca_nb.core.linalg import top_k_eigvecs
-        from dppca_nb.core.validation import check_k, check_data
-        k = check_k(k, check_data(X).shape[1])
-        S, info = alg.run(X, k, epsilon, dlt, random_state=random_state, **kw)
-        return top_k_eigvecs(S, k).T, info
-    V, info = alg.run(X, k, epsilon, dlt, random_state=random_state, **kw)
-    return np.asarray(V).T, info
+    par = _described(name, alg)
+    if not par.accepts:                       # TRANSITION: an undescribed option, checked by its algorithm
+        return next((v for a in ("int>=0", "real>0", "none", "bool") if (v := _read(text, a)) is not _NO), text)
+    for a in par.accepts:
+        v = _read(text, a)
+        if v is _NO: continue
+        try: return check_parameter(v, name, alg.parameters)
+        except (ValueError, TypeError): continue
+    raise CLIError(f"{flag}: expected {par.kind}, got {text!r}")
 
 # %% ../nbs/09_cli/00_cli.ipynb #e4b306d8
 def _data_text(path, what: str = "DATA") -> tuple[str, str]:
@@ -180,6 +184,7 @@ def _data_text(path, what: str = "DATA") -> tuple[str, str]:
     try: return raw.decode("utf-8-sig"), name
     except UnicodeDecodeError as e: raise CLIError(f"{what}: {name} is not UTF-8 text (byte {e.start})") from None
 
+# %% ../nbs/09_cli/00_cli.ipynb #f4fff50b
 def select_columns(spec: str, header, width: int, flag: str = "--columns") -> list:
     """The 0-based indices named by `spec`: comma-separated header names or 1-based column numbers; a CLIError naming `flag`.
 
@@ -216,6 +221,7 @@ def select_columns(spec: str, header, width: int, flag: str = "--columns") -> li
         out.append(j)
     return out
 
+# %% ../nbs/09_cli/00_cli.ipynb #5ad12a7d
 def _read_table(path, delimiter=",", columns=None, drop=None, what="DATA"):
     "(X, names, has_header) of a numeric CSV, only the selected columns parsed; errors count the data rows from 1."
     text, name = _data_text(path, what)
@@ -265,6 +271,7 @@ def _num(x):
     try: return float(x)
     except ValueError: return None
 
+# %% ../nbs/09_cli/00_cli.ipynb #5476dc03
 def read_numeric_csv(path, delimiter: str = ",", *, columns=None, drop=None):
     """Read a numeric CSV (a path, a .gz file, or '-' for standard input); return `(X, column names)`.
 
@@ -290,7 +297,6 @@ def read_numeric_csv(path, delimiter: str = ",", *, columns=None, drop=None):
     """
     X, names, _ = _read_table(path, delimiter, columns, drop)
     return X, names
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #706a67c4
 def read_mean(path, names, delimiter: str = ","):
@@ -356,203 +362,154 @@ NOT_SHOWN = ("Clipped-row counts and other exact functions of the data are curat
              "(not differentially private): they are not shown, nor written to OUT or OUT.json "
              "(--diagnostics shows them to you, the curator, on standard error).")
 
-def privacy_statement(info: dict, n: int, *, p: int | None = None, k: int | None = None) -> str:
-    """One line stating the guarantee of a release, from the public part of its `info` and the public n, p, k.
-
-    Parameters
-    ----------
-    info : dict
-        A release's info (its `diagnostics_not_private` are ignored).
-    n : int >= 1
-        Number of rows (public).
-    p : int or None
-        Number of columns.
-    k : int or None
-        Number of components.
-
-    Returns
-    -------
-    str
-        One line stating the guarantee.
-    """
-    pub = public_info(info)
-    eps, dlt = float(pub["epsilon"]), float(pub.get("delta", 0.0) or 0.0)
-    nb = pub.get("neighbouring", "replace-one")
-    kind = "LDP" if str(nb).startswith("local") else "DP"
-    cert = pub.get("epsilon_certified")
-    shown = float(cert) if cert is not None and cert > eps * (1 + 1e-9) else eps   # the noise certifies less: say so
-    guarantee = f"({shown:.4g}, {dlt:g})-{kind}" if dlt else f"pure {shown:.4g}-{kind}"
-    if pub.get("worst_case_dp") is False: guarantee += f" only on data of its model, NOT worst-case {kind}"   # SGPCA's
-    if shown != eps: guarantee += f" (certified; the requested epsilon={eps:g} is not)"
-    shape = f"n={n}" + ("" if p is None else f", p={p}") + ("" if k is None else f", k={k}")
-    noise = [f"{name} {pub[key]:.4g}" for key, name in (("sensitivity", "sensitivity"), ("sigma", "noise sd"),
-                                                         ("scale", "noise scale"))
-             if isinstance(pub.get(key), (int, float)) and not isinstance(pub.get(key), bool)]
-    return (f"Released under {guarantee} ({nb} neighbours): {pub.get('mechanism', '?')}; {shape}"
-            + (f"; {', '.join(noise)}" if noise else "") + ".")
-
 # %% ../nbs/09_cli/00_cli.ipynb #15ea5210
-def estimator_for(method: str):
-    """The scikit-learn estimator class that `fit --method method` runs (the one whose registry entry is the method's).
+def estimator_for(method: str) -> type:
+    """The estimator class `fit --method method` runs.
 
     Parameters
     ----------
     method : str
-        A `fit --method` name from the algorithm registry.
+        A name of a registered algorithm.
 
     Returns
     -------
     type
-        The estimator class.
+        The entry's estimator (`Algorithm.estimator`), else one `estimators.make_estimator` builds from the entry.
     """
-    alg = _algorithm(method)
-    from dppca_nb.estimators import ESTIMATORS
-    hits = [cls for _, cls in ESTIMATORS.values() if cls._algorithm_entry().key == alg.key]
-    if not hits: raise CLIError(f"--method: {method!r} ({alg.key}) has no estimator in dppca_nb.estimators")
-    return hits[0]
+    from dppca_nb.estimators import available_estimators, make_estimator
+    alg = get_method(method)
+    if alg.estimator: return available_estimators()[alg.estimator]
+    return make_estimator(replace(alg, estimator="".join(w.capitalize() for w in alg.key.split("_"))))
 
-# an estimator's argument -> the flag a user gave it with (an error about the argument names the flag)
-FLAGS = {"n_components": "-k", "k": "-k", "epsilon": "--epsilon", "delta": "--delta", "radius": "--radius",
-         "centering": "--center", "mean": "--mean", "mean_radius": "--mean-radius", "X": "DATA",
-         "winsorization_radius": "--winsorization-radius"}
+# %% ../nbs/09_cli/00_cli.ipynb #3532e2af
+_OWN_FLAGS = {"X": "DATA", "mean": "--mean"}     # the data and the public mean's file: fit's own inputs
 
-def _flag_error(e: Exception) -> CLIError:
-    "The estimator's error, its first word (the argument) replaced by the flag that set it."
-    msg = str(e).strip("'\"").splitlines()[0] if str(e) else type(e).__name__
-    arg, sep, rest = msg.partition(":")
-    return CLIError(FLAGS[arg] + sep + rest if sep and arg in FLAGS else msg)
-
-def parse_radius(value, flag: str = "--radius"):
-    """The value of `--radius` (or `flag`): None (not given: the estimator's default), a positive number, or 'private'.
+def flag_of(name: str, alg: Algorithm | None = None) -> str | None:
+    """The flag that sets parameter `name`: the table's `cli_flag` (`alg`'s description, else that of a method that has it).
 
     Parameters
     ----------
-    value : str, float or None
-        The flag's value.
-    flag : str
-        Command-line flag named in errors.
+    name : str
+        A parameter's name (or "X": the data).
+    alg : Algorithm or None
+        The method whose description comes first.
 
     Returns
     -------
-    None, float or "private"
+    str or None
+        E.g. "--radius", "-k"; "DATA" for X and "--mean" for the public mean's file; None if no method describes it.
     """
-    if value is None or value == "private": return value
-    try: r = float(value)
-    except ValueError: r = float("nan")
-    if not (math.isfinite(r) and r > 0):
-        raise CLIError(f"{flag}: expected a positive number (the norm bound R, in the units of the data) or "
-                       f"'private', got {value!r}")
-    return r
+    if name in _OWN_FLAGS: return _OWN_FLAGS[name]
+    for a in ([alg] if alg is not None else []) + list(algorithms().values()):
+        try: return _described(name, a).cli_flag
+        except KeyError: continue
+    return None
 
-def fit_estimator(method: str, X, k: int, epsilon: float, delta: float | None = None, *, radius=None, center=None,
-                  mean=None, mean_radius=None, winsorization_radius=None, random_state=None):
-    """Fit the estimator of `--method` on X (tight sensitivity, analytic calibration); return it fitted.
+def _flag_error(e: Exception, alg: Algorithm | None = None) -> CLIError:
+    "The estimator's error with the argument it names replaced by the flag that set it."
+    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+    m = re.match(r"The '(\w+)' parameter of \w+ (must be .*)", msg)      # scikit-learn's parameter validation
+    arg, sep, rest = (m[1], ":", " " + m[2]) if m else msg.partition(":")
+    flag = flag_of(arg, alg) if sep else None
+    return CLIError(flag + sep + rest if flag else msg)
 
-    `radius`: None (the default bound 1), a number or 'private'; `center`: None (the estimator's default), 'none',
-    'private' or 'public' (with the public `mean`); `mean_radius`: the bound of the rows for a private mean (None:
-    `radius`; the raw rows are longer than the centred ones); `winsorization_radius` (g-DPPCA): winsorize the pair
-    differences at that radius. The estimator plans its contract and spends the budget before
-    it reads a record; its curator-only ClippingWarning is not shown (an exact count of the data). Errors name the
-    flags.
+# %% ../nbs/09_cli/00_cli.ipynb #b86d71a3
+def _not_an_option(flag: str, method: str) -> CLIError:
+    "A flag given with a method that does not have the option: name the methods that do."
+    takes = [method_name(a) for a in algorithms().values() if flag in fit_options(a)]
+    return CLIError(f"{flag}: not an option of --method {method}" + (f" (methods that take it: {', '.join(takes)})"
+                                                                      if takes else ""))
+
+def _check_fit_options(alg: Algorithm, method: str, options: dict) -> None:
+    "Each option is one of the method's; a private mean needs a method that is not location invariant; --mean-radius one."
+    mine = set(fit_options(alg).values())
+    for name in options:
+        if name not in mine: raise _not_an_option(flag_of(name, alg) or name, method)
+    flag = flag_of("centering", alg)
+    if options.get("centering") == "private" and alg.location_invariant:
+        raise CLIError(f"{flag}: --method {method} is location invariant (a private mean would buy nothing); "
+                       f"use {flag} none or {flag} public")
+    if "mean_radius" in options and options.get("centering", estimator_for(method)().centering) != "private":
+        raise CLIError(f"{flag_of('mean_radius', alg)}: only with a private mean ({flag} private)")
+
+# %% ../nbs/09_cli/00_cli.ipynb #290c06b8
+def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None, *, random_state=None, **options):
+    """Fit the estimator of `--method method` on X with `k` components, the budget and `options` (its fit's parameters,
+    by name); return it fitted. The plan is made and spent before a record is read; its curator-only ClippingWarning is
+    not shown (an exact count of the data). Errors name the flags.
 
     Parameters
     ----------
     method : str
-        A `fit --method` name from the algorithm registry.
+        A name of a registered algorithm.
     X : array (n, p)
         Data rows.
-    k : int >= 1
-        Number of components.
+    k : int, float in (0, 1) or None
+        Number of components (`n_components`; a covariance method releases the whole matrix).
     epsilon : float > 0
         Privacy loss.
-    delta : float in (0, 1) or None
-        Failure probability (None for a pure-DP method; required otherwise).
-    radius : float > 0, "private" or None
-        Row norm bound (None: 1).
-    center : {"none", "private", "public"} or None
-        Centring (None: the estimator's default).
-    mean : array (p,) or None
-        The public mean (center "public").
-    mean_radius : float > 0, "private" or None
-        Bound of the raw rows for a private mean (None: `radius`).
-    winsorization_radius : float > 0, "private" or None
-        g-DPPCA only: winsorize the pair differences at this radius (a number, or "private": a radius released with
-        a share of epsilon) instead of taking their spatial signs (None: the method's default kernel).
+    delta : float in [0, 1) or None
+        Failure probability (None: omitted, allowed for a pure method).
     random_state : int or None
         Seed of the noise.
+    **options
+        Options of the method's fit (`fit_options`), e.g. radius=2.0, centering="none".
 
     Returns
     -------
     estimator
-        Fitted; its contract was planned and the budget spent before a record was read.
+        Fitted.
     """
-    alg, cls = _algorithm(method), estimator_for(method)
-    params = cls().get_params()
-    dlt = _delta(method, delta)
-    hi = check_int(X.shape[1], "p") - (alg.k_max == "p-1")
-    if hi < 1: raise CLIError(f"DATA: --method {method} needs at least 2 columns, got {X.shape[1]}")
-    k = check_k(k, hi, name="-k")
-    kw = dict(epsilon=epsilon, random_state=random_state,
-              **{s: v for s, v in (("sensitivity", "tight"), ("calibration", "analytic")) if s in params})
+    alg, cls = get_method(method), estimator_for(method)
+    _check_fit_options(alg, method, options)
+    kw = dict(epsilon=epsilon, random_state=random_state, **options)
+    dlt, params = budget_delta(method, delta), cls().get_params()
     if "delta" in params: kw["delta"] = dlt
     if "n_components" in params: kw["n_components"] = k
-    if radius is not None:
-        if "radius" not in params:
-            raise CLIError(f"--radius: --method {method} clips no rows ({alg.summary}); omit --radius")
-        kw["radius"] = radius
-    if center is not None:
-        if center == "private" and alg.location_invariant:
-            raise CLIError(f"--center: --method {method} is location invariant (a private mean would buy nothing); "
-                           "use --center none or --center public")
-        kw["centering"] = center
-    if mean is not None: kw["mean"] = mean
-    if winsorization_radius is not None:
-        if "winsorization_radius" not in params:
-            raise CLIError(f"--winsorization-radius: only with --method g-dppca (the radius at which it winsorizes pair "
-                           f"differences); --method {method} winsorizes nothing")
-        kw["winsorization_radius"], kw["spatial_sign"] = winsorization_radius, "winsorized"
-    if mean_radius is not None:
-        if "mean_radius" not in params or kw.get("centering", params.get("centering")) != "private":
-            raise CLIError("--mean-radius: only with a private mean (--center private) of a method that clips rows")
-        kw["mean_radius"] = mean_radius
-    from dppca_nb.estimators import ClippingWarning
     est = cls(**kw)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ClippingWarning)     # an exact count of the data: never printed by the CLI
             est.fit(X)
-    except (ValueError, TypeError) as e: raise _flag_error(e) from None
+    except (ValueError, TypeError) as e: raise _flag_error(e, alg) from None
     return est
 
-DIAGNOSTICS_LABEL = "NOT PRIVATE"
-
-def diagnostics_text(est) -> str:
-    """The curator-only diagnostics of a fitted estimator (`diagnostics_not_private_`), one labelled line each.
-
-    These are exact functions of the data (the clipped-row count, ...), released without noise: not differentially
-    private. `fit --diagnostics` writes this text to standard error only, never to standard output, OUT or OUT.json.
+# %% ../nbs/09_cli/00_cli.ipynb #11cebe65
+def fit_release(est, method: str, k=None) -> Release:
+    """The Release an estimator fitted by `fit_estimator(method, ...)` published.
 
     Parameters
     ----------
     est : estimator
-        A fitted estimator of `dppca_nb.estimators`.
+        Fitted by `fit_estimator`.
+    method : str
+        Its method.
+    k : int or None
+        Components of a covariance method (None: all p).
 
     Returns
     -------
-    str
-        A header line and one `NOT PRIVATE  name: value` line per diagnostic (nested ones as `outer.inner`).
+    Release
+        value: the components, one per row (`components_`, or a released covariance's top-k eigenvectors,
+        post-processing); contract: the fit's `contract_`; diagnostics: its curator-only diagnostics (NOT private);
+        extras: the values released with them, a private mean, privately released radii, the private eigenvalues (of
+        the components, or the covariance's top k) and the algorithm's released attributes (`Algorithm.attributes`).
     """
-    d = getattr(est, "diagnostics_not_private_", None)
-    if d is None: raise ValueError(f"est: expected a fitted estimator with diagnostics_not_private_, got {type(est).__name__}")
-    def flat(prefix, v):
-        if isinstance(v, dict):
-            for a, b in v.items(): yield from flat(f"{prefix}.{a}" if prefix else str(a), b)
-        else: yield prefix, v
-    lines = [f"{DIAGNOSTICS_LABEL}: curator-only diagnostics of this fit (exact functions of the data, no noise, not "
-             "differentially private): for you, the curator; do not publish them."]
-    lines += [f"{DIAGNOSTICS_LABEL}  {name}: {json.dumps(_jsonable_plain(v))}" for name, v in flat("", dict(d))]
-    if len(lines) == 1: lines.append(f"{DIAGNOSTICS_LABEL}  (this method records none)")
-    return "\n".join(lines)
+    alg, out = get_method(method), {}
+    if est.centering == "private": out["mean"] = est.mean_
+    if getattr(est, "radius", None) == "private": out["radius"] = est.radius_
+    if hasattr(est, "mean_radius_"): out["mean_radius"] = est.mean_radius_           # set only when released
+    if hasattr(est, "components_"): V, ev = np.asarray(est.components_), getattr(est, "explained_variance_", None)
+    else:
+        C = np.asarray(est.covariance_)
+        k = C.shape[0] if k is None else check_k(k, C.shape[0], name=flag_of("n_components"))
+        V, ev = top_k_eigvecs(C, k).T, np.linalg.eigvalsh(C)[::-1][:k].copy()
+    if ev is not None: out["eigenvalues"] = np.asarray(ev, dtype=np.float64)
+    out.update({key: getattr(est, attr) for attr, key in alg.attributes.items()})
+    return Release(V, est.contract_, est.diagnostics_not_private_, out)
+
+# %% ../nbs/09_cli/00_cli.ipynb #70d22385
+DIAGNOSTICS_LABEL = "NOT PRIVATE"
 
 def _jsonable_plain(v):
     "numpy values as Python ones, for printing."
@@ -562,6 +519,32 @@ def _jsonable_plain(v):
     if isinstance(v, (list, tuple)): return [_jsonable_plain(x) for x in v]
     return v
 
+def diagnostics_text(release: Release) -> str:
+    """The curator-only diagnostics of a release, one line each, labelled NOT PRIVATE.
+
+    These are exact functions of the data (the clipped-row count, ...), without noise: not differentially private.
+    `fit --diagnostics` writes this text to standard error only, never to standard output, OUT or OUT.json.
+
+    Parameters
+    ----------
+    release : Release
+        A release (`fit_release`).
+
+    Returns
+    -------
+    str
+        A header line and one `NOT PRIVATE  name: value` line per diagnostic (nested ones as `outer.inner`).
+    """
+    if not isinstance(release, Release): raise TypeError(f"release: expected a Release, got {type(release).__name__}")
+    def flat(prefix, v):
+        if isinstance(v, dict):
+            for a, b in v.items(): yield from flat(f"{prefix}.{a}" if prefix else str(a), b)
+        else: yield prefix, v
+    lines = [f"{DIAGNOSTICS_LABEL}: curator-only diagnostics of this fit (exact functions of the data, no noise, not "
+             "differentially private): for you, the curator; do not publish them."]
+    lines += [f"{DIAGNOSTICS_LABEL}  {name}: {json.dumps(_jsonable_plain(v))}" for name, v in flat("", dict(release.diagnostics))]
+    if len(lines) == 1: lines.append(f"{DIAGNOSTICS_LABEL}  (this method records none)")
+    return "\n".join(lines)
 
 # %% ../nbs/09_cli/00_cli.ipynb #1b22caa9
 def _jsonable(v):
@@ -572,82 +555,50 @@ def _jsonable(v):
     if isinstance(v, (float, np.floating)): return float(v) if math.isfinite(v) else str(float(v))
     return v
 
-def released_components(est, k: int) -> tuple:
-    """`(components k x p, ordered, eigenvalues or None)` of a fitted estimator; a covariance estimator's top-k eigenvectors and eigenvalues (post-processing).
+def _rows(alg: Algorithm, k: int) -> str:
+    "How to read the rows of the components file."
+    if alg.ordered: return f"component 1 to {k}, in decreasing order of private variance"
+    return (f"basis vector 1 to {k} (unordered): an orthonormal basis of the private subspace in no particular "
+            "order; do not read basis vector 1 as the first principal component")
+
+# %% ../nbs/09_cli/00_cli.ipynb #bb247c37
+def fit_record(est, release: Release, method: str, names, comps_file) -> dict:
+    """The sidecar `OUT.json`, the public record of one `fit`; never the seed (it would let anyone redraw the noise)
+    nor a diagnostic.
 
     Parameters
     ----------
     est : estimator
-        A fitted estimator of `dppca_nb.estimators`.
-    k : int >= 1
-        Number of components.
-
-    Returns
-    -------
-    tuple (ndarray (k, p), bool, ndarray or None)
-        (components, ordered, eigenvalues).
-    """
-    if hasattr(est, "components_"):
-        ev = getattr(est, "explained_variance_", None)
-        return (np.asarray(est.components_), bool(getattr(est, "components_ordered_", True)),
-                None if ev is None else np.asarray(ev, dtype=np.float64))
-    C = np.asarray(est.covariance_)
-    return top_k_eigvecs(C, k).T, True, np.linalg.eigvalsh(C)[::-1][:k].copy()
-
-def fit_record(est, method: str, names, comps_file, k: int, ordered: bool, eigenvalues=None, *, radius=None) -> dict:
-    """The sidecar `OUT.json`: the public record of one `fit`. The contract (`as_dict()`, `statement()`), the public
-    inputs, and the released values (the private mean, a privately released radius, the private eigenvalues) where
-    there are any; never the seed (it would let anyone redraw the noise) nor a curator-only diagnostic.
-
-    Parameters
-    ----------
-    est : estimator
-        A fitted estimator of `dppca_nb.estimators`.
+        Fitted by `fit_estimator`.
+    release : Release
+        Its release (`fit_release`).
     method : str
-        A `fit --method` name from the algorithm registry.
+        Its method.
     names : list of str
         Column names of the data.
     comps_file : str or Path
         The components file written.
-    k : int >= 1
-        Number of components.
-    ordered : bool
-        Whether the components are ordered.
-    eigenvalues : array or None
-        Released (private) eigenvalues.
-    radius : float, "private" or None
-        The --radius given.
 
     Returns
     -------
     dict
-        The public record: contract, public inputs, released values (never the seed or a diagnostic).
+        Plain JSON data: the contract (`as_dict()`, `statement()`, guarantee), the public inputs (n, p, k, the columns
+        and the estimator's parameters but the seed and the accountant), how to read the components file, and the
+        released values (`release.extras`).
     """
     import importlib
-    c, center = est.contract_, est.centering
-    released = {}
-    if center == "private": released["mean"] = est.mean_
-    if getattr(est, "radius", None) == "private": released["radius"] = est.radius_
-    mr = getattr(est, "mean_radius", None)
-    if center == "private" and "private" in (mr, getattr(est, "radius", None) if mr is None else mr):
-        released["mean_radius"] = est.mean_radius_
-    if eigenvalues is not None: released["eigenvalues"] = eigenvalues
-    ev_are = (None if eigenvalues is None else "the private explained variance of the components, in their order"
-              if hasattr(est, "components_") else "the top-k eigenvalues of the private covariance (post-processing)")
-    rows = (f"component 1 to {k}, in decreasing order of private variance" if ordered else
-            f"basis vector 1 to {k} (unordered): an orthonormal basis of the private subspace in no particular "
-            "order; do not read basis vector 1 as the first principal component")
+    alg, c, k = get_method(method), release.contract, len(release.value)
+    params = {a: v for a, v in est.get_params().items() if a not in ("random_state", "accountant")}
+    ev = release.extras.get("eigenvalues")
+    ev_are = (None if ev is None else "the private explained variance of the components, in their order"
+              if alg.output == "subspace" else "the top-k eigenvalues of the private covariance (post-processing)")
     rec = dict(dppca_nb=getattr(importlib.import_module("dppca_nb"), "__version__", None), command="dppca fit",
-               method=method, algorithm=_algorithm(method).key, estimator=type(est).__name__,
-               inputs=dict(n=c.n, p=c.p, k=k, epsilon=c.epsilon, delta=c.delta,
-                           radius=1.0 if radius is None else radius, center=center, columns=list(names)),
+               method=method, algorithm=alg.key, estimator=alg.estimator,
+               inputs=dict(n=c.n, p=c.p, k=k, columns=list(names), **params),
                statement=c.statement(), guarantee=c.guarantee, contract=c.as_dict(),
-               components=dict(file=Path(comps_file).name, ordered=ordered, rows=rows, eigenvalues=ev_are),
-               released=released, not_included=NOT_SHOWN)
-    if center == "public": rec["inputs"]["mean"] = est.mean_          # the public mean given with --mean
-    if mr is not None: rec["inputs"]["mean_radius"] = mr
+               components=dict(file=Path(comps_file).name, ordered=alg.ordered, rows=_rows(alg, k), eigenvalues=ev_are),
+               released=dict(release.extras), not_included=NOT_SHOWN)
     return _jsonable(rec)
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #8ec455c0
 def _nbs_dir():
@@ -684,6 +635,7 @@ def site_renderer(nbs=None):
         del sys.modules[name]; raise
     return mod
 
+# %% ../nbs/09_cli/00_cli.ipynb #24357543
 def render_docs(out_dir, notebooks=None, *, mathjax=None, api: bool = True, site: bool | None = None) -> Path:
     """Render notebooks (default: all of nbs/) to offline HTML in `out_dir`; return the index page.
 
@@ -735,7 +687,6 @@ def render_docs(out_dir, notebooks=None, *, mathjax=None, api: bool = True, site
     (out / "index.html").write_text(index, encoding="utf-8")
     return out / "index.html"
 
-
 # %% ../nbs/09_cli/00_cli.ipynb #7cccdf03
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
@@ -745,11 +696,8 @@ def _version() -> str:
     import importlib
     return getattr(importlib.import_module("dppca_nb"), "__version__", "unknown")
 
-def build_parser() -> argparse.ArgumentParser:
-    "The `dppca` argument parser with its subcommands."
-    p = _Parser(prog="dppca", description="Differentially private PCA: reproduce the papers' studies, or run a private PCA on your data.")
-    p.add_argument("--version", action="version", version=f"dppca (dppca_nb) {_version()}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+def _reproduce_parser(sub) -> None:
+    "The subcommand reproduce."
     r = sub.add_parser("reproduce", help="run the registered studies and write CSVs, figures and a report",
                        description="Run the papers' studies (see `dppca studies`); write each study's raw results (CSV) and figure "
                                    "(PNG), and report.md / report.html. Results are cached under OUT/cache, so a rerun only "
@@ -767,44 +715,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--scheduler", default=None, metavar="WHERE",
                    help="run the repetitions on Dask: 'local' (a LocalCluster started here, --jobs workers) or a scheduler "
                         "address such as tcp://host:8786 (default: in this process)")
-    f = sub.add_parser("fit", help="private PCA of a numeric CSV file",
-                       description="Read a numeric CSV (header optional; a .gz file, or - for standard input), run a "
-                                   "differentially private PCA and write the k components (one per row) to --out and the "
-                                   "public record of the release (the contract, its statement, the released values) to "
-                                   "OUT.json; print one line stating the privacy guarantee. Methods: "
-                                   + "; ".join(f"{k}: {v[3]}" for k, v in METHODS.items()) + ".")
-    f.add_argument("data", metavar="DATA", help="numeric CSV file, one record per row (.gz: gzip-compressed; -: standard input)")
-    f.add_argument("--method", required=True, metavar="METHOD", help="one of: " + ", ".join(METHODS))
-    f.add_argument("-k", "--components", dest="k", type=int, required=True, metavar="K", help="number of components")
-    f.add_argument("--epsilon", type=float, required=True, metavar="E", help="privacy parameter epsilon > 0")
-    f.add_argument("--delta", type=float, default=None, metavar="D", help="privacy parameter delta in (0, 1); 0 or omitted for pure-DP methods")
-    f.add_argument("--radius", default=None, metavar="R",
-                   help="the norm bound: every row (after centring) is clipped to ||x|| <= R before the noise, in the units "
-                        "of the data; or 'private': estimated privately (a share of epsilon). Default 1, which suits only "
-                        "data scaled to the unit ball")
-    f.add_argument("--center", choices=("none", "private", "public"), default=None,
-                   help="centring: a private mean (a share of the budget), a public mean (--mean), or none "
-                        "(default: the method's estimator's default)")
-    f.add_argument("--mean-radius", default=None, metavar="R",
-                   help="with --center private: the norm bound of the raw rows for the private mean (a number or 'private'; "
-                        "default: --radius)")
-    f.add_argument("--winsorization-radius", default=None, metavar="R",
-                   help="--method g-dppca only: winsorize the pair differences at ||d|| <= R (a number, in the units of "
-                        "the data, or 'private': a radius released with a share of epsilon) instead of taking their "
-                        "spatial signs")
-    f.add_argument("--diagnostics", action="store_true",
-                   help="also write the curator's diagnostics (e.g. the clipped-row count: exact, NOT PRIVATE) to standard "
-                        "error; never to standard output, OUT or OUT.json")
-    f.add_argument("--mean", default=None, metavar="FILE",
-                   help="the public mean for --center public: a CSV with one row (a header names its columns) or p numbers")
-    cols = f.add_mutually_exclusive_group()
-    cols.add_argument("--columns", default=None, metavar="LIST", help="use only these columns: header names or 1-based numbers, comma-separated")
-    cols.add_argument("--drop", default=None, metavar="LIST", help="use every column but these (names or 1-based numbers)")
-    f.add_argument("--out", default="components.csv", metavar="FILE",
-                   help="where to write the components (default components.csv); the public record goes to FILE.json")
-    f.add_argument("--delimiter", default=",", metavar="C", help="field delimiter (default ',')")
-    f.add_argument("--seed", type=int, default=None, metavar="S",
-                   help="seed for repeatable runs (default: fresh OS entropy); never written out: it would let anyone redraw the noise")
+
+def _other_parsers(sub) -> None:
+    "The subcommands studies, docs and app."
     sub.add_parser("studies", help="list the registered studies")
     d = sub.add_parser("docs", help="render the notebooks to offline HTML pages",
                        description="Render the notebooks of this checkout to an offline site: with tools/render_docs.py (a "
@@ -820,46 +733,126 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--no-browser", action="store_true", help="do not open a browser")
     a.add_argument("--cull-idle-timeout", type=int, default=None, metavar="SECONDS",
                    help="stop a kernel left without a page after this many idle seconds (default: the app's, 300)")
+
+# %% ../nbs/09_cli/00_cli.ipynb #4579e422
+_FIT_FLAGS = ("DATA", "--method", "--mean", "--columns", "--drop", "--out", "--delimiter", "--diagnostics")
+
+def option_flags() -> dict:
+    """The flags `fit` takes besides its own: every method's options (`fit_options`).
+
+    Returns
+    -------
+    dict
+        {flag: {method: Parameter}}; a ValueError if an option's flag is one of `fit`'s own.
+    """
+    out = {}
+    for alg in algorithms().values():
+        for flag, name in fit_options(alg).items():
+            if flag in _FIT_FLAGS: raise ValueError(f"{alg.key}: the option {name!r} has the flag {flag} of fit's own argument")
+            out.setdefault(flag, {})[method_name(alg)] = _described(name, alg)
+    return out
+
+def _option_help(flag: str, pars: dict, n_methods: int) -> tuple:
+    "(metavar, help) of an option's flag: the table's words, and which methods take it (where not all do)."
+    par = next(iter(pars.values()))
+    words = [w for a in par.accepts if isinstance(a, tuple) for w in a]
+    metavar = "{" + ",".join(words) + "}" if words and len(words) == sum(
+        len(a) if isinstance(a, tuple) else 1 for a in par.accepts) else par.name.upper()
+    only = "" if len(pars) == n_methods else f" (methods: {', '.join(pars)})"
+    return metavar, (par.doc + only).replace("%", "%%")
+
+# %% ../nbs/09_cli/00_cli.ipynb #d17e8175
+_FIT_HELP = "private PCA of a numeric CSV file"
+
+def _fit_parser(sub) -> None:
+    "The subcommand fit: its own arguments, then one flag per option of the methods (from the parameter table)."
+    algs = list(algorithms().values())
+    f = sub.add_parser("fit", help=_FIT_HELP, allow_abbrev=False,
+                       description="Read a numeric CSV (header optional; a .gz file, or - for standard input), run a "
+                                   "differentially private PCA and write the k components (one per row) to --out and the "
+                                   "public record of the release (the contract, its statement, the released values) to "
+                                   "OUT.json; print one line stating the privacy guarantee. Methods: "
+                                   + "; ".join(f"{method_name(a)}: {a.summary}" for a in algs) + ".")
+    f.add_argument("data", metavar="DATA", help="numeric CSV file, one record per row (.gz: gzip-compressed; -: standard input)")
+    f.add_argument("--method", required=True, metavar="METHOD", help="one of: " + ", ".join(map(method_name, algs)))
+    for name, metavar, required in (("n_components", "K", True), ("epsilon", "E", True), ("delta", "D", False),
+                                    ("random_state", "S", False)):
+        par = PARAMETERS[name]
+        f.add_argument(par.cli_flag, dest=name, required=required, metavar=metavar, help=par.doc.replace("%", "%%"))
+    f.add_argument("--mean", default=None, metavar="FILE",
+                   help="the public mean for --centering public: a CSV with one row (a header names its columns) or p numbers")
+    cols = f.add_mutually_exclusive_group()
+    cols.add_argument("--columns", default=None, metavar="LIST", help="use only these columns: header names or 1-based numbers, comma-separated")
+    cols.add_argument("--drop", default=None, metavar="LIST", help="use every column but these (names or 1-based numbers)")
+    f.add_argument("--out", default="components.csv", metavar="FILE",
+                   help="where to write the components (default components.csv); the public record goes to FILE.json")
+    f.add_argument("--delimiter", default=",", metavar="C", help="field delimiter (default ',')")
+    f.add_argument("--diagnostics", action="store_true",
+                   help="also write the curator's diagnostics (e.g. the clipped-row count: exact, NOT PRIVATE) to standard "
+                        "error; never to standard output, OUT or OUT.json")
+    g = f.add_argument_group("options of the methods", "each taken only by the methods that have it; default: the method's own")
+    for flag, pars in option_flags().items():
+        metavar, text = _option_help(flag, pars, len(algs))
+        g.add_argument(flag, dest=f"option {flag}", default=None, metavar=metavar, help=text)
+
+# %% ../nbs/09_cli/00_cli.ipynb #d3c7b2e1
+def build_parser(fit: bool = True) -> argparse.ArgumentParser:
+    "The `dppca` argument parser with its subcommands (`fit=False`: fit's flags left out, not read from the registry)."
+    p = _Parser(prog="dppca", description="Differentially private PCA: reproduce the papers' studies, or run a private PCA on your data.")
+    p.add_argument("--version", action="version", version=f"dppca (dppca_nb) {_version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _reproduce_parser(sub)
+    if fit: _fit_parser(sub)
+    else: sub.add_parser("fit", help=_FIT_HELP)
+    _other_parsers(sub)
     return p
 
 DEFAULT_RADIUS_NOTE = ("Rows were clipped to the default norm bound ||x|| <= 1 (--radius not given): on data of other "
                        "scales choose --radius R (a public bound on the row norms) or --radius private.")
 
-def _cmd_fit(a):
-    _algorithm(a.method)                                       # an unknown --method first
-    out, side = check_output(a.out, a.data)                   # before any private work: the run can be saved
-    radius = parse_radius(a.radius)
-    parse_radius(a.mean_radius, "--mean-radius")
-    wrad = parse_radius(a.winsorization_radius, "--winsorization-radius")
-    if wrad is not None and a.method != "g-dppca":
-        raise CLIError(f"--winsorization-radius: only with --method g-dppca (the radius at which it winsorizes pair "
-                       f"differences); --method {a.method} winsorizes nothing")
-    center = a.center
+# %% ../nbs/09_cli/00_cli.ipynb #0ce1756a
+def _fit_inputs(a) -> tuple:
+    "(alg, k, epsilon, delta, seed, options) of `fit`'s arguments: each read by its parameter's description."
+    alg = get_method(a.method)
+    read = lambda name, text: None if text is None else parse_option(text, name, alg, flag_of(name))
+    k, eps, dlt, seed = (read(n, getattr(a, n)) for n in ("n_components", "epsilon", "delta", "random_state"))
+    options = {}
+    for flag, name in fit_options(alg).items():
+        text = vars(a).get(f"option {flag}")
+        if text is not None: options[name] = parse_option(text, name, alg, flag)
+    for key, text in vars(a).items():                            # an option of another method: name the flag
+        if key.startswith("option ") and text is not None and key[7:] not in fit_options(alg): raise _not_an_option(key[7:], a.method)
+    flag = flag_of("centering", alg)
     if a.mean is not None:
-        if center not in (None, "public"): raise CLIError(f"--mean: only with --center public, got --center {center}")
-        center = "public"
-    elif center == "public": raise CLIError("--center: 'public' needs the public mean: --mean FILE")
+        if options.get("centering", "public") != "public": raise CLIError(f"--mean: only with {flag} public, got {flag} {options['centering']}")
+        options["centering"] = "public"
+    elif options.get("centering") == "public": raise CLIError(f"{flag}: 'public' needs the public mean: --mean FILE")
+    return alg, k, eps, dlt, seed, options
+
+# %% ../nbs/09_cli/00_cli.ipynb #8186c34e
+def _cmd_fit(a):
+    alg, k, eps, dlt, seed, options = _fit_inputs(a)            # an unknown --method, a bad flag: first
+    budget_delta(a.method, dlt)
+    out, side = check_output(a.out, a.data)                       # before any private work: the run can be saved
     X, names = read_numeric_csv(a.data, a.delimiter, columns=a.columns, drop=a.drop)
-    mean = read_mean(a.mean, names, a.delimiter) if a.mean is not None else None
-    est = fit_estimator(a.method, X, a.k, a.epsilon, a.delta, radius=radius, center=center, mean=mean,
-                        mean_radius=parse_radius(a.mean_radius, "--mean-radius"), winsorization_radius=wrad,
-                        random_state=a.seed)
-    comps, ordered, ev = released_components(est, a.k)
+    if a.mean is not None: options["mean"] = read_mean(a.mean, names, a.delimiter)
+    est = fit_estimator(a.method, X, k, eps, dlt, random_state=seed, **options)
+    rel = fit_release(est, a.method, k)
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["component" if ordered else "basis vector (unordered)"] + names)
-        for i, row in enumerate(comps): w.writerow([i + 1] + [repr(float(v)) for v in row])
-    rec = fit_record(est, a.method, names, out, comps.shape[0], ordered, ev, radius=radius)
-    if wrad is not None: rec["inputs"]["winsorization_radius"] = wrad
-    side.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
-    print(est.contract_.statement())
-    if radius is None and "radius" in est.get_params(): print(DEFAULT_RADIUS_NOTE)
+        w.writerow(["component" if alg.ordered else "basis vector (unordered)"] + names)
+        for i, row in enumerate(rel.value): w.writerow([i + 1] + [repr(float(v)) for v in row])
+    side.write_text(json.dumps(fit_record(est, rel, a.method, names, out), indent=1) + "\n", encoding="utf-8")
+    print(rel.statement())
+    if "radius" not in options and "radius" in fit_options(alg).values(): print(DEFAULT_RADIUS_NOTE)
     print(NOT_SHOWN)
-    what = (f"{comps.shape[0]} components" if ordered else
-            f"{comps.shape[0]} basis vectors (unordered: an orthonormal basis of the private subspace, in no order)")
-    print(f"Wrote {what} of {comps.shape[1]} features to {a.out}, and the public record to {a.out}.json.")
-    if a.diagnostics: print(diagnostics_text(est), file=sys.stderr)    # the curator's view: standard error only
+    n_rows, p = rel.value.shape
+    what = (f"{n_rows} components" if alg.ordered else
+            f"{n_rows} basis vectors (unordered: an orthonormal basis of the private subspace, in no order)")
+    print(f"Wrote {what} of {p} features to {a.out}, and the public record to {a.out}.json.")
+    if a.diagnostics: print(diagnostics_text(rel), file=sys.stderr)    # the curator's view: standard error only
 
+# %% ../nbs/09_cli/00_cli.ipynb #3bdc2bd2
 def _check_scheduler(s):
     if s is None or s == "local" or "://" in s: return s
     raise CLIError(f"--scheduler: expected 'local' or a Dask scheduler address such as tcp://host:8786, got {s!r}")
@@ -898,6 +891,7 @@ def _cmd_app(a):
 def _cmd_docs(a):
     print(f"Docs: {render_docs(a.out, a.only, mathjax=a.mathjax, api=not a.no_api, site=False if a.plain else None)}")
 
+# %% ../nbs/09_cli/00_cli.ipynb #da161f59
 def main(argv=None) -> int:
     """Entry point of the `dppca` console script; returns the exit status.
 
@@ -911,7 +905,8 @@ def main(argv=None) -> int:
     int
         Exit status (0 success, 2 user error).
     """
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    parser = build_parser(fit="fit" in argv)          # fit's flags come from the registry: read only to run fit
     a = parser.parse_args(argv)
     if a.command is None: parser.print_help(); return 0
     try:
@@ -923,7 +918,6 @@ def main(argv=None) -> int:
         msg = str(e).strip("'\"").splitlines()[0] if str(e) else type(e).__name__
         print(f"dppca {a.command}: error: {msg}", file=sys.stderr); return 2
     return 0
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #d1cf997d
 #| eval: false

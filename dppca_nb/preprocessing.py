@@ -15,7 +15,8 @@ from .core.validation import (as_generator, check_epsilon, check_delta, PrivacyW
 from .privacy.mechanisms import gaussian_sigma
 from .privacy.accounting import PrivacyAccountant
 from .privacy.contract import Contract
-from .estimators import (_PrivateFit, _validate_X, _spend, spend_on, ClippingWarning, CLIP_WARNING_SHARE)
+from .privacy.centering import fit_ledger, ClippingWarning
+from .estimators import _PrivateFit, _validate_X, spend_on, CLIP_WARNING_SHARE
 
 # %% auto #0
 __all__ = ['scaler_contract', 'PrivateStandardScaler', 'is_private_step', 'uncertified_steps', 'check_pipeline',
@@ -69,6 +70,7 @@ def scaler_contract(n: int, p: int, epsilon: float, delta: float, *, bounds=(-1.
                     noise_scale=gaussian_sigma(eps, dlt, sens, "analytic"), calibration="analytic",
                     domain=f"each value clipped to its column's bounds {rng}", n=n, p=p)
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #f3e8ae50
 class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """(epsilon, delta)-DP standardisation, replace-one: the mean and scale of each column from values clipped to the declared `bounds`.
 
@@ -97,111 +99,108 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         self.bounds, self.epsilon, self.delta = bounds, epsilon, delta
         self.with_mean, self.with_std, self.accountant, self.random_state = with_mean, with_std, accountant, random_state
 
-    def fit(self, X, y=None):
-        """Plan, spend, then release mean_, var_ and scale_; returns self.
-
-        Parameters
-        ----------
-        X : array (n, p)
-            Data rows (not modified); clipped to `bounds` for the release.
-        y : ignored
-            For scikit-learn compatibility.
-
-        Returns
-        -------
-        PrivateStandardScaler
-            self, with the private mean_, var_, scale_ and the public contract_ / privacy_.
-        """
-        X = _validate_X(self, X, reset=True)
-        n, p = X.shape
-        c = scaler_contract(n, p, self.epsilon, self.delta, bounds=self.bounds, with_std=bool(self.with_std))
-        acc = PrivacyAccountant(c.epsilon, c.delta)
-        _spend(acc, c, "scaler")
-        spend_on(self.accountant, [(c, "scaler")], owner=type(self).__name__)
-        lo, hi = _check_bounds(self.bounds, p)
-        mid, half = (lo + hi) / 2, (hi - lo) / 2
-        Z = (np.clip(X, lo, hi) - mid) / half
-        n_clipped = ((X < lo) | (X > hi)).sum(axis=0)
-        stat = np.concatenate([Z.mean(0), (Z * Z).mean(0)]) if self.with_std else Z.mean(0)
-        noisy = stat + as_generator(self.random_state).normal(0.0, c.noise_scale, stat.size)
-        m1 = noisy[:p]
-        self.mean_ = mid + half * m1
-        if self.with_std:
-            self.var_ = half ** 2 * np.maximum(noisy[p:] - m1 ** 2, c.noise_scale)
-            self.scale_ = np.sqrt(self.var_)
-        else: self.var_, self.scale_ = None, None
-        self.contract_, self.accountant_ = c, acc if self.accountant is None else self.accountant
-        self.privacy_ = dict(mechanism=c.mechanism, epsilon=c.epsilon, delta=c.delta, neighbouring=c.neighbouring,
-                             model=c.model, guarantee=c.guarantee, sensitivity=c.sensitivity, noise_scale=c.noise_scale,
-                             domain=c.domain, n=n, p=p)
-        if self.accountant is not None: self.privacy_["accountant_spent"] = float(self.accountant.spent())
-        self.diagnostics_not_private_ = Diagnostics(n_clipped=n_clipped)
-        worst = int(n_clipped.max())
-        if worst > CLIP_WARNING_SHARE * n:
-            warnings.warn(f"PrivateStandardScaler: more than {CLIP_WARNING_SHARE:.0%} of the values of a column lay "
-                          "outside its declared bounds and were clipped: the bounds look too narrow. Declare `bounds` "
-                          "before looking at the data, from public ranges (a questionnaire's scale, a sensor's range). "
-                          "The exact per-column counts are in diagnostics_not_private_, for you, the curator. Whether "
-                          "this warning fires depends on the data: do not publish it (nor its absence), nor a fit whose "
-                          "bounds you chose because of it.", ClippingWarning, stacklevel=2)
-        return self
-
-    def transform(self, X):
-        """(X - mean_) / scale_ (as chosen by with_mean, with_std); not clipped.
-
-        Parameters
-        ----------
-        X : array (m, p)
-            Rows to scale (not clipped).
-
-        Returns
-        -------
-        ndarray (m, p)
-            (X - mean_) / scale_, as chosen by with_mean and with_std.
-        """
-        check_is_fitted(self, "mean_")
-        X = _validate_X(self, X, reset=False)
-        if self.with_mean: X = X - self.mean_
-        if self.with_std: X = X / self.scale_
-        return X
-
-    def inverse_transform(self, X):
-        """X * scale_ + mean_.
-
-        Parameters
-        ----------
-        X : array (m, p)
-            Scaled rows.
-
-        Returns
-        -------
-        ndarray (m, p)
-            X * scale_ + mean_.
-        """
-        check_is_fitted(self, "mean_")
-        X = np.asarray(X, dtype=np.float64)
-        if self.with_std: X = X * self.scale_
-        if self.with_mean: X = X + self.mean_
-        return X
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = True
         return tags
 
-    def __getstate__(self):
-        "Pickling copies a shared accountant: warn, as the estimators do."
-        if self.accountant is not None:
-            warnings.warn("PrivateStandardScaler: pickled with a shared accountant; the unpickled copy spends on a copy "
-                          "of the ledger that this process never sees. Use n_jobs=1 with a shared accountant.",
-                          PrivacyWarning, stacklevel=2)
-        return super().__getstate__()
+    # a shared accountant, as in the estimators: pickling warns (a copy spends unseen), clone passes it by reference
+    __getstate__, __sklearn_clone__ = _PrivateFit.__getstate__, _PrivateFit.__sklearn_clone__
 
-    def __sklearn_clone__(self):
-        "scikit-learn's clone with a shared `accountant` passed by reference."
-        new = BaseEstimator.__sklearn_clone__(self)
-        if self.accountant is not None: new.accountant = self.accountant
-        return new
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #01e89ccc
+def _warn_scaler_clipping(n_clipped, n: int) -> None:
+    "A ClippingWarning to the curator when a column had more than CLIP_WARNING_SHARE of its values clipped; no count in it."
+    if int(n_clipped.max()) > CLIP_WARNING_SHARE * n:
+        warnings.warn(f"PrivateStandardScaler: more than {CLIP_WARNING_SHARE:.0%} of the values of a column lay "
+                      "outside its declared bounds and were clipped: the bounds look too narrow. Declare `bounds` "
+                      "before looking at the data, from public ranges (a questionnaire's scale, a sensor's range). "
+                      "The exact per-column counts are in diagnostics_not_private_, for you, the curator. Whether "
+                      "this warning fires depends on the data: do not publish it (nor its absence), nor a fit whose "
+                      "bounds you chose because of it.", ClippingWarning, stacklevel=3)
+
+def _fit(self, X, y=None):
+    """Plan, spend, then release mean_, var_ and scale_; returns self.
+
+    Parameters
+    ----------
+    X : array (n, p)
+        Data rows (not modified); clipped to `bounds` for the release.
+    y : ignored
+        For scikit-learn compatibility.
+
+    Returns
+    -------
+    PrivateStandardScaler
+        self, with the private mean_, var_, scale_ and the public contract_ / privacy_.
+    """
+    X = _validate_X(self, X, reset=True)
+    n, p = X.shape
+    c = scaler_contract(n, p, self.epsilon, self.delta, bounds=self.bounds, with_std=bool(self.with_std))
+    spend_on(self.accountant, [(c, "scaler")], owner=type(self).__name__)     # all or nothing, before the data
+    lo, hi = _check_bounds(self.bounds, p)
+    mid, half = (lo + hi) / 2, (hi - lo) / 2
+    Z = (np.clip(X, lo, hi) - mid) / half
+    n_clipped = ((X < lo) | (X > hi)).sum(axis=0)
+    stat = np.concatenate([Z.mean(0), (Z * Z).mean(0)]) if self.with_std else Z.mean(0)
+    noisy = stat + as_generator(self.random_state).normal(0.0, c.noise_scale, stat.size)
+    m1 = noisy[:p]
+    self.mean_ = mid + half * m1
+    if self.with_std:
+        self.var_ = half ** 2 * np.maximum(noisy[p:] - m1 ** 2, c.noise_scale)
+        self.scale_ = np.sqrt(self.var_)
+    else: self.var_, self.scale_ = None, None
+    self.contract_ = c
+    self.accountant_ = fit_ledger({"scaler": c}, c.epsilon, c.delta) if self.accountant is None else self.accountant
+    self.privacy_ = dict(mechanism=c.mechanism, epsilon=c.epsilon, delta=c.delta, neighbouring=c.neighbouring,
+                         model=c.model, guarantee=c.guarantee, sensitivity=c.sensitivity, noise_scale=c.noise_scale,
+                         domain=c.domain, n=n, p=p)
+    if self.accountant is not None: self.privacy_["accountant_spent"] = float(self.accountant.spent())
+    self.diagnostics_not_private_ = Diagnostics(n_clipped=n_clipped)
+    _warn_scaler_clipping(n_clipped, n)
+    return self
+
+PrivateStandardScaler.fit = _fit
+
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #5db6e486
+def _transform(self, X):
+    """(X - mean_) / scale_ (as chosen by with_mean, with_std); not clipped.
+
+    Parameters
+    ----------
+    X : array (m, p)
+        Rows to scale (not clipped).
+
+    Returns
+    -------
+    ndarray (m, p)
+        (X - mean_) / scale_, as chosen by with_mean and with_std.
+    """
+    check_is_fitted(self, "mean_")
+    X = _validate_X(self, X, reset=False)
+    if self.with_mean: X = X - self.mean_
+    if self.with_std: X = X / self.scale_
+    return X
+
+def _inverse_transform(self, X):
+    """X * scale_ + mean_.
+
+    Parameters
+    ----------
+    X : array (m, p)
+        Scaled rows.
+
+    Returns
+    -------
+    ndarray (m, p)
+        X * scale_ + mean_.
+    """
+    check_is_fitted(self, "mean_")
+    X = np.asarray(X, dtype=np.float64)
+    if self.with_std: X = X * self.scale_
+    if self.with_mean: X = X + self.mean_
+    return X
+
+PrivateStandardScaler.transform, PrivateStandardScaler.inverse_transform = _transform, _inverse_transform
 
 # %% ../nbs/06_estimators/01_preprocessing.ipynb #6cf73c29
 def is_private_step(step) -> bool:
@@ -229,6 +228,7 @@ def _row_wise(step) -> bool:
     from sklearn.preprocessing import Normalizer, Binarizer
     return step is None or (isinstance(step, str) and step in ("passthrough", "drop")) or isinstance(step, (Normalizer, Binarizer))
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #fbcd1ee9
 def uncertified_steps(pipe) -> list:
     """Names of the stateless steps of `pipe` before a private step that cannot be certified to act on each row alone.
 
@@ -264,6 +264,7 @@ def _refuse_uncertified(pipe):
             "acts on each row alone, apply it to X before the pipeline (each row then stays a function of its own "
             "record); otherwise use PrivateStandardScaler, Normalizer, or fit the step on public data.")
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #1184bd62
 def check_pipeline(pipe, *, warn: bool = True) -> list:
     """Names of the steps of `pipe` that learn from the data without privacy (anywhere in it); warns (PrivacyWarning) for each.
 
@@ -292,6 +293,7 @@ def check_pipeline(pipe, *, warn: bool = True) -> list:
                       "or fit such steps on public data.", PrivacyWarning, stacklevel=2)
     return bad
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #b5b08ef2
 def _certified(parts: dict) -> float:
     "Basic composition of what the steps' contracts certify (a ledger: `PrivacyAccountant.spend_contract`)."
     led = PrivacyAccountant(None, composition="basic")
@@ -326,6 +328,7 @@ def _compose(pipe) -> tuple:
               non_private_steps=[])
     return c, st
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #3b9ffb8a
 class PrivatePipeline(Pipeline):
     """A scikit-learn Pipeline that refuses a step it cannot certify before a private one (`uncertified_steps`), warns (check_pipeline) about non-private learning steps, and states the sum of what its private steps certify (`contract_`, `privacy_`).
 
@@ -359,6 +362,7 @@ class PrivatePipeline(Pipeline):
         self.contract_, self.privacy_ = _compose(self)
         return out
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #a1c1ed33
 def private_pipeline(*steps, accountant=None, **kwargs) -> PrivatePipeline:
     """`make_pipeline` for a PrivatePipeline; `accountant` is set on every private step (one shared budget).
 

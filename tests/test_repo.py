@@ -1,4 +1,5 @@
 """Repository invariants that are awkward to test inside a notebook."""
+import ast
 import re
 import subprocess
 import sys
@@ -58,3 +59,89 @@ def test_notebook_links_resolve():
             if "://" not in link and not (nb.parent / link).exists():
                 missing.append(f"{nb.relative_to(ROOT)} -> {link}")
     assert not missing, missing
+
+
+def _registered_names() -> dict:
+    "{name: key} of every name a registered algorithm answers to (key, dashed key, aliases) and of its estimator."
+    from dppca_nb.algorithms.registry import algorithms
+    return {n: a.key for a in algorithms().values() for n in (*a.names, a.estimator) if n}
+
+
+def _building_blocks(names) -> set:
+    "The package's public functions that are not a registered algorithm's (read from the source: every top-level def)."
+    return {node.name for py in (ROOT / "dppca_nb").rglob("*.py")
+            for node in ast.parse(py.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and node.name not in names}
+
+
+def _spelled(node) -> str | None:
+    "The name a literal's element spells: a string, a bare name, or the last part of a dotted name."
+    if isinstance(node, ast.Constant) and isinstance(node.value, str): return node.value
+    if isinstance(node, ast.Name): return node.id
+    if isinstance(node, ast.Attribute): return node.attr
+    return None
+
+
+def hand_kept_lists(tree, names, blocks=frozenset()) -> list:
+    """(line, keys) of every tuple, list, set or dict literal of `tree` that names 3 or more registered algorithms
+    (by key, dashed key, alias or estimator name; `names` maps each name to its key).
+
+    Allowed, and why:
+    - an `__all__` assignment: nbdev writes each module's `__all__` from the definitions of that module (what the
+      module defines, whatever it is called: `analyze_gauss` is a public function of `algorithms.baselines` and moves
+      with its definition); the top-level `dppca_nb/__init__.py` writes its `__all__` out because static tools read
+      it, and the API notebook (nbs/11_api/00_api.ipynb) checks it against the registry;
+    - the arguments of a `register(...)` or `Algorithm(...)` call: that is the registration itself;
+    - in a test, a literal that also names a building block (`blocks`: a public function of the package that is not
+      a registered algorithm, e.g. `gaussian_second_moment`): it lists the functions built on that building block, to
+      test the building block through each (the sensitivity of every release of a second moment), a property the
+      registry does not record. The package itself gets no such exemption (no `blocks` are passed for its files): a list of
+      its public names that includes a building block is still a table to derive (as the old top-level `_API` was)."""
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                skip.update(id(n) for n in ast.walk(node.value))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in ("register", "Algorithm"):
+            skip.update(id(n) for a in node.args + [k.value for k in node.keywords] for n in ast.walk(a))
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skip: continue
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)): elts = node.elts
+        elif isinstance(node, ast.Dict): elts = [k for k in node.keys if k is not None] + node.values
+        else: continue
+        spelled = [s for e in elts if (s := _spelled(e)) is not None]
+        hits = sorted({names[s] for s in spelled if s in names})
+        if len(hits) >= 3 and not any(s.split("[")[0] in blocks for s in spelled): found.append((node.lineno, hits))
+    return found
+
+
+def test_hand_kept_lists_detected():
+    "The scan finds a hand-kept list of methods however it is spelled, and passes the allowed ones."
+    names = {"m_a": "a", "m-a": "a", "MaPCA": "a", "m_b": "b", "m-b": "b", "MbPCA": "b", "alias_c": "c"}
+    src = ("A = ('m_a', 'm-b', 'alias_c')\n"                      # keys, dashed keys, aliases
+           "B = {'m-a': 1, 'm_b': 2, 'alias_c': 3}\n"             # dict keys
+           "C = [MaPCA, est.MbPCA, 'alias_c']\n"                  # classes and dotted names
+           "D = ('m_a', 'm-a', 'MaPCA', 'm_b')\n"                 # two methods only
+           "E = ['block', 'm_a', 'm_b', 'alias_c']\n"             # the functions sharing a building block
+           "__all__ = ['m_a', 'm_b', 'alias_c']\n"
+           "register(Algorithm('m_b', aliases=('m_a', 'alias_c', 'x')))\n")
+    assert [line for line, _ in hand_kept_lists(ast.parse(src), names, {"block"})] == [1, 2, 3]
+
+
+def test_no_hand_kept_list_of_methods():
+    """No hand-kept list of method names outside the registry: every table of methods (the estimators, the command
+    line's methods and flags, the bounds' keys, the studies, the test tables) is read from `algorithms()`."""
+    names = _registered_names()
+    assert len(set(names.values())) >= 10, names
+    blocks = _building_blocks(names)
+    bad = []
+    for folder in ("dppca_nb", "tests"):
+        for py in sorted((ROOT / folder).rglob("*.py")):
+            rel = py.relative_to(ROOT).as_posix()
+            if rel in ("dppca_nb/_modidx.py", "dppca_nb/algorithms/registry.py"): continue   # nbdev's index; the registry
+            tree = ast.parse(py.read_text(encoding="utf-8"))
+            for line, hits in hand_kept_lists(tree, names, blocks if folder == "tests" else frozenset()):
+                bad.append(f"{rel}:{line}: {', '.join(hits)}")
+    assert not bad, "hand-kept lists of methods (read them from dppca_nb.algorithms.registry.algorithms()):\n" + "\n".join(bad)

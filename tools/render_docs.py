@@ -46,8 +46,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / "nbs"
 PACKAGE = "dppca_nb"
-LAYERS = ["core", "backends", "data", "privacy", "algorithms", "theory", "distributed", "estimators",
-          "experiments", "teach", "cli"]
+LAYERS = ["core", "backends", "data", "privacy", "algorithms", "theory", "estimators", "preprocessing",
+          "experiments", "teach", "cli"]             # as tests/test_layers.py: lowest first
 LAYER_OF = {"bounds": "theory"}        # top-level alias modules -> their layer
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full"
 
