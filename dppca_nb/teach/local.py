@@ -119,16 +119,17 @@ def draw_minimax(ax, x, lower, *, color, what: str, floor=None):
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #2b5c7d91
 NEAR_OPTIMAL = 10.0       # near-optimal: a mean error within this factor of the minimax lower bound
 
-def _times(r) -> str: return f"{r:.1f}x" if r < 10 else f"{r:.0f}x"
+def _times(r) -> str: return f"{r:.1f}x" if r < 20 else f"{r:.0f}x"
 
 def _span(r) -> str:
     lo, hi = float(np.min(r)), float(np.max(r))
     return _times(lo) if _times(lo) == _times(hi) else f"{_times(lo)[:-1]}-{_times(hi)}"
 
 def _where(sel, x, xname, fmt) -> str:
-    "Where the selected points are: 'here' (a single point), 'from n = 1e6 on', 'at n = 1e6', or a list."
+    "Where the selected points are: 'here' (a single point), 'at every n drawn', 'from n = 1e6 on', 'at n = 1e6', or a list."
     i = np.flatnonzero(sel)
     if len(x) == 1: return "here"
+    if len(i) == len(x): return f"at every {xname} drawn"
     if len(i) == 1: return f"at {xname} = {fmt(x[i[0]])}"
     if (np.diff(i) == 1).all():
         return f"from {xname} = {fmt(x[i[0]])} on" if i[-1] == len(x) - 1 else f"for {xname} from {fmt(x[i[0]])} to {fmt(x[i[-1]])}"
@@ -234,6 +235,19 @@ def bounds_measure(ns, Sigma, V, k, epsilon, delta, reps, rng, central=True):
             if central: cen[i, r] = subspace_distance(top_k_eigvecs(_central_release(Sigma, m, epsilon, delta, rng), k), V)
     return loc, cen
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #9c4a1e75
+def _frozen(*arrays):
+    for a in arrays:
+        if a is not None: a.setflags(write=False)
+    return arrays
+
+@functools.lru_cache(maxsize=32)
+def _bounds_runs(p, k, s, epsilon, delta, lam, reps, n_points, seed, central):
+    "(eigenvalues, ns, Algorithm 1's errors, Analyze Gauss's errors) of `bounds_figure`, read-only."
+    Sigma, V, ev = _spiked(p, k, s, lam, seed)
+    ns = np.round(np.logspace(3, 12, n_points))
+    return _frozen(ev, ns, *bounds_measure(ns, Sigma, V, k, epsilon, delta, reps, np.random.default_rng(seed), central))
+
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #9c4a1e72
 def theorem2_offset(p: int, k: int, epsilon: float, delta: float, eigenvalues) -> float:
     "The first-order ratio of Algorithm 1's error to Theorem 2's rate with C = 1: sigma epsilon / lambda_1 sqrt((p - k)/2p)."
@@ -311,9 +325,8 @@ def bounds_figure(n: float = 1e5, p: int = 40, k: int = 5, s: int | None = None,
     Analyze Gauss (central). Attributes of the figure: `bracket`, `minimax` and `verdict`."""
     import matplotlib.pyplot as plt
     s = p if s is None else int(s)
-    Sigma, V, ev = _spiked(p, k, s, lam, seed)
-    ns = np.round(np.logspace(3, 12, n_points))
-    loc, cen = bounds_measure(ns, Sigma, V, k, epsilon, delta, reps, np.random.default_rng(seed), central)
+    ev, ns, loc, cen = _bounds_runs(int(p), int(k), s, float(epsilon), float(delta), float(lam), int(reps), int(n_points),
+                                    int(seed), bool(central))
     own = ax is None
     fig, ax = plt.subplots(figsize=FIGSIZE) if own else (ax.figure, ax)
     fig.bracket, fig.minimax = _bounds_layers(ax, ns, p, k, epsilon, delta, ev, loc, cen, central)
@@ -325,7 +338,7 @@ def bounds_figure(n: float = 1e5, p: int = 40, k: int = 5, s: int | None = None,
                       theorem2_offset(p, k, epsilon, delta, ev))
     notes += [off] if off else []
     notes.append(_price_note(fig.minimax, ns))
-    fig.verdict = _bounds_verdict(fig.bracket, fig.minimax, ns, level)
+    fig.notes, fig.verdict = notes, _bounds_verdict(fig.bracket, fig.minimax, ns, level)
     ax.axhline(level, color="gray", ls="--", lw=1, label="random subspace")
     _ylim(ax, [loc, cen if central else []] + [b["lower"] for b in fig.bracket.values()] + [fig.minimax["local"]["floor"]], p, k)
     _finish_axes(ax, fig.bracket["local_gaussian"]["cap"], n, f"p={p}, k={k}, s={s}, eps={epsilon:g}, delta={delta:g}, "
@@ -353,6 +366,19 @@ def sparse_measure(ns, draw, p, k, epsilon, delta, reps, rng, *, tol, max_iter):
             iters += warm.n_iter
             e2[i, r] = subspace_distance(top_k_eigvecs(warm.X, k), V)
     return e1, e2, iters
+
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #4f550d61
+@functools.lru_cache(maxsize=32)
+def _sparse_runs(p, k, s, epsilon, delta, lam, reps, n_points, seed, tol, max_iter):
+    "The runs of `local_sparse_figure` (cached: moving n redraws without measuring), read-only."
+    _, _, ev = _spiked(p, k, s, lam, seed)
+    ns, rng = np.round(np.logspace(4, 12, n_points)), np.random.default_rng(seed)
+    mm = minimax_along("sparse", ns, p, k, epsilon, delta, ev, s=s, privacy="local")["bounds"]
+    kw = dict(tol=tol, max_iter=max_iter)
+    e1, e2, it1 = (sparse_measure(ns, lambda i, g: _sign_prior(ev, p, s, g), p, k, epsilon, delta, reps, rng, **kw)
+                   if k == 1 else (None, None, 0))
+    e1m, e2m, it2 = sparse_measure(ns, lambda i, g: mm[i].draw(g), p, k, epsilon, delta, reps, rng, **kw)
+    return (*_frozen(ev, ns, e1, e2, e1m, e2m), it1 + it2)
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #4f550d5e
 def _sparse_layers(ax, ns, p, k, s, epsilon, delta, ev, e1, e2, e2m, prior):
@@ -382,38 +408,40 @@ def local_sparse_figure(n: float = 1e8, p: int = 40, k: int = 1, s: int = 8, eps
     """Algorithm 2 (Fantope ADMM on the local reports) against Algorithm 1 on the same reports, over n, with their
     bounds and the sparse minimax bound. Attributes: `bracket`, `minimax`, `verdict`, `admm_iterations`."""
     import matplotlib.pyplot as plt
-    s = int(s)
-    _, _, ev = _spiked(p, k, s, lam, seed)
-    prior = k == 1                                                  # the Fano bound's prior: v drawn afresh at every run
-    ns = np.round(np.logspace(4, 12, n_points))
-    rng = np.random.default_rng(seed)
-    mm_bounds = minimax_along("sparse", ns, p, k, epsilon, delta, ev, s=s, privacy="local")["bounds"]
-    e1, e2, it1 = (sparse_measure(ns, lambda i, g: _sign_prior(ev, p, s, g), p, k, epsilon, delta, reps, rng, tol=tol,
-                                  max_iter=max_iter) if prior else (None, None, 0))
-    e1m, e2m, it2 = sparse_measure(ns, lambda i, g: mm_bounds[i].draw(g), p, k, epsilon, delta, reps, rng, tol=tol, max_iter=max_iter)
+    s, prior = int(s), k == 1                                       # k = 1: the Fano bound's prior, v drawn afresh at every run
+    ev, ns, e1, e2, e1m, e2m, iters = _sparse_runs(int(p), int(k), s, float(epsilon), float(delta), float(lam), int(reps),
+                                                    int(n_points), int(seed), float(tol), int(max_iter))
     own = ax is None
     fig, ax = plt.subplots(figsize=FIGSIZE) if own else (ax.figure, ax)
     fig.bracket, fig.minimax = _sparse_layers(ax, ns, p, k, s, epsilon, delta, ev, e1 if prior else e1m, e2, e2m, prior)
-    fig.admm_iterations = it1 + it2
-    grid, level = np.logspace(4, 12, 40), random_subspace_level(p, k)
+    fig.admm_iterations = iters
+    level = random_subspace_level(p, k)
+    fig.notes, fig.verdict = _sparse_notes(ax, ns, p, k, s, epsilon, delta, ev, fig.bracket, level, prior), _sparse_verdict(fig, ns, level)
+    ax.axhline(level, color="gray", ls="--", lw=1, label="random subspace")
+    _ylim(ax, [e1m, e2m, fig.minimax["sparse"]["floor"]] + [b["lower"] for b in fig.bracket.values()], p, k)
+    _finish_axes(ax, fig.bracket["local_gaussian"]["cap"], n, f"{'sparse sign v' if prior else 'V from the minimax prior'}: p={p}, "
+                 f"k={k}, s={s}, eps={epsilon:g}, delta={delta:g}, lambda={lam:g}; ADMM warm-started, tol {tol:g}", fig.notes)
+    if own: fig.subplots_adjust(**LAYOUT)
+    return fig
+
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #4f550d60
+def _sparse_notes(ax, ns, p, k, s, epsilon, delta, ev, bracket, level, prior) -> list:
+    "The rates of Algorithm 2's class (drawn) and the others (a note), and what bounds Algorithm 2."
+    grid = np.logspace(4, 12, 40)
     rates, notes = draw_rates(ax, grid, [(theorem3_lower, (p, k, s, epsilon), dict(eigenvalues=ev)),
                                          (theorem4_upper, (p, k, s, epsilon, delta), dict(eigenvalues=ev))],
                               guarantee="approximate", algorithms=("local_sparse",), sparse=True)
     notes.insert(0, "Algorithm 2: Fano lower bound over the sparse sign prior (filled squares); upper = cap"
                  if prior else "Algorithm 2 (k > 1): no lower bound of its own; upper = cap")
     off = offset_note("Theorem 4", grid, rates.get("theorem4_upper"), ns,
-                      fig.bracket["local_sparse" if prior else "local_sparse_minimax_prior"]["mean"], level)
-    notes += [off] if off else []
-    fig.verdict = verdict(optimality_clause("Algorithm 2", ns, fig.bracket["local_sparse_minimax_prior"]["mean"],
-                                            fig.minimax["sparse"]["lower"], level, bound="the sparse local minimax bound"),
-                          optimality_clause("Algorithm 1", ns, fig.bracket["local_gaussian"]["mean"],
-                                            fig.minimax["sparse"]["lower"], level, bound="it"))
-    ax.axhline(level, color="gray", ls="--", lw=1, label="random subspace")
-    _ylim(ax, [e1m, e2m, fig.minimax["sparse"]["floor"]] + [b["lower"] for b in fig.bracket.values()], p, k)
-    _finish_axes(ax, fig.bracket["local_gaussian"]["cap"], n, f"{'sparse sign v' if prior else 'row-sparse V'}: p={p}, k={k}, "
-                 f"s={s}, eps={epsilon:g}, delta={delta:g}, lambda={lam:g}; ADMM warm-started, tol {tol:g}", notes)
-    if own: fig.subplots_adjust(**LAYOUT)
-    return fig
+                      bracket["local_sparse" if prior else "local_sparse_minimax_prior"]["mean"], level)
+    return notes + ([off] if off else [])
+
+def _sparse_verdict(fig, ns, level) -> str:
+    lower = fig.minimax["sparse"]["lower"]
+    return verdict(optimality_clause("Algorithm 2", ns, fig.bracket["local_sparse_minimax_prior"]["mean"], lower, level,
+                                     bound="the sparse local minimax bound"),
+                   optimality_clause("Algorithm 1", ns, fig.bracket["local_gaussian"]["mean"], lower, level, bound="it"))
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f391a53f
 def _sliders_local(W, p_max=160, **values):
@@ -455,10 +483,10 @@ def _explorer(figure, sl, title, notice):
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f391a541
 BOUNDS_NOTICE = ("Both errors fall inside their brackets as n grows, and the local one (orange) needs about the square "
                  "of the central one's n for the same error. Analyze Gauss comes within a few times its minimax bound, "
-                 "what no (epsilon, delta)-DP algorithm can beat, while Algorithm 1 stays hundreds of times above the "
-                 "local one: the bounds price the local model at a few times, the measured errors at a factor sqrt(n).")
+                 "what no (epsilon, delta)-DP algorithm can beat, while Algorithm 1 stays about a thousand times above "
+                 "the local one: the bounds price the local model at a few times, the measured errors at a factor sqrt(n).")
 LOCAL_SPARSE_NOTICE = ("On the same reports Algorithm 2 (green) leaves the random level a little after Algorithm 1 and "
-                       "ends far below it. With k = 1 its lower bound (Fano, over sparse sign vectors drawn afresh each "
+                       "ends below it. With k = 1 its lower bound (Fano, over sparse sign vectors drawn afresh each "
                        "run) holds for every estimator that sees the reports, and vanishes once the reports can identify "
                        "the support (hatched); the sparse minimax bound, for every LDP protocol, lies far below.")
 
@@ -476,7 +504,7 @@ def local_sparse_explorer():
     return _explorer(local_sparse_figure, _sliders_local(W, p_max=80, n=1e8, k=1, s=8), LOCAL_SPARSE_QUESTION, LOCAL_SPARSE_NOTICE)
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #5d80e6b2
-register_explorer(Explorer("bounds", BOUNDS_QUESTION, BOUNDS_NOTICE, "04_algorithms/01_local.ipynb", bounds_explorer,
-                           bounds_figure))
-register_explorer(Explorer("local_sparse", LOCAL_SPARSE_QUESTION, LOCAL_SPARSE_NOTICE, "04_algorithms/03_local_sparse.ipynb",
-                           local_sparse_explorer, local_sparse_figure))
+_ = register_explorer(Explorer("bounds", BOUNDS_QUESTION, BOUNDS_NOTICE, "04_algorithms/01_local.ipynb", bounds_explorer,
+                               bounds_figure))
+_ = register_explorer(Explorer("local_sparse", LOCAL_SPARSE_QUESTION, LOCAL_SPARSE_NOTICE, "04_algorithms/03_local_sparse.ipynb",
+                               local_sparse_explorer, local_sparse_figure))

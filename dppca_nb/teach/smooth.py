@@ -210,8 +210,8 @@ def smooth_gap_figure(n: int = 100_000, epsilon: float = 1.0, delta: float = 1e-
 SMOOTH_QUESTION = "When does the eigengap make PCA cheap to privatise?"
 SMOOTH_NOTICE = ("Grow the eigengap or n: the smooth release's error falls inside its bracket and, once n times the gap "
                  "is large, approaches Analyze Gauss; shrink them and the smooth bound climbs to the global value and "
-                 "the release becomes a random guess. At the start Analyze Gauss is within a few times the minimax bound, "
-                 "what no (epsilon, delta)-DP algorithm can beat, and the smooth release is not.")
+                 "the release becomes a random guess. At the start Analyze Gauss is near-optimal, within ten times the "
+                 "minimax bound (what no (epsilon, delta)-DP algorithm can beat), and the smooth release is not.")
 
 def _smooth_controls(w):
     style = {"description_width": "90px"}
@@ -245,5 +245,5 @@ def smooth_sensitivity_explorer(p: int = 10, k: int = 1):
     return w.VBox([title, notice, w.HBox([w.VBox([c["gap"], c["n"], c["eps"]]), w.VBox([c["delta"], c["pure"], c["beta"]])]), here, out])
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #5d80e6b6
-register_explorer(Explorer("smooth_sensitivity", SMOOTH_QUESTION, SMOOTH_NOTICE, "04_algorithms/05_smooth.ipynb",
-                           smooth_sensitivity_explorer, smooth_sensitivity_figure))
+_ = register_explorer(Explorer("smooth_sensitivity", SMOOTH_QUESTION, SMOOTH_NOTICE, "04_algorithms/05_smooth.ipynb",
+                               smooth_sensitivity_explorer, smooth_sensitivity_figure))
