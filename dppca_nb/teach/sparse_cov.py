@@ -153,7 +153,7 @@ def _error_panel(ax, t, mm, reps):
     ax.axhline(1.0, color="grey", ls=":", lw=1, label="estimate 0")
     ax.set(xticks=[0, 1, 2], xticklabels=["naive", "DP-Thr.", "DP-Thr.\n(minimax prior)"], xlim=(-0.5, 2.5),
            ylabel="||est - Sigma||_2 / ||Sigma||_2")
-    ax.legend(fontsize=6, loc="upper right")
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.03, 1.0))
 
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #12774598
 def _threshold_verdict(mm) -> str:
@@ -170,7 +170,7 @@ def threshold_figure(n: int = 100_000, p: int = 40, s: int = 3, epsilon: float =
     d = threshold_snapshot(n, p, s, epsilon, delta, gamma, **kw, random_state=random_state)
     t = threshold_errors(n, p, s, epsilon, delta, gamma, **kw, reps=reps, random_state=random_state)
     mm = threshold_minimax(n, p, s, epsilon, delta, gamma, **kw, reps=reps, random_state=random_state)
-    fig = plt.figure(figsize=(13.5, 3.8))
+    fig = plt.figure(figsize=(16, 3.8))
     axes = fig.subplots(1, 4, gridspec_kw=dict(width_ratios=[1, 1, 1.3, 1.3]))
     _matrix_panels(fig, axes, d)
     _histogram_panel(axes[2], d)
@@ -180,7 +180,7 @@ def threshold_figure(n: int = 100_000, p: int = 40, s: int = 3, epsilon: float =
     fig.minimax = {"sparse_covariance": mm}
     fig.verdict = _threshold_verdict(mm)
     fig.suptitle(f"n = {n:,}, p = {p}, s = {d['s']}, epsilon = {epsilon:g}, delta = {delta:g} ({structure})", fontsize=10)
-    fig.subplots_adjust(left=0.04, right=0.99, bottom=0.17, top=0.84, wspace=0.55)   # fixed: tight_layout doubles the redraw time
+    fig.subplots_adjust(left=0.035, right=0.8, bottom=0.17, top=0.84, wspace=0.5)   # fixed: tight_layout doubles the redraw time
     return fig
 
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #f6009c95
@@ -193,7 +193,7 @@ def threshold_curve_figure(p: int = 30, s: int = 3, epsilon: float = 1.0, delta:
     mms = [threshold_minimax(int(m), p, s, epsilon, delta, gamma, structure=structure, reps=reps, random_state=random_state + i)
            for i, m in enumerate(ns)]
     own = ax is None
-    fig, ax = plt.subplots(figsize=(6.5, 4.2)) if own else (ax.figure, ax)
+    fig, ax = plt.subplots(figsize=(10, 4.2)) if own else (ax.figure, ax)
     x = np.array([r["n"] for r in rows], dtype=float)
     get = lambda key, rs=rows: np.array([r[key] for r in rs])
     draw_bracket(ax, x, get("lower"), get("upper"), get("hold"), color="C1", name="DP-Thresholding", why_not="some row would be clipped")
@@ -206,12 +206,12 @@ def threshold_curve_figure(p: int = 30, s: int = 3, epsilon: float = 1.0, delta:
     log_axes(ax)
     ax.set(xlabel="number of records n", ylabel="||est - Sigma||_2 / ||Sigma||_2",
            title=f"p = {p}, s = {s}, epsilon = {epsilon:g}, delta = {delta:g} ({structure})")
-    ax.title.set_fontsize(9); ax.legend(fontsize=6.5, loc="lower left")
+    ax.title.set_fontsize(9); ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.bracket = {"dp_threshold": dict(n=x, lower=get("lower"), upper=get("upper"), hold=get("hold"), mean=get("mean"),
                                         sd=get("sd"), se=get("se"))}
     fig.minimax = {"sparse_covariance": {k_: get(k_, mms) for k_ in ("lower", "floor", "mean", "se", "level")} if all(mms) else None}
     fig.verdict = _curve_verdict(x, fig.minimax["sparse_covariance"])
-    if own: fig.subplots_adjust(left=0.12, right=0.98, bottom=0.13, top=0.92)
+    if own: fig.subplots_adjust(left=0.08, right=0.6, bottom=0.13, top=0.92)
     return fig
 
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #f6009c96
