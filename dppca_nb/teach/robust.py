@@ -42,7 +42,7 @@ def _sample(df, fraction, n, p, k, rng):
 def _estimates(X, k, epsilon, rng):
     "The four estimators' subspaces, at their package defaults."
     out = {"g-DPPCA (spherical)": g_dppca(X, k, epsilon, ROBUST_DELTA, random_state=rng),
-           "g-DPPCA (winsorized)": g_dppca(X, k, epsilon, ROBUST_DELTA, transform="winsorized", random_state=rng)}
+           "g-DPPCA (winsorized)": g_dppca(X, k, epsilon, ROBUST_DELTA, pair_transform="winsorized", random_state=rng)}
     for m in ROBUST_EXPLORER_METHODS[2:]:
         out[m] = analyze_gauss(X, k, epsilon, ROBUST_DELTA, radius=_radius(m, X.shape[1]), random_state=rng)
     return out
