@@ -214,10 +214,10 @@ def draw_rates(ax, grid, rates, *, guarantee: str, algorithms, sparse=None) -> t
     return drawn, notes
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #3529f347
-def _spiked(p, k, s, lam, seed):
+def _spiked(p, k, s, spike, seed):
     if not 1 <= k < p: raise ValueError(f"k: expected 1 <= k < p = {p}, got {k}")
     if not k <= s <= p: raise ValueError(f"s: expected k = {k} <= s <= p = {p}, got {s}")
-    Sigma, V = spiked_covariance(p, k, lam, s=None if s == p else s, random_state=seed)
+    Sigma, V = spiked_covariance(p, k, spike, s=None if s == p else s, random_state=seed)
     return Sigma, V, np.sort(np.linalg.eigvalsh(Sigma))[::-1]
 
 def _central_release(Sigma, n, epsilon, delta, rng):
@@ -242,9 +242,9 @@ def _frozen(*arrays):
     return arrays
 
 @functools.lru_cache(maxsize=32)
-def _bounds_runs(p, k, s, epsilon, delta, lam, reps, n_points, seed, central):
+def _bounds_runs(p, k, s, epsilon, delta, spike, reps, n_points, seed, central):
     "(eigenvalues, ns, Algorithm 1's errors, Analyze Gauss's errors) of `bounds_figure`, read-only."
-    Sigma, V, ev = _spiked(p, k, s, lam, seed)
+    Sigma, V, ev = _spiked(p, k, s, spike, seed)
     ns = np.round(np.logspace(3, 12, n_points))
     return _frozen(ev, ns, *bounds_measure(ns, Sigma, V, k, epsilon, delta, reps, np.random.default_rng(seed), central))
 
@@ -320,12 +320,12 @@ def _price_note(mm, ns) -> str:
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #3529f34b
 def bounds_figure(n: float = 1e5, p: int = 40, k: int = 5, s: int | None = None, epsilon: float = 0.5, delta: float = 1e-4,
-                  lam: float = 1.0, *, reps: int = 3, n_points: int = 10, seed: int = 0, central: bool = True, ax=None):
+                  spike: float = 1.0, *, reps: int = 3, n_points: int = 10, seed: int = 0, central: bool = True, ax=None):
     """Algorithm 1's measured error against n between the bounds of `error_bounds`, above the minimax bounds, beside
     Analyze Gauss (central). Attributes of the figure: `bracket`, `minimax` and `verdict`."""
     import matplotlib.pyplot as plt
     s = p if s is None else int(s)
-    ev, ns, loc, cen = _bounds_runs(int(p), int(k), s, float(epsilon), float(delta), float(lam), int(reps), int(n_points),
+    ev, ns, loc, cen = _bounds_runs(int(p), int(k), s, float(epsilon), float(delta), float(spike), int(reps), int(n_points),
                                     int(seed), bool(central))
     own = ax is None
     fig, ax = plt.subplots(figsize=FIGSIZE) if own else (ax.figure, ax)
@@ -342,7 +342,7 @@ def bounds_figure(n: float = 1e5, p: int = 40, k: int = 5, s: int | None = None,
     ax.axhline(level, color="gray", ls="--", lw=1, label="random subspace")
     _ylim(ax, [loc, cen if central else []] + [b["lower"] for b in fig.bracket.values()] + [fig.minimax["local"]["floor"]], p, k)
     _finish_axes(ax, fig.bracket["local_gaussian"]["cap"], n, f"p={p}, k={k}, s={s}, eps={epsilon:g}, delta={delta:g}, "
-                 f"lambda={lam:g}; n_c = {local_critical_n(p, float(ev[k - 1] - ev[k]), epsilon, delta):.1e}", notes)
+                 f"lambda={spike:g}; n_c = {local_critical_n(p, float(ev[k - 1] - ev[k]), epsilon, delta):.1e}", notes)
     if own: fig.subplots_adjust(**LAYOUT)
     return fig
 
@@ -369,9 +369,9 @@ def sparse_measure(ns, draw, p, k, epsilon, delta, reps, rng, *, tol, max_iter):
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #4f550d61
 @functools.lru_cache(maxsize=32)
-def _sparse_runs(p, k, s, epsilon, delta, lam, reps, n_points, seed, tol, max_iter):
+def _sparse_runs(p, k, s, epsilon, delta, spike, reps, n_points, seed, tol, max_iter):
     "The runs of `local_sparse_figure` (cached: moving n redraws without measuring), read-only."
-    _, _, ev = _spiked(p, k, s, lam, seed)
+    _, _, ev = _spiked(p, k, s, spike, seed)
     ns, rng = np.round(np.logspace(4, 12, n_points)), np.random.default_rng(seed)
     mm = minimax_along("sparse", ns, p, k, epsilon, delta, ev, s=s, privacy="local")["bounds"]
     kw = dict(tol=tol, max_iter=max_iter)
@@ -403,13 +403,13 @@ def _sparse_layers(ax, ns, p, k, s, epsilon, delta, ev, e1, e2, e2m, prior):
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #4f550d5f
 def local_sparse_figure(n: float = 1e8, p: int = 40, k: int = 1, s: int = 8, epsilon: float = 0.5, delta: float = 1e-4,
-                        lam: float = 1.0, *, reps: int = 2, n_points: int = 7, seed: int = 0, tol: float = 1e-4,
+                        spike: float = 1.0, *, reps: int = 2, n_points: int = 7, seed: int = 0, tol: float = 1e-4,
                         max_iter: int = 300, ax=None):
     """Algorithm 2 (Fantope ADMM on the local reports) against Algorithm 1 on the same reports, over n, with their
     bounds and the sparse minimax bound. Attributes: `bracket`, `minimax`, `verdict`, `admm_iterations`."""
     import matplotlib.pyplot as plt
     s, prior = int(s), k == 1                                       # k = 1: the Fano bound's prior, v drawn afresh at every run
-    ev, ns, e1, e2, e1m, e2m, iters = _sparse_runs(int(p), int(k), s, float(epsilon), float(delta), float(lam), int(reps),
+    ev, ns, e1, e2, e1m, e2m, iters = _sparse_runs(int(p), int(k), s, float(epsilon), float(delta), float(spike), int(reps),
                                                     int(n_points), int(seed), float(tol), int(max_iter))
     own = ax is None
     fig, ax = plt.subplots(figsize=FIGSIZE) if own else (ax.figure, ax)
@@ -420,7 +420,7 @@ def local_sparse_figure(n: float = 1e8, p: int = 40, k: int = 1, s: int = 8, eps
     ax.axhline(level, color="gray", ls="--", lw=1, label="random subspace")
     _ylim(ax, [e1m, e2m, fig.minimax["sparse"]["floor"]] + [b["lower"] for b in fig.bracket.values()], p, k)
     _finish_axes(ax, fig.bracket["local_gaussian"]["cap"], n, f"{'sparse sign v' if prior else 'V from the minimax prior'}: p={p}, "
-                 f"k={k}, s={s}, eps={epsilon:g}, delta={delta:g}, lambda={lam:g}; ADMM warm-started, tol {tol:g}", fig.notes)
+                 f"k={k}, s={s}, eps={epsilon:g}, delta={delta:g}, lambda={spike:g}; ADMM warm-started, tol {tol:g}", fig.notes)
     if own: fig.subplots_adjust(**LAYOUT)
     return fig
 
@@ -445,7 +445,7 @@ def _sparse_verdict(fig, ns, level) -> str:
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f391a53f
 def _sliders_local(W, p_max=160, **values):
-    v = dict(dict(n=1e5, p=40, k=5, s=40, epsilon=0.5, delta=1e-4, lam=1.0), **values)
+    v = dict(dict(n=1e5, p=40, k=5, s=40, epsilon=0.5, delta=1e-4, spike=1.0), **values)
     return dict(
         n=W.FloatLogSlider(value=v["n"], base=10, min=3, max=12, step=0.25, description="n"),
         p=W.IntSlider(value=v["p"], min=8, max=p_max, step=4, description="p"),
@@ -453,7 +453,7 @@ def _sliders_local(W, p_max=160, **values):
         s=W.IntSlider(value=v["s"], min=v["k"], max=v["p"], description="s (= p: dense)"),
         epsilon=W.FloatLogSlider(value=v["epsilon"], base=10, min=-1, max=1, step=0.05, description="epsilon"),
         delta=W.FloatLogSlider(value=v["delta"], base=10, min=-10, max=-2, step=0.5, description="delta"),
-        lam=W.FloatLogSlider(value=v["lam"], base=10, min=-1, max=2, step=0.1, description="lambda (gap)"))
+        spike=W.FloatLogSlider(value=v["spike"], base=10, min=-1, max=2, step=0.1, description="lambda (spike)"))
 
 def verdict_html(fig) -> str:
     "The figure's computed sentence, for the widget."
@@ -472,7 +472,7 @@ def _explorer(figure, sl, title, notice):
         with out:
             out.clear_output(wait=True)
             fig = figure(sl["n"].value, p, min(sl["k"].value, p - 1), min(max(sl["s"].value, sl["k"].value), p),
-                         sl["epsilon"].value, sl["delta"].value, sl["lam"].value)
+                         sl["epsilon"].value, sl["delta"].value, sl["spike"].value)
             here.value = verdict_html(fig)
             display(fig); plt.close(fig)
     for w in sl.values(): w.observe(redraw, names="value")

@@ -66,12 +66,12 @@ def robust_scatter_eigenvalues(p: int = 10, k: int = 2) -> np.ndarray:
     spike = inspect.signature(robust_sample).parameters["spike"].default
     return np.array([spike] * k + [1.0] * (p - k))
 
-def _ag_bracket(m, df, n, epsilon, p, k, lam):
+def _ag_bracket(m, df, n, epsilon, p, k, ev):
     if not math.isinf(df): return dict(lower=0.0, upper=projection_cap(p, k), hold=False, why="t rows: the bound needs Gaussian rows")
     R = _radius(m, p)
-    b = error_bounds("analyze_gauss", int(n), p, k, epsilon, ROBUST_DELTA, eigenvalues=lam / R ** 2, data="clipped",
+    b = error_bounds("analyze_gauss", int(n), p, k, epsilon, ROBUST_DELTA, eigenvalues=ev / R ** 2, data="clipped",
                      noise_shape=AG_NOISE_SHAPE)
-    q = clip_probability(lam / R ** 2, int(n))
+    q = clip_probability(ev / R ** 2, int(n))
     return dict(lower=b.lower, upper=b.upper, hold=b.conditions_hold,
                 why=None if b.conditions_hold else f"rows clipped at R: P(some row clipped) <= {q:.2g}, above 1%")
 
@@ -83,17 +83,17 @@ def robustness_bounds(df: float = float("inf"), fraction: float = 0.05, n: int =
     g-DPPCA (spherical): 'g_dppca', valid for any elliptical rows (t included), so for every df (for t rows with
     `data='elliptical'`: the lower bound's sampling term is for Gaussian rows only). AG: 'analyze_gauss' on the rows
     scaled by 1/R, for Gaussian rows only, with `data='clipped'`. With outliers no bound applies."""
-    lam, cap = robust_scatter_eigenvalues(p, k), projection_cap(p, k)
+    ev, cap = robust_scatter_eigenvalues(p, k), projection_cap(p, k)
     none = lambda why: dict(lower=0.0, upper=cap, hold=False, why=why)
     out = {}
     for m in ROBUST_EXPLORER_METHODS:
         if fraction > 0: out[m] = none("contamination: outside the bounds' model")
         elif m == "g-DPPCA (spherical)":
-            b = error_bounds("g_dppca", int(n), p, k, epsilon, ROBUST_DELTA, eigenvalues=lam,
+            b = error_bounds("g_dppca", int(n), p, k, epsilon, ROBUST_DELTA, eigenvalues=ev,
                              data="gaussian" if math.isinf(df) else "elliptical")
             out[m] = dict(lower=b.lower, upper=b.upper, hold=b.conditions_hold, why=None)
         elif m == "g-DPPCA (winsorized)": out[m] = none("no bound derived for the winsorized transform")
-        else: out[m] = _ag_bracket(m, df, n, epsilon, p, k, lam)
+        else: out[m] = _ag_bracket(m, df, n, epsilon, p, k, ev)
     return out
 
 # %% ../../nbs/08_teach/03_robust_explorer.ipynb #ee6098f6

@@ -64,11 +64,11 @@ def _smooth_bounds(method, n, p, k, epsilon, delta, gap):
 def _smooth_draws(gap, n, eps, dlt, p, k, reps, rng):
     "Errors of each release over `reps` fresh data sets with a fresh Haar V, on the exact Wishart path."
     sm = "smooth_gaussian" if dlt > 0 else "smooth_cauchy"
-    errs, lam = {sm: [], "analyze_gauss": []} if dlt > 0 else {sm: []}, smooth_spectrum(p, k, gap)
+    errs, ev = {sm: [], "analyze_gauss": []} if dlt > 0 else {sm: []}, smooth_spectrum(p, k, gap)
     plan = plan_second_moment(n, p, eps, dlt) if dlt > 0 else None
     for _ in range(reps):
         Q = random_orthonormal(p, p, rng)
-        W = wishart_second_moment((Q * lam) @ Q.T, n, rng)
+        W = wishart_second_moment((Q * ev) @ Q.T, n, rng)
         errs[sm].append(subspace_distance(smooth_sensitivity_release(W / n, n, k, eps, dlt, random_state=rng), Q[:, :k]))
         if dlt > 0:
             C = plan.release(None, rng, statistic={"M": W, "n_clipped": 0}).value
