@@ -143,6 +143,7 @@ def _smooth_clause(m, d, level) -> str:
 def _smooth_verdict(res, level) -> str:
     return verdict(*(_smooth_clause(m, d, level) for m, d in res.items()))
 
+# %% ../../nbs/08_teach/02_smooth_explorer.ipynb #af4ca3e1
 def smooth_sensitivity_figure(gap: float = 0.01, n: int = 100_000, epsilon: float = 1.0, delta: float = 1e-5,
                               beta: float | None = None, *, p: int = 10, k: int = 1, reps: int = 6, random_state=0):
     """Left: global, local and smooth sensitivity against the eigengap; right: each release's error over `reps` fresh

@@ -70,6 +70,7 @@ def _mean_sd_se(e):
     sd = float(e.std(ddof=1)) if e.size > 1 else 0.0
     return float(e.mean()), sd, sd / math.sqrt(e.size)
 
+# %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #c63b984d
 def threshold_errors(n: int = 100_000, p: int = 40, s: int = 3, epsilon: float = 1.0, delta: float = 1e-5,
                      gamma: float | None = None, *, structure: str = "block", correlation: float = 0.6, trace: float = 0.2,
                      reps: int = 4, random_state=0) -> dict:
@@ -161,6 +162,7 @@ def _threshold_verdict(mm) -> str:
     return verdict(optimality_clause("DP-Thresholding", [0.0], mm["mean"], mm["lower"], 2 * mm["level"],
                                      bound="the sparse-covariance minimax bound"))
 
+# %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #12774599
 def threshold_figure(n: int = 100_000, p: int = 40, s: int = 3, epsilon: float = 1.0, delta: float = 1e-5,
                      gamma: float | None = None, *, structure: str = "block", correlation: float = 0.6, trace: float = 0.2,
                      reps: int = 4, random_state=0):

@@ -274,6 +274,7 @@ def _check_port_free(port: int):
         try: s.bind(("127.0.0.1", port))
         except OSError: raise OSError(f"port {port} on 127.0.0.1 is in use; choose another with --port") from None
 
+# %% ../../nbs/08_teach/04_widgets.ipynb #ab250f83
 def _voila_app():
     "Voila's application class with two changes: the landing page at `/`, and the `_xsrf` cookie set on every page."
     import tornado.web
