@@ -7,7 +7,8 @@ from __future__ import annotations
 import functools
 import math
 import numpy as np
-from ..core.validation import check_positive, check_epsilon, check_delta, check_k, as_generator, clip_rows
+from ..core.validation import check_positive, check_epsilon, check_delta, check_k, as_generator
+from ..backends.statistics import clip_rows
 from ..core.linalg import subspace_distance, random_subspace_level, orthonormalize, top_k_eigvecs, random_orthonormal
 from ..data.datasets import sample_gaussian, wishart_second_moment
 from ..privacy.releases import plan_second_moment
