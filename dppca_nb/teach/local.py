@@ -16,7 +16,8 @@ from ..algorithms.local_sparse import sparse_penalty
 from ..algorithms.fantope import fantope_admm
 from ..theory.error_bounds import error_bounds
 from ..theory.minimax import minimax_lower_bound
-from ..theory.bounds import theorem1_lower, theorem2_upper, theorem3_lower, theorem4_upper, projection_distance, local_critical_n
+from ..theory.bounds import (theorem1_lower, theorem2_upper, theorem3_lower, theorem4_upper, projection_distance,
+                                    local_critical_n, RATES)
 from .widgets import Explorer, register_explorer
 
 # %% auto #0
@@ -161,24 +162,9 @@ def verdict(*clauses: str) -> str:
     return s[:1].upper() + s[1:] + "."
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #0f3d51aa
-class _RateClass:
-    "TRANSITION: the class of a rate, until `theory.bounds` attaches one to each rate function (`f.rate_class`)."
-    def __init__(self, label, side, guarantee, estimators, sparse):
-        self.label, self.side, self.guarantee, self.estimators, self.sparse = label, side, guarantee, estimators, sparse
-    def covers(self, guarantee, algorithm=None, sparse=None) -> bool:
-        if sparse is not None and self.sparse != sparse: return False
-        if self.side == "lower": return guarantee == self.guarantee
-        return guarantee == self.guarantee and algorithm == self.estimators
-
-_RATE_CLASSES = {   # TRANSITION: the same labels and classes as theory.bounds' rate_class
-    "theorem1_lower": ("Theorem 1's rate for pure epsilon-LDP, constants unknown", "lower", "pure", "every", False),
-    "theorem2_upper": ("Theorem 2's rate for Algorithm 1 ((epsilon, delta)-LDP), constants unknown", "upper", "approximate", "local_gaussian", False),
-    "theorem3_lower": ("Theorem 3's rate for pure epsilon-LDP, row-sparse, constants unknown", "lower", "pure", "every", True),
-    "theorem4_upper": ("Theorem 4's rate for Algorithm 2 ((epsilon, delta)-LDP, row-sparse), constants unknown", "upper", "approximate", "local_sparse", True)}
-
 def rate_class(f):
-    "The class of rate function `f`: its own `rate_class` where theory.bounds gives one."
-    return getattr(f, "rate_class", None) or _RateClass(*_RATE_CLASSES[f.__name__])
+    "The class of rate function `f` of `theory.bounds` (`RATES`): its label, side, guarantee and the estimators it speaks of."
+    return RATES[f.__name__]
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #0f3d51ab
 def rate_along(f, ns, *args, **kw):
