@@ -15,7 +15,8 @@ from ..core.linalg import random_subspace_level
 __all__ = ['RATES', 'BoundConditionWarning', 'spectrum_terms', 'effective_noise_variance', 'RateClass', 'rate_class',
            'theorem1_lower', 'theorem2_upper', 'theorem3_lower', 'theorem4_upper', 'nonprivate_rate',
            'nonprivate_sparse_rate', 'random_level', 'projection_distance', 'threshold_error_bound',
-           'naive_error_bound', 'gaussian_gamma', 'local_critical_n', 'local_error_prediction', 'clipped_rows_bound']
+           'naive_error_bound', 'gaussian_gamma', 'local_critical_n', 'local_error_prediction', 'clipped_rows_bound',
+           'gaussian_gradient_spread', 'adaptive_rate']
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #7e82eecf
 class BoundConditionWarning(UserWarning):
@@ -331,3 +332,25 @@ def clipped_rows_bound(Sigma, n, *, radius: float = 1.0) -> float:
     a, b, c = 2 * lmax, 2 * l2, tr - 1            # solve a u^2 + b u + c = 0 for u = sqrt(t)
     u = (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)
     return float(min(n, n * math.exp(-u * u)))
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #1fa01d77
+def gaussian_gradient_spread(eigenvalues) -> float:
+    "s = (E||(x x^T - Sigma) v_1||^2)^(1/2) = sqrt(lambda_1 (tr Sigma + lambda_1)) for Gaussian rows N(0, Sigma)."
+    lam = np.sort(np.asarray(eigenvalues, dtype=np.float64))[::-1]
+    return math.sqrt(lam[0] * (lam.sum() + lam[0]))
+
+def adaptive_rate(n, p: int, k: int, epsilon: float, delta: float, *, eigenvalues, spread: float | None = None,
+                  C: float = 1.0):
+    """Rate (constants unknown) of the adaptive DP-PCA's ||P_hat - P||_F: C (s / gap) (sqrt(k / n) + k sqrt(p ln(1/delta)) / (epsilon n)).
+
+    `spread` s: the gradients' spread at the top eigenvector (None: Gaussian rows, `gaussian_gradient_spread`); gap:
+    lambda_k - lambda_(k+1). A rate, not a bound: C is unknown (1 by default)."""
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    k = check_k(k, check_int(p, "p"))
+    lam = np.sort(np.asarray(eigenvalues, dtype=np.float64))[::-1]
+    if len(lam) != p or k >= p or not lam[k - 1] > lam[k]:
+        raise ValueError(f"eigenvalues: expected {p} values with a gap lambda_k > lambda_(k+1), k = {k} < p")
+    s = gaussian_gradient_spread(lam) if spread is None else check_positive(spread, "spread", allow_zero=True)
+    n = np.asarray(n, dtype=np.float64)
+    out = C * s / (lam[k - 1] - lam[k]) * (np.sqrt(k / n) + k * math.sqrt(p * math.log(1 / dlt)) / (eps * n))
+    return float(out) if out.ndim == 0 else out

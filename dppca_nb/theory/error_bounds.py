@@ -18,7 +18,8 @@ from ..privacy.mechanisms import NOISE_SHAPES
 __all__ = ['ERROR_BOUND_METHODS', 'ErrorBounds', 'projection_cap', 'NoiseMoments', 'noise_moments', 'SamplingMoments',
            'gaussian_sampling_moments', 'no_sampling', 'noisy_top_k_bounds', 'spherical_kendall_spectrum',
            'kendall_zeta1_cross', 'kendall_sampling_moments', 'frame_noise_error', 'smooth_bounds',
-           'dp_threshold_bounds', 'clip_probability', 'sparse_sign_fano_lower', 'fantope_duality_gap', 'error_bounds']
+           'dp_threshold_bounds', 'clip_probability', 'sparse_sign_fano_lower', 'fantope_duality_gap', 'error_bounds',
+           'adaptive_bounds']
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #82eb8465
 @dataclass(frozen=True)
@@ -788,3 +789,36 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
     hold = q <= 0.01 and (method != "local_sparse" or lo > 0 or upper_ok)
     return ErrorBounds(method, float(lo), float(min(up, cap)), cls, 1.0, bool(hold), tuple(notes), "||P_hat - P||_F", cap)
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #19fb1a99
+def adaptive_bounds(n, p: int, k: int | None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
+                    data: str = "gaussian") -> ErrorBounds:
+    "The entry of the adaptive DP-PCA: lower = the central minimax bound (this estimator is rotation-equivariant); no explicit upper bound (the cap)."
+    from dppca_nb.theory.minimax import minimax_lower_bound
+    check_choice(data, "data", ("gaussian", "clipped"))
+    p = check_int(p, "p", minimum=2)
+    if eigenvalues is None: raise ValueError("eigenvalues: expected the population spectrum (p values)")
+    if k is None: raise ValueError("k: expected the subspace dimension")
+    lam, k = _lam(eigenvalues, p), check_k(k, p)
+    cap = projection_cap(p, k)
+    mm = minimax_lower_bound("central", n=n, p=p, k=k, epsilon=epsilon, delta=delta, eigenvalues=lam)
+    notes = ("upper = the largest distance: no explicit bound is derived (noise scaled by released, data-dependent "
+             "spreads; clipping bias; the iteration's error propagation), see theory.bounds.adaptive_rate for the rate",
+             "lower: minimax_lower_bound('central') (rotation-equivariant estimator: the same mean error at every V); "
+             "the same with the rows clipped to the unit ball")
+    return ErrorBounds("adaptive_dp_pca", float(mm.lower), float(cap),
+                       "every (epsilon, delta)-DP estimator of Gaussian rows with this spectrum (Bayes risk), so this "
+                       "rotation-equivariant one at every V", 1.0, False, notes, "||P_hat - P||_F", cap)
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #666c143c
+ERROR_BOUND_METHODS = ERROR_BOUND_METHODS + ("adaptive_dp_pca",)
+_error_bounds_before_adaptive = error_bounds
+
+def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5,
+                 **options) -> ErrorBounds:
+    """Explicit lower and upper bounds on the MEAN error of `method` on n Gaussian rows N(0, V diag(eigenvalues) V^T).
+
+    The methods of `ERROR_BOUND_METHODS`, with their options (see the entry point above); "adaptive_dp_pca" takes
+    `eigenvalues` and `data` and returns `adaptive_bounds`."""
+    if method == "adaptive_dp_pca": return adaptive_bounds(n, p, k, epsilon, delta, **options)
+    return _error_bounds_before_adaptive(method, n, p, k, epsilon, delta, **options)
