@@ -14,19 +14,20 @@ from ..privacy.releases import plan_second_moment
 from ..algorithms.local import local_second_moment_wishart, local_noise_sigma
 from ..algorithms.local_sparse import sparse_penalty
 from ..algorithms.fantope import fantope_admm
+from ..algorithms.registry import get_algorithm
 from ..theory.error_bounds import error_bounds
 from ..theory.minimax import minimax_lower_bound
 from ..theory.bounds import (theorem1_lower, theorem2_upper, theorem3_lower, theorem4_upper, projection_distance,
-                                    local_critical_n, RATES)
+                                    local_critical_n, adaptive_rate, RATES, RateClass)
 from .widgets import Explorer, register_explorer
 
 # %% auto #0
-__all__ = ['LOCAL_NOISE_SHAPE', 'RELEASE_NOISE_SHAPE', 'MINIMAX_STYLE', 'NEAR_OPTIMAL', 'RATE_STYLE', 'FIGSIZE', 'LAYOUT',
-           'BOUNDS_NOTICE', 'LOCAL_SPARSE_NOTICE', 'BOUNDS_QUESTION', 'LOCAL_SPARSE_QUESTION', 'bounds_along',
-           'log_axes', 'draw_bracket', 'draw_measured', 'minimax_along', 'draw_minimax', 'fmt_n', 'optimality_clause',
-           'verdict', 'rate_class', 'rate_along', 'rate_note', 'draw_rates', 'bounds_measure', 'theorem2_offset',
-           'offset_note', 'bounds_figure', 'sparse_measure', 'local_sparse_figure', 'verdict_html', 'bounds_explorer',
-           'local_sparse_explorer']
+__all__ = ['LOCAL_NOISE_SHAPE', 'RELEASE_NOISE_SHAPE', 'MINIMAX_STYLE', 'NEAR_OPTIMAL', 'RATE_STYLE', 'ADAPTIVE_MAX_ENTRIES',
+           'ADAPTIVE_RATE', 'FIGSIZE', 'LAYOUT', 'BOUNDS_NOTICE', 'LOCAL_SPARSE_NOTICE', 'BOUNDS_QUESTION',
+           'LOCAL_SPARSE_QUESTION', 'bounds_along', 'log_axes', 'draw_bracket', 'draw_measured', 'minimax_along',
+           'draw_minimax', 'fmt_n', 'optimality_clause', 'verdict', 'rate_class', 'rate_along', 'rate_note',
+           'draw_rates', 'bounds_measure', 'theorem2_offset', 'offset_note', 'adaptive_measure', 'bounds_figure',
+           'sparse_measure', 'local_sparse_figure', 'verdict_html', 'bounds_explorer', 'local_sparse_explorer']
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f66958b2
 # the noise shapes the package's releases use by default; the explorers pass them to the release and to error_bounds alike
@@ -35,7 +36,7 @@ RELEASE_NOISE_SHAPE = inspect.signature(plan_second_moment).parameters["noise_sh
 
 @functools.lru_cache(maxsize=512)
 def _bounds_cached(method, n, p, k, epsilon, delta, eigenvalues, data, noise_shape, s=None):
-    kw = dict(s=s) if method == "local_sparse" else dict(noise_shape=noise_shape)
+    kw = dict(s=s) if method == "local_sparse" else {} if method == "adaptive_dp_pca" else dict(noise_shape=noise_shape)
     return error_bounds(method, n, p, k, epsilon, delta, eigenvalues=np.array(eigenvalues), data=data, **kw)
 
 def bounds_along(method: str, ns, p: int, k: int, epsilon: float, delta: float, eigenvalues, *, data: str = "gaussian",
@@ -250,6 +251,46 @@ def offset_note(theorem: str, grid, rate, ns, mean, level, pred=None) -> str | N
     out = f"{theorem}'s rate (C = 1) sits " + (f"{r:.0f}x below the data" if r >= 1 else f"{1 / r:.0f}x above the data")
     return out + (f"; its unit-ball calibration predicts {pred:.0f}x" if pred is not None else "")
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #3c23b71b
+ADAPTIVE_MAX_ENTRIES = 4e6        # the adaptive runs hold the n x p rows in memory: measured where n p <= this
+
+def adaptive_measure(ns, Sigma, V, k, epsilon, delta, reps, rng):
+    "Errors (n x reps) of the registered adaptive DP-PCA on n Gaussian rows of Sigma, at the n of `ns` with n p <= ADAPTIVE_MAX_ENTRIES; and those n."
+    p, fit = Sigma.shape[0], get_algorithm("adaptive").function
+    ns = np.array([m for m in ns if m * p <= ADAPTIVE_MAX_ENTRIES])
+    L, err = np.linalg.cholesky(Sigma), np.empty((len(ns), reps))
+    for i, m in enumerate(ns):
+        for r in range(reps):
+            X = rng.standard_normal((int(m), p)) @ L.T
+            err[i, r] = subspace_distance(fit(X, k, epsilon, delta, random_state=rng), V)
+    return ns, err
+
+@functools.lru_cache(maxsize=32)
+def _adaptive_runs(p, k, s, epsilon, delta, spike, reps, n_points, seed):
+    "(the n measured, the adaptive DP-PCA's errors) of `bounds_figure`, read-only, from a stream of their own."
+    Sigma, V, _ = _spiked(p, k, s, spike, seed)
+    ns = np.round(np.logspace(3, 12, n_points))
+    return _frozen(*adaptive_measure(ns, Sigma, V, k, epsilon, delta, reps, np.random.default_rng([seed, 1])))
+
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #8010b19d
+ADAPTIVE_RATE = RATES.get("adaptive_rate") or RateClass(     # theory.bounds lists no class for adaptive_rate: it is this
+    "adaptive_rate", "the adaptive DP-PCA's rate ((epsilon, delta)-DP, Gaussian rows), constants unknown", "upper",
+    "approximate", "adaptive_dp_kpca", False, "Liu, Kong, Jain & Oh 2022; Düngler & Sanyal 2025", loss="||P_hat - P||_F")
+
+def _adaptive_layer(ax, na, errs, p, k, epsilon, delta, ev, level) -> tuple[dict, list]:
+    "The adaptive curve, its bracket where its conditions hold, its rate (grey); returns (bracket entry, notes)."
+    mean, sd, se = draw_measured(ax, na, errs, color="C4", name="adaptive DP-PCA (central)", marker="D")
+    b, notes = bounds_along("adaptive_dp_pca", na, p, k, epsilon, delta, ev), []
+    if b["hold"].any(): draw_bracket(ax, na, b["lower"], b["upper"], b["hold"], color="C4", name="adaptive DP-PCA")
+    else: notes.append(f"adaptive DP-PCA: no bracket drawn, {b['notes'][0]}; its lower bound is the central minimax bound")
+    if ADAPTIVE_RATE.covers("approximate", get_algorithm("adaptive").key):
+        grid = np.logspace(3, 12, 40)
+        rate = adaptive_rate(grid, p, k, epsilon, delta, eigenvalues=ev)
+        ax.plot(grid, rate, label=ADAPTIVE_RATE.label, **RATE_STYLE)
+        off = offset_note("The adaptive DP-PCA", grid, rate, na, mean, level)
+        notes += [off] if off else []
+    return dict(b, mean=mean, sd=sd, se=se), notes
+
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #3529f348
 def _finish_axes(ax, cap, n, title, notes):
     "Cap, n marker, log axes, labels; the legend and the notes to the right of the axes."
@@ -288,13 +329,14 @@ def _bounds_layers(ax, ns, p, k, epsilon, delta, ev, loc, cen, central):
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #3529f34a
 def _bounds_verdict(bracket, mm, ns, level):
-    "The sentence: where each method is near-optimal, from the figure's numbers."
+    "The sentence: where each method is near-optimal, from the figure's numbers (each at the n it was measured)."
     clauses = []
-    if "analyze_gauss" in bracket:
-        clauses.append(optimality_clause("Analyze Gauss", ns, bracket["analyze_gauss"]["mean"], mm["central"]["lower"], level,
-                                         bound="the central minimax bound"))
-    clauses.append(optimality_clause("Algorithm 1", ns, bracket["local_gaussian"]["mean"], mm["local"]["lower"], level,
-                                     bound="the local minimax bound"))
+    for method, model, name in (("analyze_gauss", "central", "Analyze Gauss"), ("adaptive_dp_pca", "central", "the adaptive DP-PCA"),
+                                ("local_gaussian", "local", "Algorithm 1")):
+        if method in bracket:
+            d = bracket[method]
+            clauses.append(optimality_clause(name, d["n"], d["mean"], mm[model]["lower"][np.isin(ns, d["n"])], level,
+                                             bound=f"the {model} minimax bound"))
     return verdict(*clauses)
 
 def _price_note(mm, ns) -> str:
@@ -305,28 +347,38 @@ def _price_note(mm, ns) -> str:
     return out
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #3529f34b
-def bounds_figure(n: float = 1e5, p: int = 40, k: int = 5, s: int | None = None, epsilon: float = 0.5, delta: float = 1e-4,
-                  spike: float = 1.0, *, reps: int = 3, n_points: int = 10, seed: int = 0, central: bool = True, ax=None):
-    """Algorithm 1's measured error against n between the bounds of `error_bounds`, above the minimax bounds, beside
-    Analyze Gauss (central). Attributes of the figure: `bracket`, `minimax` and `verdict`."""
-    import matplotlib.pyplot as plt
-    s = p if s is None else int(s)
-    ev, ns, loc, cen = _bounds_runs(int(p), int(k), s, float(epsilon), float(delta), float(spike), int(reps), int(n_points),
-                                    int(seed), bool(central))
-    own = ax is None
-    fig, ax = plt.subplots(figsize=FIGSIZE) if own else (ax.figure, ax)
-    fig.bracket, fig.minimax = _bounds_layers(ax, ns, p, k, epsilon, delta, ev, loc, cen, central)
-    grid, level = np.logspace(3, 12, 40), random_subspace_level(p, k)
+def _bounds_notes(ax, ns, p, k, epsilon, delta, ev, bracket, mm, level) -> list:
+    "The papers' rates of the figure's class (drawn) and the others (a note), Theorem 2's offset and the local model's price."
+    grid = np.logspace(3, 12, 40)
     rates, notes = draw_rates(ax, grid, [(theorem1_lower, (p, k, epsilon), dict(eigenvalues=ev)),
                                          (theorem2_upper, (p, k, epsilon, delta), dict(eigenvalues=ev))],
                               guarantee="approximate", algorithms=("local_gaussian", "analyze_gauss"))
-    off = offset_note("Theorem 2", grid, rates.get("theorem2_upper"), ns, fig.bracket["local_gaussian"]["mean"], level,
+    off = offset_note("Theorem 2", grid, rates.get("theorem2_upper"), ns, bracket["local_gaussian"]["mean"], level,
                       theorem2_offset(p, k, epsilon, delta, ev))
-    notes += [off] if off else []
-    notes.append(_price_note(fig.minimax, ns))
+    return notes + ([off] if off else []) + [_price_note(mm, ns)]
+
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #566813a1
+def bounds_figure(n: float = 1e5, p: int = 40, k: int = 5, s: int | None = None, epsilon: float = 0.5, delta: float = 1e-4,
+                  spike: float = 1.0, *, reps: int = 3, n_points: int = 10, seed: int = 0, central: bool = True,
+                  adaptive: bool = True, ax=None):
+    """Algorithm 1's measured error against n between the bounds of `error_bounds`, above the minimax bounds, beside
+    Analyze Gauss and (if `adaptive`) the adaptive DP-PCA, both central. Attributes: `bracket`, `minimax`, `notes`, `verdict`."""
+    import matplotlib.pyplot as plt
+    s = p if s is None else int(s)
+    key = (int(p), int(k), s, float(epsilon), float(delta), float(spike), int(reps), int(n_points), int(seed))
+    ev, ns, loc, cen = _bounds_runs(*key, bool(central))
+    own = ax is None
+    fig, ax = plt.subplots(figsize=FIGSIZE) if own else (ax.figure, ax)
+    fig.bracket, fig.minimax = _bounds_layers(ax, ns, p, k, epsilon, delta, ev, loc, cen, central)
+    level, measured = random_subspace_level(p, k), [loc, cen if central else []]
+    notes = _bounds_notes(ax, ns, p, k, epsilon, delta, ev, fig.bracket, fig.minimax, level)
+    if adaptive and central:                         # beside Analyze Gauss, under the same central minimax bound
+        na, ea = _adaptive_runs(*key)
+        fig.bracket["adaptive_dp_pca"], more = _adaptive_layer(ax, na, ea, p, k, epsilon, delta, ev, level)
+        notes, measured = notes + more, measured + [ea]
     fig.notes, fig.verdict = notes, _bounds_verdict(fig.bracket, fig.minimax, ns, level)
     ax.axhline(level, color="gray", ls="--", lw=1, label="random subspace")
-    _ylim(ax, [loc, cen if central else []] + [b["lower"] for b in fig.bracket.values()] + [fig.minimax["local"]["floor"]], p, k)
+    _ylim(ax, measured + [b["lower"] for b in fig.bracket.values()] + [fig.minimax["local"]["floor"]], p, k)
     _finish_axes(ax, fig.bracket["local_gaussian"]["cap"], n, f"p={p}, k={k}, s={s}, eps={epsilon:g}, delta={delta:g}, "
                  f"lambda={spike:g}; n_c = {local_critical_n(p, float(ev[k - 1] - ev[k]), epsilon, delta):.1e}", notes)
     if own: fig.subplots_adjust(**LAYOUT)
@@ -470,7 +522,9 @@ def _explorer(figure, sl, title, notice):
 BOUNDS_NOTICE = ("Both errors fall inside their brackets as n grows, and the local one (orange) needs about the square "
                  "of the central one's n for the same error. Analyze Gauss comes within a few times its minimax bound, "
                  "what no (epsilon, delta)-DP algorithm can beat, while Algorithm 1 stays about a thousand times above "
-                 "the local one: the bounds price the local model at a few times, the measured errors at a factor sqrt(n).")
+                 "the local one: the bounds price the local model at a few times, the measured errors at a factor sqrt(n). "
+                 "The adaptive DP-PCA (purple), measured up to n = 1e5, does no better than Analyze Gauss on these rows "
+                 "once the errors leave the random level.")
 LOCAL_SPARSE_NOTICE = ("On the same reports Algorithm 2 (green) leaves the random level a little after Algorithm 1 and "
                        "ends below it. With k = 1 its lower bound (Fano, over sparse sign vectors drawn afresh each "
                        "run) holds for every estimator that sees the reports, and vanishes once the reports can identify "
