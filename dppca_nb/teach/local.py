@@ -82,6 +82,7 @@ def draw_bracket(ax, x, lower, upper, hold, *, color, name, why_not=None):
         ax.axvspan(left[i], right[i], facecolor="none", edgecolor=color, hatch="///", lw=0, alpha=0.4,
                    label=f"{name}: conditions fail ({why_not or 'see notes'})" if j == 0 else "_nolegend_")
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #f7815872
 def draw_measured(ax, x, errors, *, color, name, marker="o", filled=True):
     "Mean (marker) and spread (bar: +- one sd over the repetitions) of `errors` (one row per x); returns (mean, sd, se)."
     e = np.asarray(errors, dtype=np.float64)
@@ -127,6 +128,7 @@ def _span(r) -> str:
     lo, hi = float(np.min(r)), float(np.max(r))
     return _times(lo) if _times(lo) == _times(hi) else f"{_times(lo)[:-1]}-{_times(hi)}"
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #16d6f0e9
 def _where(sel, x, xname, fmt) -> str:
     "Where the selected points are: 'here' (a single point), 'at every n drawn', 'from n = 1e6 on', 'at n = 1e6', or a list."
     i = np.flatnonzero(sel)
@@ -212,6 +214,7 @@ def _central_release(Sigma, n, epsilon, delta, rng):
     plan = plan_second_moment(int(n), Sigma.shape[0], epsilon, delta, noise_shape=RELEASE_NOISE_SHAPE)
     return plan.release(None, rng, statistic={"M": wishart_second_moment(Sigma, int(n), rng), "n_clipped": 0}).value
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #b878cc96
 def bounds_measure(ns, Sigma, V, k, epsilon, delta, reps, rng, central=True):
     "Errors (n x reps) of Algorithm 1 and, if `central`, of Analyze Gauss on the exact Wishart path."
     loc, cen = np.empty((len(ns), reps)), np.empty((len(ns), reps))
@@ -241,6 +244,7 @@ def theorem2_offset(p: int, k: int, epsilon: float, delta: float, eigenvalues) -
     sigma = local_noise_sigma(epsilon, delta)
     return sigma * epsilon / float(np.max(eigenvalues)) * math.sqrt((p - k) / (2 * p))
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #1d09eec5
 def offset_note(theorem: str, grid, rate, ns, mean, level, pred=None) -> str | None:
     "How far below the data a drawn rate sits: measured mean / rate, median over the fast-rate points (and a prediction)."
     fast = np.asarray(mean) < level / 2
@@ -265,6 +269,7 @@ def adaptive_measure(ns, Sigma, V, k, epsilon, delta, reps, rng):
             err[i, r] = subspace_distance(fit(X, k, epsilon, delta, random_state=rng), V)
     return ns, err
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #007bd8b5
 @functools.lru_cache(maxsize=32)
 def _adaptive_runs(p, k, s, epsilon, delta, spike, reps, n_points, seed):
     "(the n measured, the adaptive DP-PCA's errors) of `bounds_figure`, read-only, from a stream of their own."
@@ -277,6 +282,7 @@ ADAPTIVE_RATE = RATES.get("adaptive_rate") or RateClass(     # theory.bounds lis
     "adaptive_rate", "the adaptive DP-PCA's rate ((epsilon, delta)-DP, Gaussian rows), constants unknown", "upper",
     "approximate", "adaptive_dp_kpca", False, "Liu, Kong, Jain & Oh 2022; Düngler & Sanyal 2025", loss="||P_hat - P||_F")
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #b1346a9e
 def _adaptive_layer(ax, na, errs, p, k, epsilon, delta, ev, level) -> tuple[dict, list]:
     "The adaptive curve, its bracket where its conditions hold, its rate (grey); returns (bracket entry, notes)."
     mean, sd, se = draw_measured(ax, na, errs, color="C4", name="adaptive DP-PCA (central)", marker="D")
@@ -339,6 +345,7 @@ def _bounds_verdict(bracket, mm, ns, level):
                                              bound=f"the {model} minimax bound"))
     return verdict(*clauses)
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #88b86821
 def _price_note(mm, ns) -> str:
     "The local model's price by the minimax bounds, at the largest n."
     i = len(ns) - 1
@@ -390,6 +397,7 @@ def _sign_prior(ev, p, s, rng):
     v = np.zeros(p); v[rng.choice(p, s, replace=False)] = rng.choice([-1.0, 1.0], s) / math.sqrt(s)
     return ev[-1] * np.eye(p) + (ev[0] - ev[-1]) * np.outer(v, v), v[:, None]
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #c6ade588
 def sparse_measure(ns, draw, p, k, epsilon, delta, reps, rng, *, tol, max_iter):
     "Errors (n x reps) of Algorithm 1 and Algorithm 2 on the same reports, (Sigma, V) = draw(i, rng) per run; ADMM iterations."
     sigma = local_noise_sigma(epsilon, delta)
@@ -475,6 +483,7 @@ def _sparse_notes(ax, ns, p, k, s, epsilon, delta, ev, bracket, level, prior) ->
                       bracket["local_sparse" if prior else "local_sparse_minimax_prior"]["mean"], level)
     return notes + ([off] if off else [])
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #a02e22c3
 def _sparse_verdict(fig, ns, level) -> str:
     lower = fig.minimax["sparse"]["lower"]
     return verdict(optimality_clause("Algorithm 2", ns, fig.bracket["local_sparse_minimax_prior"]["mean"], lower, level,
@@ -493,6 +502,7 @@ def _sliders_local(W, p_max=160, **values):
         delta=W.FloatLogSlider(value=v["delta"], base=10, min=-10, max=-2, step=0.5, description="delta"),
         spike=W.FloatLogSlider(value=v["spike"], base=10, min=-1, max=2, step=0.1, description="lambda (spike)"))
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #95f5022e
 def verdict_html(fig) -> str:
     "The figure's computed sentence, for the widget."
     from html import escape
@@ -533,6 +543,7 @@ LOCAL_SPARSE_NOTICE = ("On the same reports Algorithm 2 (green) leaves the rando
 BOUNDS_QUESTION = "How many users does local-DP PCA need before the principal subspace appears?"
 LOCAL_SPARSE_QUESTION = "Does a sparse principal subspace need fewer users?"
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #01203efc
 def bounds_explorer():
     "Sliders for n (log scale, up to 1e12), p, k, s, epsilon, delta and the spike lambda, redrawing `bounds_figure`."
     import ipywidgets as W
