@@ -62,6 +62,7 @@ def _smooth_bounds(method, n, p, k, epsilon, delta, gap):
     kw = dict(noise_shape="vecd") if method == "analyze_gauss" else {}       # Analyze Gauss's release noise (its default)
     return error_bounds(method, n, p, k, epsilon, delta, eigenvalues=smooth_spectrum(p, k, gap), data="clipped", **kw)
 
+# %% ../../nbs/08_teach/02_smooth_explorer.ipynb #8bef49f9
 def _smooth_draws(gap, n, eps, dlt, p, k, reps, rng):
     "Errors of each release over `reps` fresh data sets with a fresh Haar V, on the exact Wishart path."
     sm = "smooth_gaussian" if dlt > 0 else "smooth_cauchy"
@@ -97,6 +98,7 @@ def smooth_errors(gap: float = 0.01, n: int = 100_000, epsilon: float = 1.0, del
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #af4ca3dd
 NAMES = {"smooth_gaussian": "smooth Gaussian", "smooth_cauchy": "smooth Cauchy (pure)", "analyze_gauss": "Analyze Gauss"}
 
+# %% ../../nbs/08_teach/02_smooth_explorer.ipynb #318c48ce
 def _sensitivity_panel(a1, X, n, p, k, eps, delta, beta, rng):
     "Global, local and smooth sensitivity against the gap, and one data set's gap, S_beta and realised change."
     par = smooth_sensitivity_parameters(eps, delta, p, k)

@@ -117,6 +117,7 @@ def _matrix_panels(fig, axes, d):
         ax.title.set_fontsize(9)
     fig.colorbar(im, ax=axes[1], fraction=0.046, pad=0.03, format="%.0e")
 
+# %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #d3e3281f
 def _histogram_panel(ax, d):
     "The noisy upper-triangle entries, split by whether the true entry is 0, with the thresholds."
     iu = np.triu_indices(d["Sigma"].shape[0])
@@ -139,6 +140,7 @@ def _errorbar(ax, x, d, *, marker, color, label, filled=True):
     ax.errorbar([x], [d["mean"]], yerr=[d["sd"]], fmt=marker, color=color, mec="k" if filled else color,
                 mfc=color if filled else "white", mew=0.6 if filled else 1.2, ms=5, capsize=2, label=label)
 
+# %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #f59426ae
 def _error_panel(ax, t, mm, reps):
     "Naive (no bound), DP-Thresholding in its bracket, and DP-Thresholding on the minimax prior above the minimax layer."
     log_axes(ax, "y")
