@@ -435,12 +435,12 @@ def bench_bingham(eigenvalues=(0.0, 1.0, 3.0), n_draws: int = 5000, *, limit_s: 
 def _fmt_v(v): return f"{v:.4g}" if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) else str(v)
 
 def bench_explorers(repeat: int = 3) -> list:
-    "The redraw of each explorer in `widgets.EXPLORERS` after its first slider moves: best wall and CPU time of `repeat` probes."
+    "The redraw of each explorer of `widgets.explorers()` after its first slider moves: best wall and CPU time of `repeat` probes."
     from dppca_nb.core.validation import check_int
-    from dppca_nb.teach.widgets import EXPLORERS, probe_explorer
+    from dppca_nb.teach.widgets import explorers, probe_explorer
     repeat = check_int(repeat, "repeat")
     rows = []
-    for name in EXPLORERS:
+    for name in explorers():
         probes = [probe_explorer(name, slider=0) for _ in range(repeat)]
         p0 = probes[0]
         wall, cpu = min(r["seconds"] for r in probes), min(r["cpu_seconds"] for r in probes)

@@ -1,6 +1,6 @@
 """Real-browser check of the explorers app (`dppca app`), through Chromium's remote-debugging protocol.
 
-For every explorer in `dppca_nb.teach.widgets.EXPLORERS`: load its Voila page headless, wait for the widgets
+For every explorer of `dppca_nb.teach.widgets.explorers()`: load its Voila page headless, wait for the widgets
 and the plot to render, drag the first slider with the mouse, and assert that the plot changed (two
 screenshots of the plot differ). Then a load test: the landing page lists and links every explorer; fifteen pages
 opened together all render; once they are closed (most as a user closes a tab, a few as a killed browser leaves
@@ -276,8 +276,8 @@ def _close_target(devtools, target, as_user=True, timeout=15):
 @pytest.fixture(scope="module")
 def pages(app_url):
     "Launch headless Chromium; yield a function that opens one explorer page in a new tab (name -> (ws_url, close))."
-    from dppca_nb.teach.widgets import EXPLORERS
-    assert EXPLORERS, "dppca_nb.teach.widgets.EXPLORERS is empty"
+    from dppca_nb.teach.widgets import explorers
+    assert explorers(), "dppca_nb.teach.widgets.explorers() is empty"
     with _chromium() as devtools:
         def open_page(name):
             target = _new_target(devtools, f"{app_url}/voila/render/{name}.ipynb")
@@ -355,9 +355,9 @@ def _settled_plot(page, timeout=3.0):
 
 def test_every_explorer_page_reacts_to_a_slider(pages):
     "One test for all pages (one server and one browser, even under pytest-xdist); every page is checked, one at a time."
-    from dppca_nb.teach.widgets import EXPLORERS
+    from dppca_nb.teach.widgets import explorers
     failures = []
-    for name in EXPLORERS:
+    for name in explorers():
         ws_url, close = pages(name)
         try:
             print(_check_page(name, ws_url, time.monotonic()))
@@ -478,9 +478,10 @@ def _wait_rendered(pages, timeout, reload_after):
 def test_many_pages_together_then_memory_returns(culling_app):
     """The landing page links every explorer; LOAD_PAGES pages opened together all render; closed, their kernels stop
     and the memory of the server and its kernels returns to its baseline, each wait bounded."""
-    from dppca_nb.teach.widgets import EXPLORERS
+    from dppca_nb.teach.widgets import explorers
     url, server, log = culling_app
-    names = [list(EXPLORERS)[i % len(EXPLORERS)] for i in range(LOAD_PAGES)]
+    table = explorers()
+    names = [list(table)[i % len(table)] for i in range(LOAD_PAGES)]
     with _chromium() as devtools:
         # 1. the landing page: one link per explorer, to its page; follow the first one (warms the server up)
         target = _new_target(devtools, url + "/")
@@ -490,11 +491,11 @@ def test_many_pages_together_then_memory_returns(culling_app):
             page.call("Page.bringToFront")
             # wait for the links themselves: a fresh target reports readyState "complete" for about:blank first
             assert _until(lambda: page.js("document.readyState") == "complete"
-                          and len(page.js(JS_LINKS) or []) == len(EXPLORERS), 60), "the landing page did not load"
+                          and len(page.js(JS_LINKS) or []) == len(table), 60), "the landing page did not load"
             links = page.js(JS_LINKS)
             (ARTIFACTS / "landing.png").write_bytes(page.screenshot())
-            assert [l["text"] for l in links] == [e.question for e in EXPLORERS.values()], links
-            assert [l["href"] for l in links] == [f"{url}/voila/render/{n}.ipynb" for n in EXPLORERS], links
+            assert [l["text"] for l in links] == [e.question for e in table.values()], links
+            assert [l["href"] for l in links] == [f"{url}/voila/render/{n}.ipynb" for n in table], links
             page.js("document.querySelector('li h2 a').click()")
             left, _ = _wait_rendered({"first link": page}, 120, 60)
             assert not left, "the page of the landing page's first link did not render"

@@ -14,7 +14,7 @@ from ..algorithms.kendall import kendall_tau
 from ..algorithms.robust import g_dppca
 from ..privacy.accounting import split_budget
 from ..algorithms.baselines import analyze_gauss, sgpca, nsggd
-from ..estimators import private_mean
+from ..privacy.centering import private_mean
 from .registry import Study, Check, register_study, plot_lines
 
 # %% auto #0
@@ -37,7 +37,7 @@ def private_centring(X, epsilon: float, delta: float, *, radius: float, share: f
     analytic Gaussian mechanism too, as in the estimators), so the two releases together are (epsilon, delta)-DP.
     """
     (e_m, d_m), (e_r, d_r) = split_budget(epsilon, delta, [share, 1 - share], method=split)
-    mean, _ = private_mean(X, e_m, d_m, radius=radius, random_state=random_state)
+    mean = private_mean(X, e_m, d_m, radius=radius, random_state=random_state)
     return X - mean, e_r, d_r
 
 def robust_methods(k: int, epsilon: float, delta: float, p: int, *, which=None, centring: str = "private",

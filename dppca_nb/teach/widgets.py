@@ -5,9 +5,11 @@
 # %% ../../nbs/08_teach/04_widgets.ipynb #351e4953
 from __future__ import annotations
 import contextlib
+import importlib
 import io
 import json
 import os
+import pkgutil
 import socket
 import tempfile
 import time
@@ -16,15 +18,9 @@ from pathlib import Path
 from typing import Callable
 
 # %% auto #0
-__all__ = ['EXPLORERS', 'CULL_IDLE_TIMEOUT', 'CULL_INTERVAL', 'Explorer', 'explorer', 'explorers_table', 'readable', 'sliders',
-           'probe_explorer', 'app_notebook', 'landing_page', 'write_app', 'app_folder', 'voila_argv', 'serve_app']
-
-# %% ../../nbs/08_teach/04_widgets.ipynb #10c9457d
-from .local import (bounds_figure, bounds_explorer, local_sparse_figure, local_sparse_explorer,
-                                  BOUNDS_NOTICE, LOCAL_SPARSE_NOTICE)
-from .sparse_cov import threshold_figure, threshold_explorer, THRESHOLD_NOTICE
-from .smooth import smooth_sensitivity_figure, smooth_sensitivity_explorer, SMOOTH_NOTICE
-from .robust import robustness_figure, robustness_explorer, ROBUST_NOTICE
+__all__ = ['CULL_IDLE_TIMEOUT', 'CULL_INTERVAL', 'Explorer', 'register_explorer', 'explorers', 'explorer', 'explorers_table',
+           'readable', 'sliders', 'probe_explorer', 'app_notebook', 'landing_page', 'write_app', 'app_folder',
+           'voila_argv', 'serve_app']
 
 # %% ../../nbs/08_teach/04_widgets.ipynb #1f3e5776
 @dataclass(frozen=True)
@@ -32,7 +28,7 @@ class Explorer:
     "One explorer of the app: the question it answers, what to notice, and its functions."
     name: str                 # short name; the app page is app/<name>.ipynb
     question: str             # the one question its title asks
-    notice: str               # what to notice while moving the sliders
+    notice: str               # what to notice while moving the sliders (checked against its figure by a test)
     notebook: str             # the tutorial notebook that explains the algorithm (in nbs/)
     explorer: Callable        # () -> ipywidgets layout
     figure: Callable          # the pure plotting callback, (...) -> matplotlib Figure
@@ -42,30 +38,45 @@ class Explorer:
         return readable(self.explorer())
 
 # %% ../../nbs/08_teach/04_widgets.ipynb #7e15ff32
-EXPLORERS: dict[str, Explorer] = {e.name: e for e in [
-    Explorer("bounds", "How many users does local-DP PCA need before the principal subspace appears?",
-             BOUNDS_NOTICE, "04_algorithms/01_local.ipynb", bounds_explorer, bounds_figure),
-    Explorer("local_sparse", "Does a sparse principal subspace need fewer users?",
-             LOCAL_SPARSE_NOTICE, "04_algorithms/03_local_sparse.ipynb", local_sparse_explorer, local_sparse_figure),
-    Explorer("threshold", "When does a threshold remove the privacy noise from a sparse covariance?",
-             THRESHOLD_NOTICE, "04_algorithms/04_sparse_cov.ipynb", threshold_explorer, threshold_figure),
-    Explorer("smooth_sensitivity", "When does the eigengap make PCA cheap to privatise?",
-             SMOOTH_NOTICE, "04_algorithms/05_smooth.ipynb", smooth_sensitivity_explorer, smooth_sensitivity_figure),
-    Explorer("robustness", "Which is more robust to heavy tails and outliers: g-DPPCA or Analyze Gauss?",
-             ROBUST_NOTICE, "04_algorithms/08_robust.ipynb", robustness_explorer, robustness_figure),
-]}
+_EXPLORERS: dict[str, Explorer] = {}
+
+def register_explorer(e: Explorer) -> Explorer:
+    "Add explorer `e` to the registry; its name must be new unless the same module (or a notebook) registers it again."
+    if not isinstance(e, Explorer): raise TypeError(f"e: expected an Explorer, got {type(e).__name__}")
+    old = _EXPLORERS.get(e.name)
+    homes = {getattr(x.explorer, "__module__", None) for x in (old, e) if x is not None}
+    if old is not None and len(homes) > 1 and "__main__" not in homes:
+        raise ValueError(f"e: the explorer name {e.name!r} is registered already (by {old.explorer.__module__})")
+    _EXPLORERS[e.name] = e
+    return e
 
 # %% ../../nbs/08_teach/04_widgets.ipynb #338d5f32
+def explorers() -> dict:
+    "Every registered explorer, name -> Explorer, in the order of the notebooks that explain them."
+    import dppca_nb.teach as pkg
+    for m in pkgutil.iter_modules(pkg.__path__):
+        importlib.import_module(f"{pkg.__name__}.{m.name}")
+    return dict(sorted(_EXPLORERS.items(), key=lambda kv: (kv[1].notebook, kv[0])))
+
 def explorer(name: str):
-    "Build the explorer registered as `name` (see `EXPLORERS`) and return its ipywidgets layout."
-    if name not in EXPLORERS:
-        raise ValueError(f"name: expected one of {', '.join(EXPLORERS)}, got {name!r}")
-    return EXPLORERS[name].build()
+    "Build the explorer registered as `name` (see `explorers()`) and return its ipywidgets layout."
+    table = explorers()
+    if name not in table: raise ValueError(f"name: expected one of {', '.join(table)}, got {name!r}")
+    return table[name].build()
+
+# %% ../../nbs/08_teach/04_widgets.ipynb #4d2b6e18
+def __getattr__(name: str):
+    "An explorer's layout or figure function by its name, e.g. `bounds_explorer`, from the registry."
+    if not name.startswith("_"):
+        for e in explorers().values():
+            for f in (e.explorer, e.figure):
+                if f.__name__ == name: return f
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 def explorers_table() -> str:
     "A markdown table of the registered explorers: name, question, what to notice, tutorial."
     rows = ["| explorer | question | what to notice | explained in |", "|---|---|---|---|"]
-    rows += [f"| `{e.explorer.__name__}()` | {e.question} | {e.notice} | `{e.notebook}` |" for e in EXPLORERS.values()]
+    rows += [f"| `{e.explorer.__name__}()` | {e.question} | {e.notice} | `{e.notebook}` |" for e in explorers().values()]
     return "\n".join(rows)
 
 # %% ../../nbs/08_teach/04_widgets.ipynb #6c993265
@@ -126,6 +137,7 @@ def _moved_value(s):
     if isinstance(s, W.IntSlider): d = max(s.step or 1, round(d))
     return s.value + d * (1 if s.value < (s.min + s.max) / 2 else -1)
 
+# %% ../../nbs/08_teach/04_widgets.ipynb #4a7d3e90
 @contextlib.contextmanager
 def _watch_figures():
     "Record every matplotlib Figure created inside the block."
@@ -143,15 +155,16 @@ def _pixels(fig) -> bytes:
     fig.savefig(buf, format="rgba", dpi=40)
     return buf.getvalue()
 
+# %% ../../nbs/08_teach/04_widgets.ipynb #1d761a3b
 def probe_explorer(name: str, slider: int = 0) -> dict:
     "Build explorer `name`, move slider number `slider` programmatically; report the change and the redraw time."
     from IPython.utils.capture import capture_output
     import matplotlib.pyplot as plt
-    if name not in EXPLORERS:
-        raise ValueError(f"name: expected one of {', '.join(EXPLORERS)}, got {name!r}")
+    table = explorers()
+    if name not in table: raise ValueError(f"name: expected one of {', '.join(table)}, got {name!r}")
     with _watch_figures() as made, capture_output(display=True):      # keep the figures out of this notebook
         try:
-            layout = EXPLORERS[name].build()
+            layout = table[name].build()
             ss = sliders(layout)
             if not made: raise AssertionError(f"{name}: the explorer drew no figure when built")
             if not 0 <= slider < len(ss): raise ValueError(f"slider: expected 0..{len(ss) - 1}, got {slider}")
@@ -173,7 +186,7 @@ def probe_explorer(name: str, slider: int = 0) -> dict:
 # %% ../../nbs/08_teach/04_widgets.ipynb #b64548f7
 def app_notebook(name: str) -> dict:
     "The app page of explorer `name`, as a notebook (nbformat 4 JSON dict)."
-    e = EXPLORERS[name]
+    e = explorers()[name]
     cell = lambda kind, src, **kw: {"cell_type": kind, "id": f"{name}-{kind}", "metadata": {}, "source": src, **kw}
     return {"cells": [cell("markdown", f"[All explorers](../../) · explained in the notebook `nbs/{e.notebook}` of dppca_nb."),
                       cell("code", f"from dppca_nb.teach.widgets import explorer\nexplorer({name!r})",
@@ -182,6 +195,7 @@ def app_notebook(name: str) -> dict:
                          "language_info": {"name": "python"}},
             "nbformat": 4, "nbformat_minor": 5}
 
+# %% ../../nbs/08_teach/04_widgets.ipynb #b64548f8
 _LANDING_CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;margin:0;background:#f6f7f9}
 main{max-width:880px;margin:0 auto;padding:32px 24px}h1{font-size:1.6em;margin:0 0 8px}p.lead{color:#444;margin:0 0 24px}
 ol{list-style:none;padding:0;margin:0}li{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:16px 20px;margin:0 0 14px}
@@ -194,7 +208,7 @@ def landing_page() -> str:
     items = [f'<li id="{escape(e.name)}"><h2><a href="voila/render/{escape(e.name)}.ipynb">{escape(e.question)}</a></h2>\n'
              f'<p><b>What to notice:</b> {escape(e.notice)}</p>\n'
              f'<p class="src">Explained in the notebook <code>nbs/{escape(e.notebook)}</code>.</p></li>'
-             for e in EXPLORERS.values()]
+             for e in explorers().values()]
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<title>dppca_nb explorers</title>\n<style>\n{_LANDING_CSS}\n</style></head>\n<body><main>\n'
@@ -206,8 +220,9 @@ def landing_page() -> str:
             'closing it (a laptop put to sleep) is stopped a few minutes later: reload it to start again.</footer>\n'
             '</main></body></html>\n')
 
+# %% ../../nbs/08_teach/04_widgets.ipynb #b64548f9
 def _app_files() -> list[str]:
-    return ["index.html", *(f"{name}.ipynb" for name in EXPLORERS)]
+    return ["index.html", *(f"{name}.ipynb" for name in explorers())]
 
 def write_app(folder) -> list[Path]:
     "Write the app into `folder`: the landing page `index.html` and one notebook per registered explorer; return their paths."
@@ -215,7 +230,7 @@ def write_app(folder) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / "index.html"]
     paths[0].write_text(landing_page(), encoding="utf-8")
-    for name in EXPLORERS:
+    for name in explorers():
         p = folder / f"{name}.ipynb"
         p.write_text(json.dumps(app_notebook(name), indent=1) + "\n", encoding="utf-8")
         paths.append(p)
@@ -235,6 +250,7 @@ def app_folder() -> Path:
     write_app(folder)
     return folder
 
+# %% ../../nbs/08_teach/04_widgets.ipynb #ab250f80
 def _check_seconds(name, value, low):
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ValueError(f"{name}: expected an integer number of seconds >= {low}, got {value!r}")
@@ -252,11 +268,13 @@ def voila_argv(folder, port: int = 8866, open_browser: bool = True, *, cull_idle
             f"{km}cull_idle_timeout={cull_idle_timeout}", f"{km}cull_interval={cull_interval}",
             f"{km}cull_connected=False", f"{km}cull_busy=False"]
 
+# %% ../../nbs/08_teach/04_widgets.ipynb #ab250f81
 def _check_port_free(port: int):
     with socket.socket() as s:
         try: s.bind(("127.0.0.1", port))
         except OSError: raise OSError(f"port {port} on 127.0.0.1 is in use; choose another with --port") from None
 
+# %% ../../nbs/08_teach/04_widgets.ipynb #ab250f83
 def _voila_app():
     "Voila's application class with two changes: the landing page at `/`, and the `_xsrf` cookie set on every page."
     import tornado.web
@@ -286,6 +304,7 @@ def _voila_app():
 
     return ExplorersApp
 
+# %% ../../nbs/08_teach/04_widgets.ipynb #ab250f82
 def serve_app(port: int = 8866, open_browser: bool = True, *, folder=None, cull_idle_timeout: int = CULL_IDLE_TIMEOUT,
               cull_interval: int = CULL_INTERVAL):
     """Serve the explorers as a web app (Voila) on http://127.0.0.1:`port` until interrupted (Ctrl-C or SIGTERM).
