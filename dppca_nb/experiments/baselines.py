@@ -4,7 +4,6 @@
 
 # %% ../../nbs/07_experiments/06_baselines_study.ipynb #fc7cdfb9
 from __future__ import annotations
-import math
 import numpy as np
 from ..core.validation import clip_rows
 from ..privacy.mechanisms import gaussian_sigma, gaussian_delta

@@ -745,7 +745,7 @@ def _bounds_summary(allb) -> str:
     mm = allb["minimax_verdict"][allb["minimax_verdict"] != ""].value_counts()
     return (f"## The bounds\n\nMeasurements against their bounds: {len(allb)} checks; "
             + ", ".join(f"{tally[k]} {k}" for k in sorted(tally.index, key=rank))
-            + (f"; against the minimax lower bound of their privacy class: " + ", ".join(f"{mm[k]} {k}" for k in sorted(mm.index))
+            + ("; against the minimax lower bound of their privacy class: " + ", ".join(f"{mm[k]} {k}" for k in sorted(mm.index))
                if len(mm) else "") + " (every check: [bounds.csv](bounds.csv)).\n\n")
 
 # %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0038
