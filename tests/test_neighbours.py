@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from dppca_nb.core import validation as core
+from dppca_nb.backends.statistics import clip_rows
 
 warnings.filterwarnings("ignore")       # PrivacyWarnings of deliberately weak settings and numerical warnings
 
@@ -52,7 +53,7 @@ def _neighbour(X, kind):
     elif kind == "far":                             # far outside the ball: clipped, so n_clipped differs
         Y[0] = 100.0 * np.ones(P) / math.sqrt(P)
     elif kind == "gap":                             # along u_{k+1}: the empirical eigengap lambda_k - lambda_{k+1} shrinks
-        Xc = core.clip_rows(X)[0]
+        Xc = clip_rows(X)[0]
         w, Q = np.linalg.eigh(Xc.T @ Xc / len(X))
         Y[0] = Q[:, ::-1][:, K]
     elif kind == "duplicate":                       # a copy of another row: an exact tie for Kendall's pair terms
@@ -77,7 +78,7 @@ def test_neighbours_differ_as_intended():
         X, Y = _pair(kind)
         assert (X != Y).any(axis=1).sum() == 1 and (X[0] != Y[0]).any()
     X, Y = _pair("far")
-    assert core.clip_rows(Y)[1] == core.clip_rows(X)[1] + 1
+    assert clip_rows(Y)[1] == clip_rows(X)[1] + 1
     X, Y = _pair("gap")
     assert abs(empirical_eigengap(X, K) - empirical_eigengap(Y, K)) > 1e-3
 
@@ -176,14 +177,17 @@ def _mods():
     from dppca_nb.algorithms import smooth
     from dppca_nb.algorithms import pure
     from dppca_nb.algorithms import robust
+    from dppca_nb.algorithms import adaptive
     from dppca_nb import estimators
     return dict(baselines=baselines, mechanisms=mechanisms, sparse_cov=sparse_cov, local=local,
-                local_sparse=local_sparse, smooth=smooth, pure=pure, robust=robust, estimators=estimators)
+                local_sparse=local_sparse, smooth=smooth, pure=pure, robust=robust, adaptive=adaptive,
+                estimators=estimators)
 
 
 M = _mods()
-B, MEC, SC, LOC, LSP, SM, PU, RB, ES = (M[k] for k in ("baselines", "mechanisms", "sparse_cov", "local",
-                                                      "local_sparse", "smooth", "pure", "robust", "estimators"))
+B, MEC, SC, LOC, LSP, SM, PU, RB, AD, ES = (M[k] for k in ("baselines", "mechanisms", "sparse_cov", "local",
+                                                          "local_sparse", "smooth", "pure", "robust", "adaptive",
+                                                          "estimators"))
 kw = dict(random_state=SEED)
 ri = dict(random_state=SEED, return_info=True)
 rr = dict(random_state=SEED, return_release=True)
@@ -209,10 +213,11 @@ LOCAL_SPARSE_RELEASE = ("admm_iterations", "admm_converged", "support", "fantope
 PURE_RELEASE = ("eigenvalues",)          # the snapped Laplace eigenvalues / n (the release's extras)
 PRIVATE_RADIUS_RELEASE = ("winsorization_radius",   # the privately released winsorization radius
                           "tau_contract")           # the tau's contract at that radius (its sensitivity and noise scale)
+ADAPTIVE_RELEASE = ("spreads",)          # the privately released spread of every minibatch's gradients
 
 
 def _moment_sum(X, R=1.0):
-    Xc, c = core.clip_rows(X, R)
+    Xc, c = clip_rows(X, R)
     return Xc.T @ Xc, c
 
 
@@ -223,7 +228,7 @@ def _local_release(X):
 
 
 def _mean_release(X, delta=DLT, model="central"):
-    Xc, c = core.clip_rows(X)
+    Xc, c = clip_rows(X)
     return ES.private_mean_release(Xc.sum(axis=0), N, EPS, delta, model=model, n_clipped=c, random_state=SEED)
 
 
@@ -305,6 +310,19 @@ ENTRIES = [
     ("g_dppca[private radius]", lambda X: _released(RB.g_dppca(X, K, EPS, DLT, **WPRIV, **rr)), PRIVATE_RADIUS_RELEASE),
     ("g_dppca[discrete]", lambda X: _released(RB.g_dppca(X, K, EPS, DLT, **DISC, **rr)), ()),
     ("plan_winsorization_radius", lambda X: _released(RB.plan_winsorization_radius(N, P, EPS).release(X, SEED)), ()),
+    # adaptive noise (single-pass private Oja): the spreads are releases; n = 40 gives one minibatch per run, so the
+    # n_steps=2 variants make the center of the second step a function of the first step's releases
+    ("adaptive_dp_pca", lambda X: AD.adaptive_dp_pca(X, 1, EPS, DLT, **rr), ADAPTIVE_RELEASE),
+    ("adaptive_dp_pca[2 steps]", lambda X: AD.adaptive_dp_pca(X, 1, EPS, DLT, n_steps=2, **rr), ADAPTIVE_RELEASE),
+    ("adaptive_dp_kpca[deflation, 2 steps]", lambda X: AD.adaptive_dp_kpca(X, K, EPS, DLT, n_steps=2, **rr),
+     ADAPTIVE_RELEASE),
+    ("adaptive_dp_kpca[block, 2 steps, radius2]",
+     lambda X: AD.adaptive_dp_kpca(X, K, EPS, DLT, subspace="block", n_steps=2, radius=2.0, **rr), ADAPTIVE_RELEASE),
+    ("adaptive_dp_kpca[no shuffle, Oja step]",
+     lambda X: AD.adaptive_dp_kpca(X, K, EPS, DLT, n_steps=2, shuffle=False, step_size=1.0, **rr), ADAPTIVE_RELEASE),
+    ("adaptive_dp_kpca[dask]", lambda X: AD.adaptive_dp_kpca(_dask(X), K, EPS, DLT, n_steps=2, **rr), ADAPTIVE_RELEASE),
+    ("adaptive_dp_kpca[epsilon=50, spread_share=0.9]",     # a sharp spread: it moves with the data (the key is a release)
+     lambda X: AD.adaptive_dp_kpca(X, K, 50.0, DLT, spread_share=0.9, **rr), ADAPTIVE_RELEASE),
     # private mean
     ("private_mean[gaussian]", lambda X: ES.private_mean(X, EPS, DLT, **kw), ()),
     ("private_mean[snapping]", lambda X: ES.private_mean(X, EPS, 0.0, **kw), ()),
@@ -384,6 +402,11 @@ STILL_RELEASES = {   # releases that legitimately come out identical on these ne
           "grid points by one, so the same seed mostly draws the same point on both neighbours"
        for n in ("noisy_kendall[private radius]", "g_dppca[private radius]", "noisy_kendall[dask, private radius]",
                  "g_dppca[dask, private radius]")},
+    **{n: "each spread is an exponential-mechanism draw among public grid points 1.6% apart: with the same seed the "
+          "same point, unless the replaced row moves a count near it (with n = 40 rows in minibatches of 13 and 27, rarely)"
+       for n in ("adaptive_dp_pca", "adaptive_dp_pca[2 steps]", "adaptive_dp_kpca[deflation, 2 steps]",
+                 "adaptive_dp_kpca[block, 2 steps, radius2]", "adaptive_dp_kpca[no shuffle, Oja step]",
+                 "adaptive_dp_kpca[dask]")},
 }
 
 
@@ -418,6 +441,7 @@ EST_RELEASE = {
     "RobustKendallPCA": COMMON_RELEASE,                                # centering 'none': mean_ = 0 is public
     "PureDPPCA": COMMON_RELEASE | {"explained_variance_", "explained_variance_ratio_"},   # snapped Laplace eigenvalues / n
     "PureDPSubspace": COMMON_RELEASE,                                  # one exponential-mechanism draw: the basis only
+    "AdaptiveNoisePCA": COMMON_RELEASE | {"spreads_"},                 # the private spread of every minibatch
     "DPThresholdCovariance": {"diagnostics_not_private_",
                               "covariance_", "precision_"},                 # the noisy thresholded covariance
 }
@@ -449,6 +473,8 @@ EST_CASES = [(n, {}) for n in EST_NAMES] + [
     ("DPThresholdCovariance", dict(radius="private")),
     ("SmoothSensitivityPCA", dict(radius="private")),
     ("PureDPPCA", dict(radius="private")),
+    ("AdaptiveNoisePCA", dict(radius="private", n_steps=2)),
+    ("AdaptiveNoisePCA", dict(subspace="block", centering="none", n_steps=2)),
     ("LocalGaussianPCA", dict(radius=2.0, centering="private", mean_radius=3.0)),
     ("AnalyzeGaussPCA", dict(n_components=0.7)),
     ("AnalyzeGaussPCA", dict(centering="none")),
