@@ -33,6 +33,7 @@ def _pure_rep(point, rng):
         rows.append(dict(method=name, error=subspace_distance(Vh, V), seconds=time.perf_counter() - t0))
     return rows
 
+# %% ../../nbs/07_experiments/04_pure_study.ipynb #9700d08f
 def _pure_plot(df):
     import matplotlib.pyplot as plt
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
@@ -48,6 +49,7 @@ def _pure_plot(df):
     fig.tight_layout()
     return fig
 
+# %% ../../nbs/07_experiments/04_pure_study.ipynb #71ae5f4d
 def _pure_checks(point):
     """Analyze Gauss against its bounds (rows clipped to the unit ball by the algorithm); pure DP has none. Each against
     the minimax bound of its own class: every epsilon-DP estimator for the pure releases, every (epsilon, 1e-6)-DP one
