@@ -173,7 +173,7 @@ def _measure_pair(n, p, k, epsilon, delta, reps, rng) -> tuple:
     se = lambda v: float(np.std(v, ddof=1) / np.sqrt(reps)) if reps > 1 else float("nan")
     return float(np.mean(ad)), se(ad), float(np.mean(ag)), se(ag)
 
-# %% ../../nbs/07_experiments/07_adaptive_study.ipynb #f610c263
+# %% ../../nbs/07_experiments/07_adaptive_study.ipynb #55be96d4
 def adaptive_curve(ns, p: int = 50, k: int = 1, epsilon: float = 1.0, delta: float = 1e-5, *, reps: int = 3,
                    seed: int = 0) -> dict:
     """The explorer's adaptive curve: at each n of `ns`, the measured mean error (and its standard error) of the adaptive
