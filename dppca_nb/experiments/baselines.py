@@ -10,10 +10,10 @@ from ..privacy.mechanisms import gaussian_sigma, gaussian_delta
 from ..data.datasets import spiked_covariance, sample_gaussian
 from ..core.linalg import subspace_distance, random_subspace_level, top_k_eigvecs
 from ..algorithms.baselines import analyze_gauss
-from .registry import Study, Check, register_study, plot_lines
+from .registry import BELOW_ONE, ABOVE_ONE, Study, Check, Claim, Mean, Ratio, Change, register_study, plot_lines
 
 # %% auto #0
-__all__ = []
+__all__ = ['CALIBRATION_CLAIMS', 'AG_CLAIMS']
 
 # %% ../../nbs/07_experiments/06_baselines_study.ipynb #66a6ed20
 def _calibration_rep(point, rng):
@@ -22,9 +22,11 @@ def _calibration_rep(point, rng):
     try: gaussian_sigma(eps, dlt, 1.0, "classic"); refused = False
     except ValueError: refused = True                           # the package refuses it where it is not DP
     a = gaussian_sigma(eps, dlt, 1.0, "analytic")
-    return dict(sigma_classic=c, sigma_analytic=a, ratio=a / c, true_delta_classic=gaussian_delta(eps, c, 1.0),
-                classic_refused=refused)
+    true_delta = gaussian_delta(eps, c, 1.0)
+    return dict(sigma_classic=c, sigma_analytic=a, ratio=a / c, true_delta_classic=true_delta,
+                delta_ratio=true_delta / dlt, classic_refused=refused, refusal_right=float(refused == (true_delta > dlt)))
 
+# %% ../../nbs/07_experiments/06_baselines_study.ipynb #4d2f9a10
 def _calibration_plot(df):
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
@@ -34,35 +36,41 @@ def _calibration_plot(df):
     axes[0].axhline(1, color="k", lw=0.8)
     for d, sub in df.groupby("delta"):
         sub = sub.sort_values("epsilon")
-        axes[1].plot(sub["epsilon"], sub["true_delta_classic"] / d, marker="o", ms=3, label=f"delta={d:g}")
+        axes[1].plot(sub["epsilon"], sub["delta_ratio"], marker="o", ms=3, label=f"delta={d:g}")
     axes[1].axhline(1, color="k", lw=0.8); axes[1].set_xscale("log"); axes[1].set_yscale("log")
     axes[1].set_xlabel("epsilon"); axes[1].set_ylabel("true delta of classic sigma / requested delta")
     axes[1].set_title("Above 1: the classic formula under-noises"); axes[1].legend(fontsize=8)
     fig.tight_layout()
     return fig
 
+# %% ../../nbs/07_experiments/06_baselines_study.ipynb #6f1a2b30
+_below_1 = lambda eps: [e for e in eps if e < 1]
+
+CALIBRATION_CLAIMS = (
+    Claim("The classic calibration is loose for epsilon < 1: the analytic sigma is smaller at every (epsilon, delta).",
+          Mean({"epsilon": _below_1}, "ratio", statistic="max"), BELOW_ONE, source="Balle & Wang 2018", exact=True),
+    Claim("The classic formula is not a valid (epsilon, delta) calibration at large epsilon: its true delta exceeds the "
+          "requested one at the largest epsilon, for every delta.",
+          Mean({"epsilon": max}, "delta_ratio", statistic="min"), ABOVE_ONE, source="Balle & Wang 2018", exact=True),
+    Claim("calibration='classic' is refused exactly where the formula's true delta exceeds the requested one.",
+          Mean({}, "refusal_right", statistic="min"), (1, 1), source="this package", exact=True))
+
 _EPS_SHOWN = (0.01, 0.05, 20, 30)      # the ends of the quick and full grids
 
-def _calibration_checks(point):
-    "The noise ratio at the ends of the epsilon axis: a calibration, not an error, so no bound applies."
-    if point["epsilon"] not in _EPS_SHOWN: return []
-    return [Check("analytic / classic sigma", {}, "ratio", no_bound="a calibration identity, not an estimation error")]
-
-register_study(Study(
-    name="mechanisms_calibration", family="mechanisms", run=_calibration_rep, checks=_calibration_checks,
+_ = register_study(Study(
+    name="mechanisms_calibration", family="mechanisms", run=_calibration_rep, version=2, claims=CALIBRATION_CLAIMS,
+    checks=lambda pt: ([Check("analytic / classic sigma", {}, "ratio", no_bound="a calibration identity, not an estimation error")]
+                       if pt["epsilon"] in _EPS_SHOWN else []),
     grid={"quick": {"epsilon": [0.05, 0.1, 0.2, 0.5, 1, 2, 4, 8, 12, 20], "delta": [1e-8, 1e-5]},
           "full": {"epsilon": list(np.round(np.geomspace(0.01, 30, 30), 4)), "delta": [1e-10, 1e-8, 1e-5, 1e-3]}},
     reps={"quick": 1, "full": 1}, plot=_calibration_plot,
     caption="Left: the analytic Gaussian mechanism's sigma relative to the classic formula's. Right: the delta the "
-            "classic sigma really achieves, relative to the delta requested.",
-    claim="The classic calibration sigma = sqrt(2 ln(1.25/delta))/epsilon is proven only for epsilon < 1 and is loose "
-          "there; the analytic calibration (Balle & Wang 2018) is exact for every epsilon; calibration='classic' is refused where "
-          "the formula's exact delta exceeds the requested one."))
+            "classic sigma really achieves, relative to the delta requested."))
 
 # %% ../../nbs/07_experiments/06_baselines_study.ipynb #1c8e4ce9
 def _ag_rep(point, rng):
     p, k = int(point["p"]), int(point["k"])
-    Sigma, V = spiked_covariance(p, k, point["lam"], random_state=rng)
+    Sigma, V = spiked_covariance(p, k, point["spike"], random_state=rng)
     X, _ = clip_rows(sample_gaussian(Sigma, int(point["n"]), rng))
     return [dict(method="Analyze Gauss", error=subspace_distance(analyze_gauss(X, k, point["epsilon"], 1e-6, random_state=rng), V)),
             dict(method="non-private", error=subspace_distance(top_k_eigvecs(X.T @ X, k), V))]
@@ -78,20 +86,28 @@ def _ag_plot(df):
     fig.tight_layout()
     return fig
 
+# %% ../../nbs/07_experiments/06_baselines_study.ipynb #0e6f7a70
 def _ag_checks(point):
-    "Analyze Gauss against its bounds (rows clipped to the unit ball first); the non-private PCA has none."
-    p, k = int(point["p"]), int(point["k"])
-    lam = np.sort(np.linalg.eigvalsh(spiked_covariance(p, k, point["lam"], random_state=0)[0]))[::-1]
-    return [Check("Analyze Gauss", {"method": "Analyze Gauss"}, bound=dict(
-        method="analyze_gauss", n=int(point["n"]), p=p, k=k, epsilon=float(point["epsilon"]), delta=1e-6, eigenvalues=lam,
-        data="clipped"))]
+    "Analyze Gauss against its bounds (rows clipped to the unit ball first) and the minimax bound; the non-private PCA has none."
+    p, k, n, eps = int(point["p"]), int(point["k"]), int(point["n"]), float(point["epsilon"])
+    lam = np.sort(np.linalg.eigvalsh(spiked_covariance(p, k, point["spike"], random_state=0)[0]))[::-1]
+    common = dict(n=n, p=p, k=k, epsilon=eps, delta=1e-6, eigenvalues=lam)
+    return [Check("Analyze Gauss", {"method": "Analyze Gauss"}, bound=dict(method="analyze_gauss", data="clipped", **common),
+                  minimax=dict(model="central", **common))]
 
-register_study(Study(
-    name="analyze_gauss_error_vs_n", family="baselines", run=_ag_rep, version=2, checks=_ag_checks,
-    grid={"quick": {"n": [1000, 10000, 100000], "epsilon": [0.5, 2.0], "p": 20, "k": 3, "lam": 3.0},
-          "full": {"n": [1000, 3000, 10000, 30000, 100000, 300000], "epsilon": [0.1, 0.5, 1.0, 2.0], "p": 20, "k": 3, "lam": 3.0}},
+AG_CLAIMS = (
+    Claim("Analyze Gauss's error falls as n grows (smallest epsilon of the grid).",
+          Change({"method": "Analyze Gauss", "epsilon": min}, "n"), BELOW_ONE, source="Dwork et al. 2014"),
+    Claim("Analyze Gauss's error falls as epsilon grows (largest n of the grid, where it is below the random level).",
+          Change({"method": "Analyze Gauss", "n": max}, "epsilon"), BELOW_ONE, source="Dwork et al. 2014"),
+    Claim("Analyze Gauss's error approaches the non-private error: within a factor 2 of it at the largest n and epsilon.",
+          Ratio({"method": "Analyze Gauss", "n": max, "epsilon": max}, {"method": "non-private", "n": max, "epsilon": max}),
+          (0, 2), source="Dwork et al. 2014"))
+
+_ = register_study(Study(
+    name="analyze_gauss_error_vs_n", family="baselines", run=_ag_rep, version=3, checks=_ag_checks, claims=AG_CLAIMS,
+    grid={"quick": {"n": [1000, 10000, 100000], "epsilon": [0.5, 2.0], "p": 20, "k": 3, "spike": 3.0},
+          "full": {"n": [1000, 3000, 10000, 30000, 100000, 300000], "epsilon": [0.1, 0.5, 1.0, 2.0], "p": 20, "k": 3, "spike": 3.0}},
     reps={"quick": 3, "full": 20}, plot=_ag_plot,
     caption="Subspace error of Analyze Gauss and of non-private PCA against n, one panel per epsilon; the dashed "
-            "line is a random subspace.",
-    claim="Analyze Gauss (Dwork et al. 2014) is consistent: its error falls with n and epsilon towards the "
-          "non-private error."))
+            "line is a random subspace."))

@@ -5,13 +5,14 @@
 # %% ../../nbs/07_experiments/01_local_study.ipynb #48a4d369
 from __future__ import annotations
 import functools
+import math
 import numpy as np
 from ..data.datasets import spiked_covariance, load_bundled
 from ..core.linalg import subspace_distance, random_subspace_level, top_k_eigvecs
 from ..algorithms.local import local_gaussian_pca, local_gaussian_pca_wishart
 from ..theory.bounds import local_critical_n
 from ..algorithms.local_sparse import local_sparse_pca_wishart
-from .registry import Study, Check, register_study, plot_lines
+from .registry import BELOW_ONE, ABOVE_ONE, Study, Check, Claim, Ratio, Change, Slope, register_study, plot_lines
 
 # %% auto #0
 __all__ = ['N_SETTING', 'N_SPARSE', 'spiked_spectrum']
@@ -27,18 +28,26 @@ def _fig1_rep(point, rng):
     return {"error": subspace_distance(V_hat, V), "random_level": random_subspace_level(p, k),
             "n_c": local_critical_n(p, 1 / (10 * p), eps, 1e-4)}
 
-def spiked_spectrum(p: int, k: int, lam: float = 1.0) -> np.ndarray:
-    "The population spectrum of `spiked_covariance(p, k, lam)` (the same for every V), largest first."
-    return np.sort(np.linalg.eigvalsh(spiked_covariance(p, k, lam, random_state=0)[0]))[::-1]
+# %% ../../nbs/07_experiments/01_local_study.ipynb #1a2b3c02
+def spiked_spectrum(p: int, k: int, spike: float = 1.0) -> np.ndarray:
+    "The population spectrum of `spiked_covariance(p, k, spike)` (the same for every V), largest first."
+    return np.sort(np.linalg.eigvalsh(spiked_covariance(p, k, spike, random_state=0)[0]))[::-1]
+
+def _local_check(label, where, n, p, k, eps, bound_method="local_gaussian"):
+    "A check of Algorithm 1 (or 2: no minimax, not equivariant) on the spiked design against the bounds."
+    kw = dict(n=n, p=p, k=k, epsilon=eps, delta=1e-4, eigenvalues=spiked_spectrum(p, k))
+    mm = dict(model="local", **kw) if bound_method == "local_gaussian" else None
+    return Check(label, where, bound=dict(method=bound_method, **kw), minimax=mm)
 
 def _fig1_checks(point):
     "Each Figure 1 point against the bounds of Algorithm 1 on the Wishart path (Gaussian rows, no clipping)."
     p, k, eps = int(point.get("p", 40)), int(point.get("k", 5)), float(point.get("epsilon", 0.5))
     n = int(point["n"]) if "n" in point else N_SETTING[point["setting"]]
-    return [Check("Algorithm 1", {}, bound=dict(method="local_gaussian", n=n, p=p, k=k, epsilon=eps, delta=1e-4,
-                                                 eigenvalues=spiked_spectrum(p, k)))]
+    return [_local_check("Algorithm 1", {}, n, p, k, eps)]
 
+# %% ../../nbs/07_experiments/01_local_study.ipynb #1a2b3c04
 def _plot(x, logx=True, title=""):
+    "Error against `x`, one line per setting, with the random level dashed."
     def f(df):
         hue = "setting" if "setting" in df.columns else None
         fig = plot_lines(df, x, "error", hue, logx=logx, ylabel="||P_hat - P||_F", title=title)
@@ -48,36 +57,43 @@ def _plot(x, logx=True, title=""):
         return fig
     return f
 
-register_study(Study(
-    name="local_error_vs_n", family="local", run=_fig1_rep, version=2, checks=_fig1_checks,
-    grid={"quick": {"n": [1e5, 1e8, 1e10, 1e12]}, "full": {"n": [1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12]}},
-    reps={"quick": 3, "full": 20}, plot=_plot("n", title="Algorithm 1, p = 40, k = 5, eps = 0.5"),
-    caption="Error of Algorithm 1 against n on the paper's covariance; the paper's n = 1e5 sits at the random level.",
-    claim="Figure 1: the error decreases as n increases."))
+# %% ../../nbs/07_experiments/01_local_study.ipynb #1a2b3c06
+_WX = "Wang & Xu 2019, Figure 1"
+_n_text = lambda n: f"1e{round(math.log10(n))}" if 10 ** round(math.log10(n)) == n else f"{n:,}"
 
-register_study(Study(
-    name="local_error_vs_epsilon", family="local", run=_fig1_rep, version=2, checks=_fig1_checks,
-    grid={"quick": {"setting": ["paper", "visible"], "epsilon": [0.25, 1.0, 4.0]},
-          "full": {"setting": ["paper", "visible"], "epsilon": [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]}},
-    reps={"quick": 3, "full": 20}, plot=_plot("epsilon", title="Algorithm 1, p = 40, k = 5"),
-    caption="Error against epsilon at the paper's n = 1e5 (flat, random level) and at n = 1e10 (falls like 1/epsilon).",
-    claim="Figure 1: the error decreases as epsilon increases."))
+def _fig1_claims(along: str, falls: bool) -> tuple:
+    "Figure 1's claim that the error falls (or grows) as `along` grows, decided at both settings."
+    words, expected = ("decreases", BELOW_ONE) if falls else ("increases", ABOVE_ONE)
+    return tuple(Claim(f"The error {words} as {along} increases ({s} setting, n = {_n_text(N_SETTING[s])}).",
+                       Change({"setting": s}, along), expected, source=_WX) for s in N_SETTING)
 
-register_study(Study(
-    name="local_error_vs_p", family="local", run=_fig1_rep, version=2, checks=_fig1_checks,
-    grid={"quick": {"setting": ["paper", "visible"], "p": [20, 40, 80]},
-          "full": {"setting": ["paper", "visible"], "p": [20, 40, 80, 160, 320]}},
-    reps={"quick": 3, "full": 20}, plot=_plot("p", title="Algorithm 1, k = 5, eps = 0.5"),
-    caption="Error against p; the random level itself grows with p, and with it the error at the paper's n.",
-    claim="Figure 1: the error increases with p."))
+_AT_RANDOM = Claim("At the paper's n = 1e5 the error is the random level (within 10%), whatever epsilon.",
+                   Ratio({"setting": "paper"}, {"setting": "paper"}, "error", "random_level"), (0.9, 1.1), source="this package")
+_P_SLOPE = Claim("In the visible setting the error grows like p^(3/2): the slope of log error against log p (p <= 80) "
+                 "is between 1.25 and 1.75.", Slope({"setting": "visible", "p": lambda ps: [p for p in ps if p <= 80]}, "p"),
+                 (1.25, 1.75), source="this package")
 
-register_study(Study(
-    name="local_error_vs_k", family="local", run=_fig1_rep, version=2, checks=_fig1_checks,
-    grid={"quick": {"setting": ["paper", "visible"], "k": [5, 20]},
-          "full": {"setting": ["paper", "visible"], "k": [5, 10, 15, 20]}},
-    reps={"quick": 3, "full": 20}, plot=_plot("k", logx=False, title="Algorithm 1, p = 40, eps = 0.5"),
-    caption="Error against k at the paper's n (random level) and at n = 1e10.",
-    claim="Figure 1: the error increases with k."))
+# %% ../../nbs/07_experiments/01_local_study.ipynb #1a2b3c07
+def _fig1_study(name, grid, claims, x, title, caption, logx=True):
+    register_study(Study(name=name, family="local", run=_fig1_rep, version=3, checks=_fig1_checks, grid=grid,
+                         claims=claims, reps={"quick": 3, "full": 20}, plot=_plot(x, logx, title), caption=caption))
+
+_fig1_study("local_error_vs_n", {"quick": {"n": [1e5, 1e8, 1e10, 1e12]}, "full": {"n": [1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12]}},
+            (Claim("The error decreases as n increases.", Change({}, "n"), BELOW_ONE, source=_WX),), "n",
+            "Algorithm 1, p = 40, k = 5, eps = 0.5",
+            "Error of Algorithm 1 against n on the paper's covariance; the paper's n = 1e5 sits at the random level.")
+_fig1_study("local_error_vs_epsilon", {"quick": {"setting": ["paper", "visible"], "epsilon": [0.25, 1.0, 4.0]},
+                                      "full": {"setting": ["paper", "visible"], "epsilon": [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]}},
+            _fig1_claims("epsilon", True) + (_AT_RANDOM,), "epsilon", "Algorithm 1, p = 40, k = 5",
+            "Error against epsilon at the paper's n = 1e5 (flat, random level) and at n = 1e10 (falls like 1/epsilon).")
+_fig1_study("local_error_vs_p", {"quick": {"setting": ["paper", "visible"], "p": [20, 40, 80]},
+                                "full": {"setting": ["paper", "visible"], "p": [20, 40, 80, 160, 320]}},
+            _fig1_claims("p", False) + (_P_SLOPE,), "p", "Algorithm 1, k = 5, eps = 0.5",
+            "Error against p; the random level itself grows with p, and with it the error at the paper's n.")
+_fig1_study("local_error_vs_k", {"quick": {"setting": ["paper", "visible"], "k": [5, 20]},
+                                "full": {"setting": ["paper", "visible"], "k": [5, 10, 15, 20]}},
+            _fig1_claims("k", False), "k", "Algorithm 1, p = 40, eps = 0.5",
+            "Error against k at the paper's n (random level) and at n = 1e10.", logx=False)
 
 # %% ../../nbs/07_experiments/01_local_study.ipynb #8a760f70
 N_SPARSE = {"paper": 2000, "visible": 10 ** 11}
@@ -87,21 +103,23 @@ def _sparse_rep(point, rng):
     n = N_SPARSE[point["setting"]]
     Sigma, V = spiked_covariance(p, k, 1.0, s=s, random_state=rng)
     seed = int(rng.integers(2 ** 63))
-    r2 = local_sparse_pca_wishart(Sigma, n, k, eps, 1e-4, random_state=seed, return_release=True); V2 = r2.value
+    r2 = local_sparse_pca_wishart(Sigma, n, k, eps, 1e-4, random_state=seed, return_release=True)
     V1 = local_gaussian_pca_wishart(Sigma, n, k, eps, 1e-4, random_state=seed)       # the same S_hat
-    return [{"algorithm": "Algorithm 2 (sparse)", "error": subspace_distance(V2, V), "random_level": random_subspace_level(p, k),
+    lvl = random_subspace_level(p, k)
+    return [{"algorithm": "Algorithm 2 (sparse)", "error": subspace_distance(r2.value, V), "random_level": lvl,
              "admm_iterations": r2.extras["admm_iterations"]},
-            {"algorithm": "Algorithm 1", "error": subspace_distance(V1, V), "random_level": random_subspace_level(p, k),
-             "admm_iterations": 0}]
+            {"algorithm": "Algorithm 1", "error": subspace_distance(V1, V), "random_level": lvl, "admm_iterations": 0}]
 
 def _sparse_checks(point):
     "Algorithms 2 and 1 at each point against their bounds (the spectrum does not depend on the sparsity of V)."
     p, k, eps = int(point.get("p", 400)), int(point.get("k", 10)), float(point.get("epsilon", 1.0))
-    kw = dict(n=N_SPARSE[point["setting"]], p=p, k=k, epsilon=eps, delta=1e-4, eigenvalues=spiked_spectrum(p, k))
-    return [Check(a, {"algorithm": a}, bound=dict(method=m, **kw))
-            for a, m in (("Algorithm 2 (sparse)", "local_sparse"), ("Algorithm 1", "local_gaussian"))]
+    n = N_SPARSE[point["setting"]]
+    return [_local_check("Algorithm 2 (sparse)", {"algorithm": "Algorithm 2 (sparse)"}, n, p, k, eps, "local_sparse"),
+            _local_check("Algorithm 1", {"algorithm": "Algorithm 1"}, n, p, k, eps)]
 
+# %% ../../nbs/07_experiments/01_local_study.ipynb #1a2b3c09
 def _sparse_plot(x):
+    "Error against `x` of both algorithms, one panel per setting, the random level dashed."
     def f(df):
         import matplotlib.pyplot as plt
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
@@ -113,21 +131,35 @@ def _sparse_plot(x):
         return fig
     return f
 
+# %% ../../nbs/07_experiments/01_local_study.ipynb #1a2b3c0b
+_A1, _A2 = "Algorithm 1", "Algorithm 2 (sparse)"
+
+def _sparse_claims(along: str, falls: bool, table: str) -> tuple:
+    words, expected = ("decreases", BELOW_ONE) if falls else ("increases", ABOVE_ONE)
+    return tuple(Claim(f"The error of Algorithm 2 {words} as {along} increases ({st} setting, n = {_n_text(N_SPARSE[st])}).",
+                       Change({"setting": st, "algorithm": _A2}, along), expected, source=f"Wang & Xu 2019, {table}")
+                 for st in N_SPARSE)
+
+_WINNER = tuple(Claim(f"At n = 1e11 Algorithm {'2' if at is min else '1'} has the smaller error at the "
+                      f"{'smallest' if at is min else 'largest'} s of the grid.",
+                      Ratio({"setting": "visible", "s": at, "algorithm": _A2}, {"setting": "visible", "s": at, "algorithm": _A1}),
+                      BELOW_ONE if at is min else ABOVE_ONE, source="this package") for at in (min, max))
+
 register_study(Study(
-    name="local_sparse_error_vs_s", family="local", run=_sparse_rep, version=2, checks=_sparse_checks,
+    name="local_sparse_error_vs_s", family="local", run=_sparse_rep, version=3, checks=_sparse_checks,
+    claims=_sparse_claims("s", False, "Table 1") + _WINNER,
     grid={"quick": {"setting": ["paper", "visible"], "s": [20, 80], "p": 200},
           "full": {"setting": ["paper", "visible"], "s": [15, 20, 40, 80]}},
     reps={"quick": 2, "full": 20}, plot=_sparse_plot("s"),
-    caption="Table 1 design (p = 400, k = 10, eps = 1): error against the support size s, Algorithms 1 and 2.",
-    claim="Table 1: the error of Algorithm 2 increases with the sparsity s."))
+    caption="Table 1 design (p = 400, k = 10, eps = 1): error against the support size s, Algorithms 1 and 2."))
 
 register_study(Study(
-    name="local_sparse_error_vs_epsilon", family="local", run=_sparse_rep, version=2, checks=_sparse_checks,
-    grid={"quick": {"setting": ["visible"], "epsilon": [0.5, 2.0], "p": 200},
+    name="local_sparse_error_vs_epsilon", family="local", run=_sparse_rep, version=3, checks=_sparse_checks,
+    claims=_sparse_claims("epsilon", True, "Table 2"),
+    grid={"quick": {"setting": ["paper", "visible"], "epsilon": [0.5, 2.0], "p": 200},
           "full": {"setting": ["paper", "visible"], "epsilon": [0.25, 0.5, 1.0, 2.0, 4.0]}},
     reps={"quick": 2, "full": 20}, plot=_sparse_plot("epsilon"),
-    caption="Table 2 design (p = 400, k = 10, s = 20): error against epsilon, Algorithms 1 and 2.",
-    claim="Table 2: the error of Algorithm 2 decreases as epsilon increases."))
+    caption="Table 2 design (p = 400, k = 10, s = 20): error against epsilon, Algorithms 1 and 2."))
 
 # %% ../../nbs/07_experiments/01_local_study.ipynb #cef99bb2
 @functools.lru_cache(maxsize=None)
@@ -142,13 +174,16 @@ def _real_rep(point, rng):
     V_hat = local_gaussian_pca(X, k, float(point["epsilon"]), 1e-4, random_state=rng)
     return {"error": subspace_distance(V_hat, V), "random_level": random_subspace_level(X.shape[1], k), "n": X.shape[0]}
 
+_DATASETS = ["digits", "breast_cancer", "covtype_sample"]
+
 register_study(Study(
-    name="local_real_data", family="local", run=_real_rep, version=2,
+    name="local_real_data", family="local", run=_real_rep, version=3,
     checks=lambda pt: [Check("Algorithm 1", {}, no_bound="real data: the population spectrum is unknown")],
-    grid={"quick": {"dataset": ["digits", "breast_cancer", "covtype_sample"], "epsilon": [0.5, 8.0, 64.0]},
-          "full": {"dataset": ["digits", "breast_cancer", "covtype_sample"], "epsilon": [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0]}},
+    claims=tuple(Claim(f"On real data ({d}) the error decreases as epsilon increases.", Change({"dataset": d}, "epsilon"),
+                       BELOW_ONE, source="Wang & Xu 2019, Section 6.2") for d in _DATASETS),
+    grid={"quick": {"dataset": _DATASETS, "epsilon": [0.5, 8.0, 64.0]},
+          "full": {"dataset": _DATASETS, "epsilon": [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0]}},
     reps={"quick": 2, "full": 20},
     plot=lambda df: plot_lines(df, "epsilon", "error", "dataset", logx=True, ylabel="||P_hat - P||_F",
                                title="Algorithm 1 on bundled real data, k = 5"),
-    caption="Algorithm 1 on bundled real data (rows normalized): error against epsilon; at realistic budgets it is the random level.",
-    claim="Section 6.2: the error on real data decreases with epsilon."))
+    caption="Algorithm 1 on bundled real data (rows normalized): error against epsilon; at realistic budgets it is the random level."))

@@ -11,6 +11,7 @@ import itertools
 import json
 import math
 import os
+import pkgutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -18,39 +19,21 @@ import numpy as np
 from ..core.validation import check_int
 
 # %% auto #0
-__all__ = ['STUDIES', 'STUDY_MODULES', 'CLAIM_COLUMNS', 'Study', 'expand_grid', 'register_study', 'load_all_studies', 'get_study',
-           'rep_seed', 'default_cache_dir', 'study_client', 'run_study', 'summarize', 'plot_lines', 'Check',
-           'bracket_verdict', 'cached_error_bounds', 'claims_table', 'claims_markdown', 'run_log', 'reproduce',
-           'markdown_to_html']
+__all__ = ['STUDIES', 'SUPPORTED', 'CONTRADICTED', 'UNDECIDED', 'BELOW_ONE', 'ABOVE_ONE', 'CLAIM_COLUMNS', 'BOUND_COLUMNS',
+           'Study', 'expand_grid', 'register_study', 'load_all_studies', 'get_study', 'rep_seed', 'default_cache_dir',
+           'study_client', 'run_study', 'summarize', 'plot_lines', 'Measured', 'Mean', 'Ratio', 'Change', 'Slope',
+           'claim_verdict', 'Claim', 'claims_verdicts', 'Check', 'bracket_verdict', 'minimax_verdict',
+           'cached_error_bounds', 'cached_minimax', 'bounds_table', 'bounds_markdown', 'run_log', 'claim_sentence',
+           'verdicts_markdown', 'reproduce', 'markdown_to_html']
 
 # %% ../../nbs/07_experiments/00_registry.ipynb #25a5c5d8
 @dataclass
 class Study:
     """A registered experiment: `run(point, rng)` computes the metrics of one repetition at one grid point.
 
-    Parameters
-    ----------
-    name : str
-        Registry key (also the file name of its results).
-    family : str
-        The algorithm family it studies.
-    run : callable
-        `run(point: dict, rng: numpy.random.Generator) -> dict or list of dict` of metrics.
-    grid : dict
-        Mode ("quick", "full") -> grid accepted by `expand_grid`.
-    reps : dict
-        Mode -> repetitions per grid point.
-    plot : callable or None
-        `plot(df) -> matplotlib Figure` for the report.
-    caption, claim : str
-        Text of the report: what the figure shows, and the paper's claim it checks.
-    version : int
-        Bump to invalidate cached results.
-    checks : callable or None
-        `checks(point) -> list of Check`: how the claim is checked against `error_bounds` at one grid point (the
-        point's parameters are added to each check's `where`; an empty list: not checked there); the report
-        prints one table of them per study (see `claims_table`).
-    """
+    `grid` and `reps` map a mode ("quick", "full") to a grid (`expand_grid`) and a repetition count; `plot(df)` draws
+    the report's figure; `caption` says what it shows; `claims` are the `Claim`s its results decide; `checks(point)`
+    lists the `Check`s of the bounds at one grid point; bump `version` to invalidate cached results."""
     name: str
     family: str
     run: Callable
@@ -58,7 +41,7 @@ class Study:
     reps: dict = field(default_factory=lambda: {"quick": 3, "full": 20})
     plot: Callable | None = None
     caption: str = ""
-    claim: str = ""
+    claims: tuple = ()
     version: int = 1
     checks: Callable | None = None
 
@@ -68,24 +51,12 @@ class Study:
         return expand_grid(self.grid[mode])
 
     def n_reps(self, mode: str = "quick") -> int:
+        "Repetitions per grid point in `mode`."
         return int(self.reps.get(mode, self.reps.get("quick", 1)))
 
-def expand_grid(grid=None, *, spec=None) -> list[dict]:
-    """A dict of lists becomes its cartesian product (scalars are held fixed); a list of dicts is returned as is.
-
-    Parameters
-    ----------
-    grid : dict or list of dict
-        Parameter name -> value or list of values, or the points themselves.
-    spec : dict or list of dict, optional
-        Former name of `grid`, still accepted.
-
-    Returns
-    -------
-    list of dict
-        The grid points.
-    """
-    if spec is not None: grid = spec                     # the former name of the argument
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0002
+def expand_grid(grid) -> list[dict]:
+    "A dict of lists becomes its cartesian product (scalars are held fixed); a list of dicts is returned as is."
     if isinstance(grid, dict):
         keys = list(grid)
         vals = [v if isinstance(v, (list, tuple)) else [v] for v in grid.values()]
@@ -93,53 +64,29 @@ def expand_grid(grid=None, *, spec=None) -> list[dict]:
     if isinstance(grid, (list, tuple)) and all(isinstance(p, dict) for p in grid): return [dict(p) for p in grid]
     raise TypeError(f"grid: expected a dict of lists or a list of dicts, got {type(grid).__name__}")
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0004
 STUDIES: dict[str, Study] = {}
 
 def register_study(study: Study) -> Study:
-    """Add `study` to the registry (re-registering the same name replaces it, so notebooks can be rerun).
-
-    Parameters
-    ----------
-    study : Study
-        The study; its grids are expanded once to check them.
-
-    Returns
-    -------
-    Study
-        `study`.
-    """
+    "Add `study` to the registry (the same name replaces it, so notebooks can be rerun); its grids are checked once."
     if not isinstance(study, Study): raise TypeError(f"study: expected a Study, got {type(study).__name__}")
     if not callable(study.run): raise TypeError(f"study.run: expected a callable, got {study.run!r}")
     for mode in study.grid: study.points(mode)
+    for c in study.claims:
+        if not isinstance(c, Claim): raise TypeError(f"study.claims: expected Claim objects, got {type(c).__name__}")
     STUDIES[study.name] = study
     return study
 
-STUDY_MODULES = ("dppca_nb.experiments.local", "dppca_nb.experiments.sparse_cov", "dppca_nb.experiments.smooth",
-                 "dppca_nb.experiments.pure", "dppca_nb.experiments.robust", "dppca_nb.experiments.baselines",
-                 "dppca_nb.experiments.adaptive")
-
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0005
 def load_all_studies() -> dict[str, Study]:
-    """Import every module of `STUDY_MODULES` (each registers its studies when imported) and return the registry.
-
-    Returns
-    -------
-    dict of str to Study
-    """
-    for name in STUDY_MODULES: importlib.import_module(name)
+    "Import every module of `dppca_nb.experiments` (each registers its studies when imported); return the registry."
+    import dppca_nb.experiments as pkg
+    for m in pkgutil.iter_modules(pkg.__path__):
+        if m.name != "registry" and not m.name.startswith("_"): importlib.import_module(f"{pkg.__name__}.{m.name}")
     return STUDIES
 
 def get_study(name: str) -> Study:
-    """The registered study called `name` (loading the study modules if needed).
-
-    Parameters
-    ----------
-    name : str
-        Registry key.
-
-    Returns
-    -------
-    Study
-    """
+    "The registered study called `name` (loading the study modules if needed)."
     if name not in STUDIES: load_all_studies()
     if name not in STUDIES:
         raise KeyError(f"study {name!r} is not registered; known studies: {', '.join(sorted(STUDIES)) or 'none'}")
@@ -158,23 +105,7 @@ def _digest(obj) -> str:
     return hashlib.sha1(json.dumps(_canon(obj), sort_keys=True, default=str).encode()).hexdigest()
 
 def rep_seed(study_name: str, point: dict, rep: int, seed: int = 0) -> np.random.SeedSequence:
-    """The SeedSequence of repetition `rep` at `point` of a study: stable across processes and grid changes.
-
-    Parameters
-    ----------
-    study_name : str
-        The study's name.
-    point : dict
-        The grid point.
-    rep : int >= 0
-        Repetition index.
-    seed : int >= 0
-        The run's base seed.
-
-    Returns
-    -------
-    numpy.random.SeedSequence
-    """
+    "The SeedSequence of repetition `rep` at `point` of a study under base seed `seed`: stable across processes and grid changes."
     words = lambda s: [int(s[i:i + 8], 16) for i in range(0, 16, 8)]
     return np.random.SeedSequence([int(seed)] + words(_digest(study_name)) + words(_digest(point)) + [int(rep)])
 
@@ -196,20 +127,21 @@ def _run_one(study_name, run, point, rep, seed):
     with limits: out = run(point, np.random.default_rng(rep_seed(study_name, point, rep, seed)))
     return {"rows": _rows(out, point, rep), "seconds": time.perf_counter() - t0}
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0006
+def default_cache_dir() -> Path:
+    "Where results are cached: $DPPCA_CACHE, else ~/.cache/dppca_nb."
+    return Path(os.environ.get("DPPCA_CACHE", Path.home() / ".cache" / "dppca_nb"))
+
 def _read_cached(f):
     "A cached repetition: (rows, seconds); a file of the first format (a bare list of rows) has no time (nan)."
     data = json.loads(f.read_text())
     if isinstance(data, list): return data, float("nan")
     return data["rows"], float(data.get("seconds", float("nan")))
 
-def default_cache_dir() -> Path:
-    """Where results are cached: $DPPCA_CACHE, else ~/.cache/dppca_nb.
-
-    Returns
-    -------
-    pathlib.Path
-    """
-    return Path(os.environ.get("DPPCA_CACHE", Path.home() / ".cache" / "dppca_nb"))
+def _write_json(f: Path, obj):
+    "Write `obj` to `f` atomically (a half-written file is never read back)."
+    f.parent.mkdir(parents=True, exist_ok=True)
+    tmp = f.with_suffix(".tmp"); tmp.write_text(json.dumps(obj)); os.replace(tmp, f)
 
 def _progress_bar(total: int, done: int, desc: str, enabled: bool):
     "A tqdm bar (tqdm is an optional dependency: without it, or with `enabled` False, None and the run is silent)."
@@ -218,6 +150,7 @@ def _progress_bar(total: int, done: int, desc: str, enabled: bool):
     except ImportError: return None
     return tqdm(total=total, initial=done, desc=desc, leave=False)
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0008
 def _is_client(obj) -> bool:
     return type(obj).__name__ == "Client" and hasattr(obj, "submit")
 
@@ -228,23 +161,14 @@ def _check_scheduler(scheduler):
     raise ValueError(f"scheduler: expected None (this process), 'local' (a Dask LocalCluster started here), a scheduler "
                      f"address such as 'tcp://host:8786', a dask.distributed Client or a cluster, got {scheduler!r}")
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0009
 @contextlib.contextmanager
 def study_client(scheduler, n_workers: int = 1):
     """A `dask.distributed.Client` for `scheduler` (None: yields None, the studies run in this process).
 
-    Parameters
-    ----------
-    scheduler : None, "local", str, Client or cluster
-        "local": a LocalCluster of `n_workers` single-threaded worker processes without a memory limit, started
-        here and closed on exit; an address ("tcp://host:8786") or a cluster object: a client connected to it
-        (closed on exit, the cluster is left running); a Client: used as is (left open).
-    n_workers : int >= 1
-        Workers of the "local" cluster.
-
-    Yields
-    ------
-    Client or None
-    """
+    "local": a LocalCluster of `n_workers` single-threaded worker processes without a memory limit, started here and
+    closed on exit; an address ("tcp://host:8786") or a cluster object: a client connected to it (closed on exit, the
+    cluster is left running); a Client: used as is (left open)."""
     scheduler = _check_scheduler(scheduler)
     n_workers = check_int(n_workers, "n_workers")
     if scheduler is None or _is_client(scheduler):
@@ -267,6 +191,7 @@ def study_client(scheduler, n_workers: int = 1):
         client.close()
         if cluster is not None: cluster.close()
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c000a
 class _LazyClient:
     "The client of `scheduler`, opened on first use (a run served from the cache starts no cluster) and closed by `close`."
     def __init__(self, scheduler, n_workers: int): self.scheduler, self.n_workers, self._cm, self._client = scheduler, n_workers, None, None
@@ -280,44 +205,43 @@ class _LazyClient:
         self._cm = self._client = None
 
 def _where(scheduler, jobs) -> str:
+    "Where the repetitions ran, in words."
     if isinstance(scheduler, _LazyClient): scheduler = scheduler.scheduler
     if scheduler is None: return "this process" if jobs == 1 else f"{jobs} worker processes"
     if scheduler == "local": return f"a Dask LocalCluster of {jobs} worker process{'es' if jobs > 1 else ''}"
     if _is_client(scheduler): return f"the Dask scheduler at {scheduler.scheduler.address}"
     return f"the Dask scheduler at {scheduler if isinstance(scheduler, str) else scheduler.scheduler_address}"
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c000c
+def _execute(study, tasks, todo, seed, jobs, scheduler, store):
+    "Run the repetitions `todo` (index, cache file) of `tasks` here, in `jobs` processes or on the Dask `scheduler`."
+    if todo and scheduler is not None:
+        shared = scheduler.get() if isinstance(scheduler, _LazyClient) else scheduler
+        with study_client(shared, jobs) as client:
+            from dask.distributed import as_completed as dask_completed
+            futs = {client.submit(_run_one, study.name, study.run, *tasks[i], seed, pure=False): (i, f) for i, f in todo}
+            for fu in dask_completed(list(futs)): store(*futs[fu], fu.result())
+    elif jobs == 1 or len(todo) <= 1:
+        for i, f in todo: store(i, f, _run_one(study.name, study.run, *tasks[i], seed))
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as ex:
+            futs = {ex.submit(_run_one, study.name, study.run, *tasks[i], seed): (i, f) for i, f in todo}
+            for fu in as_completed(futs): store(*futs[fu], fu.result())
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c000d
 def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_cache: bool = True,
               progress: bool = True, jobs: int = 1, scheduler=None):
     """Run every repetition at every grid point of `study` (a Study or a registered name); return a pandas DataFrame.
 
-    Parameters
-    ----------
-    study : Study or str
-        The study, or its registry name.
-    mode : {"quick", "full"}
-        Which grid and repetition count.
-    seed : int >= 0
-        Base seed (each repetition's seed is `rep_seed(name, point, rep, seed)`, wherever it runs).
-    cache_dir : None or path
-        Result cache (None: `default_cache_dir()`); each finished repetition is written at once, so a rerun skips it.
-    use_cache : bool
-        Reuse cached results of unchanged points.
-    progress : bool
-        Show a progress bar (if tqdm is installed).
-    jobs : int >= 1
-        Worker processes in this machine (scheduler None), or workers of the "local" cluster.
-    scheduler : None, "local", str, Client or cluster
-        None: run here (`jobs` processes); "local": a Dask LocalCluster of `jobs` workers, started and closed here;
-        an address or a client: that Dask cluster (see `study_client`).
+    Each repetition's seed is `rep_seed(name, point, rep, seed)`, wherever it runs. `cache_dir` (None:
+    `default_cache_dir()`) keeps each finished repetition, so a rerun skips it (`use_cache=False`: recompute all).
+    `jobs` worker processes run here (scheduler None), or form the "local" Dask cluster; see `study_client`.
 
-    Returns
-    -------
-    pandas.DataFrame
-        One row per metric record, with the point's parameters and `rep`; `df.attrs` holds `wall_s` (seconds),
-        `computed` and `cached` (repetitions run now and read from the cache), `where` (what ran them), and
-        `cached_worker_s` (the seconds the cached repetitions took when they were computed, summed over the
-        `cached_timed` of them whose time was recorded).
-    """
+    Returns one row per metric record, with the point's parameters and `rep`; `df.attrs` holds `wall_s`, `computed`
+    and `cached` (repetitions run now and read from the cache), `where`, `grid_keys` (the grid's parameters) and
+    `cached_worker_s` (the seconds the `cached_timed` cached repetitions whose time was recorded took when computed)."""
     import time
     import pandas as pd
     t0 = time.perf_counter()
@@ -325,96 +249,44 @@ def run_study(study, mode: str = "quick", seed: int = 0, *, cache_dir=None, use_
     jobs = check_int(jobs, "jobs")
     scheduler = _check_scheduler(scheduler)
     cache = Path(cache_dir or default_cache_dir()) / study.name
-    tasks = [(pt, r) for pt in study.points(mode) for r in range(study.n_reps(mode))]
+    points = study.points(mode)
+    tasks = [(pt, r) for pt in points for r in range(study.n_reps(mode))]
     results, seconds, todo = {}, {}, []
     for i, (pt, r) in enumerate(tasks):
         f = cache / (_digest(dict(point=pt, rep=r, seed=seed, version=study.version)) + ".json")
         if use_cache and f.exists(): results[i], seconds[i] = _read_cached(f)
         else: todo.append((i, f))
     bar = _progress_bar(len(tasks), len(tasks) - len(todo), study.name, progress and bool(todo))
-    def _store(i, f, res):
+    def store(i, f, res):
         results[i] = res["rows"]
-        if use_cache:
-            f.parent.mkdir(parents=True, exist_ok=True)
-            tmp = f.with_suffix(".tmp"); tmp.write_text(json.dumps(res)); os.replace(tmp, f)
+        if use_cache: _write_json(f, res)
         if bar is not None: bar.update(1)
-    try:
-        if todo and scheduler is not None:
-            shared = scheduler.get() if isinstance(scheduler, _LazyClient) else scheduler
-            with study_client(shared, jobs) as client:
-                from dask.distributed import as_completed as dask_completed
-                futs = {client.submit(_run_one, study.name, study.run, *tasks[i], seed, pure=False): (i, f) for i, f in todo}
-                for fu in dask_completed(list(futs)): _store(*futs[fu], fu.result())
-        elif jobs == 1 or len(todo) <= 1:
-            for i, f in todo: _store(i, f, _run_one(study.name, study.run, *tasks[i], seed))
-        else:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-            with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as ex:
-                futs = {ex.submit(_run_one, study.name, study.run, *tasks[i], seed): (i, f) for i, f in todo}
-                for fu in as_completed(futs): _store(*futs[fu], fu.result())
+    try: _execute(study, tasks, todo, seed, jobs, scheduler, store)
     finally:
         if bar is not None: bar.close()
     df = pd.DataFrame([row for i in range(len(tasks)) for row in results[i]])
     cached_s = [s for s in seconds.values() if np.isfinite(s)]
     df.attrs.update(wall_s=time.perf_counter() - t0, computed=len(todo), cached=len(tasks) - len(todo),
-                    where=_where(scheduler, jobs), cached_worker_s=float(sum(cached_s)), cached_timed=len(cached_s))
+                    where=_where(scheduler, jobs), cached_worker_s=float(sum(cached_s)), cached_timed=len(cached_s),
+                    grid_keys=list(points[0]) if points else [])
     return df
-
 
 # %% ../../nbs/07_experiments/00_registry.ipynb #466af795
 def summarize(df, by, value: str):
-    """Mean, standard deviation, count and standard error of `value` grouped by the columns `by`.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        Results of `run_study`.
-    by : str or list of str
-        Grouping columns.
-    value : str
-        The metric column.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns `by` + mean, std, count, se.
-    """
+    "Mean, standard deviation, count and standard error of `value` grouped by the columns `by` (a name or a list)."
     by = [by] if isinstance(by, str) else list(by)
     g = df.groupby(by, dropna=False)[value].agg(["mean", "std", "count"]).reset_index()
     g["se"] = g["std"].fillna(0) / np.sqrt(g["count"])
     return g
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0010
 def plot_lines(df, x: str, y: str, hue: str | None = None, *, ax=None, logx: bool = False, logy: bool = False,
                xlabel: str | None = None, ylabel: str | None = None, title: str | None = None, hlines: dict | None = None,
                colors: dict | None = None, labels: dict | None = None):
     """Mean of `y` against `x` with one-standard-error bars, one line per value of `hue`; returns the figure.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        Results of `run_study`.
-    x, y : str
-        Columns on the axes (`y` is averaged over repetitions).
-    hue : str or None
-        Column whose values get one line each.
-    ax : matplotlib Axes or None
-        Where to draw (None: a new figure).
-    logx, logy : bool
-        Logarithmic axes.
-    xlabel, ylabel, title : str or None
-        Axis labels and title (None: the column names, no title).
-    hlines : dict or None
-        Label -> y value of horizontal reference lines.
-    colors : dict or None
-        Every value of `hue` -> a matplotlib colour (so a method keeps its colour across figures).
-    labels : dict or None
-        Values of `hue` -> legend labels (others keep `str(value)`).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
+    `ax`: where to draw (None: a new figure); `hlines`: label -> y of horizontal reference lines; `colors`: every value
+    of `hue` -> a colour (so a method keeps its colour across figures); `labels`: values of `hue` -> legend labels."""
     import matplotlib.pyplot as plt
     if colors is not None:
         if hue is None: raise ValueError("colors: needs hue (it maps values of the hue column to colours)")
@@ -439,54 +311,209 @@ def plot_lines(df, x: str, y: str, hue: str | None = None, *, ax=None, logx: boo
     fig.tight_layout()
     return fig
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0012
+def _pick(df, where: dict) -> dict:
+    "`where` with every function value replaced by what it picks from the column's distinct values."
+    out = {}
+    for col, v in where.items():
+        if col not in df.columns: raise KeyError(f"where: the study's table has no column {col!r}; it has {list(df.columns)}")
+        out[col] = _canon(v(sorted(df[col].dropna().unique()))) if callable(v) else v
+    return out
+
+def _select(df, where: dict):
+    "The rows of `df` matching `where` (numbers match to a relative 1e-9; a list matches any of its values)."
+    import pandas as pd
+    sel = df
+    for col, v in _pick(df, where).items():
+        vals = v if isinstance(v, (list, tuple)) else [v]
+        if all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for x in vals):
+            col_v = pd.to_numeric(sel[col], errors="coerce").to_numpy(dtype=float)
+            keep = np.zeros(len(sel), bool)
+            for x in vals: keep |= np.isclose(col_v, float(x), rtol=1e-9, atol=0)
+            sel = sel[keep]
+        else: sel = sel[sel[col].isin(vals)]
+    return sel
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0013
+def _setting_text(where: dict, skip=()) -> str:
+    "A grid setting in words: `n = 5000, epsilon = 1`."
+    fmt = lambda v: (f"{v:g}" if isinstance(v, (float, np.floating)) else
+                     "{" + ", ".join(fmt(x) for x in v) + "}" if isinstance(v, (list, tuple)) else str(v))
+    return ", ".join(f"{k} = {fmt(v)}" for k, v in where.items() if k not in skip) or "all points"
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0017
+@dataclass(frozen=True)
+class Measured:
+    "A measured quantity: `estimate` with standard error `se` (nan: unknown) from `count` values, and `text` saying what it is."
+    estimate: float
+    se: float
+    count: int
+    text: str
+
+def _mean_se(v) -> tuple:
+    v = np.asarray(v, dtype=float); v = v[np.isfinite(v)]
+    if v.size == 0: return float("nan"), float("nan"), 0
+    return float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else float("nan"), int(v.size)
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0018
+@dataclass(frozen=True)
+class Mean:
+    "The mean of `metric` over the rows `where` (`statistic` 'max' or 'min': the largest or smallest value, no standard error)."
+    where: dict
+    metric: str = "error"
+    statistic: str = "mean"
+
+    def measure(self, df, grid_keys=()) -> Measured:
+        v = _select(df, self.where)[self.metric].astype(float).to_numpy()
+        m, se, c = _mean_se(v)
+        if self.statistic != "mean":
+            m, se = (float(getattr(np, self.statistic)(v[np.isfinite(v)])) if c else float("nan")), float("nan")
+        word = {"mean": "mean", "max": "largest", "min": "smallest"}[self.statistic]
+        return Measured(m, se, c, f"{word} {self.metric} at {_setting_text(_pick(df, self.where))}")
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0019
+def _paired(df, a, b, metric_a, metric_b, grid_keys):
+    "The values of rows `a` and `b` matched by grid point and repetition, or None if they do not match one to one."
+    keys = [k for k in (*grid_keys, "rep") if k in df.columns]
+    if not grid_keys or "rep" not in keys: return None
+    A, B = _select(df, a), _select(df, b)
+    if len(A) != len(B) or len(A) < 2 or A.duplicated(keys).any() or B.duplicated(keys).any(): return None
+    m = A[keys + [metric_a]].merge(B[keys + [metric_b]], on=keys, suffixes=("_a", "_b"))
+    if len(m) != len(A): return None
+    ca, cb = (metric_a + "_a", metric_b + "_b") if metric_a == metric_b else (metric_a, metric_b)
+    return m[ca].astype(float).to_numpy(), m[cb].astype(float).to_numpy()
+
+def _ratio_se(r, mb, va, vb, cov) -> float:
+    "Delta-method standard error of r = mean_a / mean_b from the variances of the two means and their covariance."
+    return float(math.sqrt(max(va - 2 * r * cov + r * r * vb, 0.0)) / abs(mb)) if mb else float("nan")
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c001a
+@dataclass(frozen=True)
+class Ratio:
+    "The mean of `metric` over rows `a` divided by the mean of `metric_b` (None: `metric`) over rows `b`."
+    a: dict
+    b: dict
+    metric: str = "error"
+    metric_b: str | None = None
+
+    def measure(self, df, grid_keys=()) -> Measured:
+        mb_name = self.metric_b or self.metric
+        pair = _paired(df, self.a, self.b, self.metric, mb_name, grid_keys)
+        if pair is not None:
+            x, y = pair; ok = np.isfinite(x) & np.isfinite(y); x, y = x[ok], y[ok]; c = int(ok.sum())
+            ma, mb = float(x.mean()), float(y.mean())
+            cv = np.cov(x, y, ddof=1) / c if c > 1 else np.full((2, 2), np.nan)
+            va, vb, cov, ca, cb = cv[0, 0], cv[1, 1], cv[0, 1], c, c
+        else:
+            (ma, sa, ca), (mb, sb, cb) = (_mean_se(_select(df, w)[m].astype(float)) for w, m in ((self.a, self.metric), (self.b, mb_name)))
+            va, vb, cov = sa * sa, sb * sb, 0.0
+        r = ma / mb if mb else float("nan")
+        words = lambda w, m: f"{m} at {_setting_text(_pick(df, w))}"
+        text = f"mean {words(self.a, self.metric)} / mean {words(self.b, mb_name)}" + (" (paired)" if pair is not None else "")
+        return Measured(r, _ratio_se(r, mb, va, vb, cov), min(ca, cb), text)
+
+def Change(where: dict, along: str, metric: str = "error") -> Ratio:
+    "The mean of `metric` at the largest value of `along` over the mean at its smallest (the other columns: `where`)."
+    return Ratio({**where, along: max}, {**where, along: min}, metric)
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c001b
+@dataclass(frozen=True)
+class Slope:
+    "The least-squares slope of log(`metric`) against log(`along`) over the rows `where` (every repetition a point)."
+    where: dict
+    along: str
+    metric: str = "error"
+
+    def measure(self, df, grid_keys=()) -> Measured:
+        d = _select(df, self.where)
+        x, y = d[self.along].astype(float).to_numpy(), d[self.metric].astype(float).to_numpy()
+        ok = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
+        x, y = np.log(x[ok]), np.log(y[ok])
+        text = f"slope of log {self.metric} against log {self.along} at {_setting_text(_pick(df, self.where))}"
+        if len(np.unique(x)) < 2: return Measured(float("nan"), float("nan"), int(ok.sum()), text)
+        X = np.c_[np.ones_like(x), x - x.mean()]
+        coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+        resid = y - X @ coef
+        se = math.sqrt(resid @ resid / (len(y) - 2) / ((x - x.mean()) ** 2).sum()) if len(y) > 2 else float("nan")
+        return Measured(float(coef[1]), se, int(ok.sum()), text)
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0020
+SUPPORTED, CONTRADICTED, UNDECIDED = "supported", "contradicted", "not decided at this scale"
+BELOW_ONE, ABOVE_ONE = (-math.inf, 1.0), (1.0, math.inf)     # a ratio below 1 (A beats B, falls) or above it (grows)
+
+def claim_verdict(estimate: float, se: float, low: float = -math.inf, high: float = math.inf, *, exact: bool = False) -> str:
+    "Whether `estimate` (standard error `se`) lies in [low, high]: two standard errors inside, outside, or neither."
+    if not np.isfinite(estimate): return UNDECIDED
+    if not np.isfinite(se):
+        if not exact: return UNDECIDED
+        se = 0.0
+    lo, hi = estimate - 2 * se, estimate + 2 * se
+    if low <= lo and hi <= high: return SUPPORTED
+    if hi < low or lo > high: return CONTRADICTED
+    return UNDECIDED
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0022
+@dataclass(frozen=True)
+class Claim:
+    """A claim as data: `statement` in words, by `source` (a paper and where in it, or "this package"), decided by
+    `measure` (a `Mean`, `Ratio`, `Change` or `Slope` of the study's table) lying in `expected` = (low, high);
+    `exact`: the measured quantity has no sampling error (a calibration)."""
+    statement: str
+    measure: Mean | Ratio | Slope
+    expected: tuple = (-math.inf, math.inf)
+    source: str = "the paper"
+    exact: bool = False
+
+    def expected_text(self) -> str:
+        "The range the claim needs, in words."
+        lo, hi = self.expected
+        if lo == hi: return f"= {lo:.3g}"
+        if not np.isfinite(lo): return f"< {hi:.3g}"
+        if not np.isfinite(hi): return f"> {lo:.3g}"
+        return f"in [{lo:.3g}, {hi:.3g}]"
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0023
+CLAIM_COLUMNS = ["study", "claim", "source", "comparison", "estimate", "se", "count", "expected", "verdict"]
+
+def claims_verdicts(study, df, *, grid_keys=None):
+    "One row per claim of `study`: the measured comparison on `df` (its results), the range the claim needs, the verdict."
+    import pandas as pd
+    keys = df.attrs.get("grid_keys", ()) if grid_keys is None else grid_keys
+    rows = []
+    for c in study.claims:
+        m = c.measure.measure(df, keys)
+        se = 0.0 if c.exact and not np.isfinite(m.se) else m.se
+        rows.append(dict(study=study.name, claim=c.statement, source=c.source, comparison=m.text, estimate=m.estimate,
+                         se=se, count=m.count, expected=c.expected_text(),
+                         verdict=claim_verdict(m.estimate, m.se, *c.expected, exact=c.exact)))
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
 # %% ../../nbs/07_experiments/00_registry.ipynb #46cf70ed
 @dataclass(frozen=True)
 class Check:
-    """One setting at which a study's claim is checked: the mean of `metric` over the rows `where` against `bound`.
-
-    Parameters
-    ----------
-    label : str
-        What is measured (e.g. the method), for the table.
-    where : dict
-        Column -> value selecting the rows of the study's table (numbers match to a relative 1e-9).
-    metric : str
-        The column averaged over the repetitions.
-    bound : dict or None
-        Keyword arguments of `error_bounds` (with `method`) at that setting; None: no bound applies.
-    no_bound : str
-        Why no bound applies (one phrase), when `bound` is None.
-    """
+    """One setting at which a study's measurement is compared with the bounds: the mean of `metric` over the rows
+    `where` against `error_bounds(**bound)` (None: no bound applies, and `no_bound` says why in one phrase), and
+    against `minimax_lower_bound(**minimax)` where the minimax bound applies (None: it does not)."""
     label: str
     where: dict
     metric: str = "error"
     bound: dict | None = None
     no_bound: str = ""
+    minimax: dict | None = None
 
     def __post_init__(self):
         if self.bound is None and not self.no_bound:
             raise ValueError(f"no_bound: check {self.label!r} has no bound; expected a phrase saying why none applies")
         if self.bound is not None and "method" not in self.bound:
             raise ValueError(f"bound: check {self.label!r} needs the error_bounds method, got keys {sorted(self.bound)}")
+        if self.minimax is not None and "model" not in self.minimax:
+            raise ValueError(f"minimax: check {self.label!r} needs the minimax model, got keys {sorted(self.minimax)}")
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0027
 def bracket_verdict(mean: float, se: float, lower: float, upper: float, conditions_hold: bool = True) -> str:
-    """Whether a measured mean error (standard error `se`) lies in the bracket [lower, upper] of its bounds.
-
-    Parameters
-    ----------
-    mean, se : float
-        The measured mean and its standard error (nan: unknown, e.g. one repetition).
-    lower, upper : float
-        The bounds on the expected error.
-    conditions_hold : bool
-        The bounds' assumptions hold at this setting (if not, the verdict says so).
-
-    Returns
-    -------
-    str
-        "inside", "inside within 2 se" or "OUTSIDE", with " (uninformative: conditions_hold is False)" where the
-        bounds' assumptions fail or they are not informative (see the bound's notes).
-    """
+    """Whether a measured mean error (standard error `se`) lies in the bracket [lower, upper] of its bounds:
+    "inside", "inside within 2 se" or "OUTSIDE", with " (uninformative: conditions_hold is False)" where the bounds'
+    assumptions fail at this setting."""
     if not np.isfinite(mean): return "no measurement"
     tol = 1e-9 * max(abs(lower), abs(upper), abs(mean))        # rounding: a mean equal to a bound is inside
     if lower - tol <= mean <= upper + tol: v = "inside"
@@ -494,136 +521,120 @@ def bracket_verdict(mean: float, se: float, lower: float, upper: float, conditio
     else: v = "OUTSIDE"
     return v if conditions_hold else v + " (uninformative: conditions_hold is False)"
 
-# %% ../../nbs/07_experiments/00_registry.ipynb #8b9d6eb3
-def _bounds_source_digest() -> str:
-    "A digest of the error-bounds module's source: a cached bound is reused only while its formulas are unchanged."
-    from dppca_nb.theory import error_bounds as eb
-    return hashlib.sha1(Path(eb.__file__).read_bytes()).hexdigest()[:16]
+def minimax_verdict(mean: float, se: float, lower: float) -> str:
+    "Whether a measured mean error lies above the minimax lower bound: 'above', 'above within 2 se' or 'BELOW'."
+    if not np.isfinite(mean): return "no measurement"
+    if mean >= lower * (1 - 1e-9): return "above"
+    return "above within 2 se" if np.isfinite(se) and mean + 2 * se >= lower else "BELOW"
 
-def _bound_key(kwargs: dict) -> str:
+# %% ../../nbs/07_experiments/00_registry.ipynb #8b9d6eb3
+def _source_digest(module) -> str:
+    "A digest of a module's source: a cached bound is reused only while its formulas are unchanged."
+    return hashlib.sha1(Path(module.__file__).read_bytes()).hexdigest()[:16]
+
+def _bound_key(kwargs: dict, module) -> str:
     plain = {k: (np.asarray(v).tolist() if isinstance(v, (np.ndarray, list, tuple)) else v) for k, v in kwargs.items()}
-    return _digest(dict(kwargs=plain, source=_bounds_source_digest()))
+    return _digest(dict(kwargs=plain, source=_source_digest(module)))
 
 _BOUNDS_MEMO: dict = {}
 
-def cached_error_bounds(bound: dict, cache_dir=None) -> dict:
-    """`error_bounds(**bound)` as a dict (method, lower, upper, lower_class, conditions_hold, notes), cached on disk.
-
-    Parameters
-    ----------
-    bound : dict
-        Keyword arguments of `dppca_nb.theory.error_bounds.error_bounds`, `method` included.
-    cache_dir : None or path
-        The result cache (None: `default_cache_dir()`); bounds go to its `_bounds` folder, keyed by the arguments
-        and the source of the error-bounds module.
-
-    Returns
-    -------
-    dict
-    """
-    from dppca_nb.theory.error_bounds import error_bounds
-    key = _bound_key(bound)
+def _cached(kind: str, kwargs: dict, module, compute, cache_dir=None) -> dict:
+    "compute(**kwargs) as a JSON dict, memoised in this process and cached on disk under `_bounds` of the result cache."
+    key = kind + _bound_key(kwargs, module)
     if key in _BOUNDS_MEMO: return _BOUNDS_MEMO[key]
     f = Path(cache_dir or default_cache_dir()) / "_bounds" / f"{key}.json"
-    if f.exists(): out = json.loads(f.read_text())
-    else:
-        b = error_bounds(**bound)
-        out = dict(method=b.method, lower=float(b.lower), upper=float(b.upper), lower_class=b.lower_class,
-                   conditions_hold=bool(b.conditions_hold), notes=list(b.notes))
-        f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_suffix(".tmp"); tmp.write_text(json.dumps(out)); os.replace(tmp, f)
+    out = json.loads(f.read_text()) if f.exists() else compute(**kwargs)
+    if not f.exists(): _write_json(f, out)
     _BOUNDS_MEMO[key] = out
     return out
 
-def _select(df, where: dict):
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c002a
+def cached_error_bounds(bound: dict, cache_dir=None) -> dict:
+    "`error_bounds(**bound)` as a dict (method, lower, upper, lower_class, conditions_hold, notes), cached on disk."
+    import dppca_nb.theory.error_bounds as eb
+    def compute(**kw):
+        b = eb.error_bounds(**kw)
+        return dict(method=b.method, lower=float(b.lower), upper=float(b.upper), lower_class=b.lower_class,
+                    conditions_hold=bool(b.conditions_hold), notes=list(b.notes))
+    return _cached("", bound, eb, compute, cache_dir)
+
+def cached_minimax(minimax: dict, cache_dir=None) -> dict:
+    "`minimax_lower_bound(**minimax)` as a dict (model, lower, estimator_class, parameter_class, conditions_hold), cached."
+    import dppca_nb.theory.minimax as mm
+    def compute(model, **kw):
+        b = mm.minimax_lower_bound(model, **kw)
+        return dict(model=b.model, lower=float(b.lower), estimator_class=b.estimator_class,
+                    parameter_class=b.parameter_class, conditions_hold=bool(b.conditions_hold))
+    return _cached("minimax", minimax, mm, compute, cache_dir)
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c002b
+BOUND_COLUMNS = ["study", "setting", "measured", "metric", "mean", "se", "reps", "lower", "upper", "bound", "lower_class",
+                 "verdict", "minimax", "minimax_class", "minimax_verdict"]
+
+def _study_checks(study, mode):
+    "The study's checks at every grid point of `mode` (the point's parameters added to `where`), and the varying keys."
+    pts = [] if getattr(study, "checks", None) is None else study.points(mode)
+    checks = [Check(c.label, {**pt, **c.where}, c.metric, c.bound, c.no_bound, c.minimax) for pt in pts for c in study.checks(pt)]
+    vary = [k for k in (pts[0] if pts else {}) if len({json.dumps(_canon(p[k])) for p in pts}) > 1]
+    return checks, vary, (pts[0] if pts else {})
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c002c
+def _bound_row(c: Check, vals, cache_dir) -> dict:
+    "The bound columns of one check whose measurements are `vals`."
+    m, se, n = _mean_se(vals)
+    row = dict(mean=m, se=se, reps=n)
+    if c.bound is None:
+        row.update(lower=float("nan"), upper=float("nan"), bound="", lower_class="", verdict=f"no bound applies: {c.no_bound}")
+    else:
+        b = cached_error_bounds(c.bound, cache_dir)
+        row.update(lower=b["lower"], upper=b["upper"], bound=b["method"], lower_class=b["lower_class"],
+                   verdict=bracket_verdict(m, se, b["lower"], b["upper"], b["conditions_hold"]))
+    row.update(minimax=float("nan"), minimax_class="", minimax_verdict="")
+    if c.minimax is not None:
+        mm = cached_minimax(c.minimax, cache_dir)
+        row.update(minimax=mm["lower"], minimax_class=f"{mm['estimator_class']}; {mm['parameter_class']}",
+                   minimax_verdict=minimax_verdict(m, se, mm["lower"]))
+    return row
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c002d
+def bounds_table(study, df, mode: str = "quick", *, cache_dir=None, checks=None):
+    """The bound checks of `study` on its results `df`: measured mean (and standard error) beside the bounds.
+
+    `study.checks(point)` is called at each point of `mode`, or `checks` (a list of `Check`, their `where` as given)
+    are used instead. One row per check, columns `BOUND_COLUMNS` (empty where no bound applies)."""
     import pandas as pd
-    sel = df
-    for col, v in where.items():
-        if col not in sel.columns: raise KeyError(f"where: the study's table has no column {col!r}; it has {list(df.columns)}")
-        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-            sel = sel[np.isclose(pd.to_numeric(sel[col], errors="coerce"), float(v), rtol=1e-9, atol=0)]
-        else: sel = sel[sel[col] == v]
-    return sel
-
-def _setting_text(where: dict, skip=()) -> str:
-    fmt = lambda v: f"{v:g}" if isinstance(v, (float, np.floating)) else str(v)
-    return ", ".join(f"{k} = {fmt(v)}" for k, v in where.items() if k not in skip) or "all points"
-
-CLAIM_COLUMNS = ["study", "setting", "measured", "metric", "mean", "se", "reps", "lower", "upper", "bound", "lower_class",
-                 "verdict"]
-
-def claims_table(study, df, mode: str = "quick", *, cache_dir=None, checks=None):
-    """The claim checks of `study` on its results `df`: measured mean (and standard error) beside the bounds.
-
-    Parameters
-    ----------
-    study : Study
-        The study (`study.checks(point)` at each point of `mode`), or anything with a `name` when `checks` is given.
-    df : pandas.DataFrame
-        Its results (`run_study`).
-    mode : {"quick", "full"}
-        Whose grid points are checked.
-    cache_dir : None or path
-        Where computed bounds are cached (see `cached_error_bounds`).
-    checks : None or list of Check
-        Use these (with their `where` as given) instead of the study's.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per check, columns `CLAIM_COLUMNS` (lower, upper and bound empty where no bound applies).
-    """
-    import pandas as pd
-    vary = []
-    if checks is None:
-        checks, pts = [], [] if getattr(study, "checks", None) is None else study.points(mode)
-        for pt in pts:
-            checks += [Check(c.label, {**pt, **c.where}, c.metric, c.bound, c.no_bound) for c in study.checks(pt)]
-        vary = [k for k in (pts[0] if pts else {}) if len({json.dumps(_canon(p[k])) for p in pts}) > 1]
+    vary, first = [], {}
+    if checks is None: checks, vary, first = _study_checks(study, mode)
     rows = []
     for c in checks:
         if not isinstance(c, Check): raise TypeError(f"checks: expected Check objects, got {type(c).__name__}")
         if c.metric not in df.columns: raise KeyError(f"metric: the study's table has no column {c.metric!r}")
         vals = _select(df, c.where)[c.metric].astype(float).to_numpy()
-        vals = vals[np.isfinite(vals)]
-        m = float(vals.mean()) if vals.size else float("nan")
-        se = float(vals.std(ddof=1) / math.sqrt(vals.size)) if vals.size > 1 else float("nan")
-        shown = {k: v for k, v in c.where.items() if not vary or k in vary or k not in pts[0]}
-        row = dict(study=study.name, setting=_setting_text(shown, skip=("method", "algorithm")), measured=c.label,
-                   metric=c.metric, mean=m, se=se, reps=int(vals.size))
-        if c.bound is None:
-            row.update(lower=float("nan"), upper=float("nan"), bound="", lower_class="", verdict=f"no bound applies: {c.no_bound}")
-        else:
-            b = cached_error_bounds(c.bound, cache_dir)
-            row.update(lower=b["lower"], upper=b["upper"], bound=b["method"], lower_class=b["lower_class"],
-                       verdict=bracket_verdict(m, se, b["lower"], b["upper"], b["conditions_hold"]))
-        rows.append(row)
-    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+        shown = {k: v for k, v in c.where.items() if not vary or k in vary or k not in first}
+        rows.append(dict(study=study.name, setting=_setting_text(shown, skip=("method", "algorithm")), measured=c.label,
+                         metric=c.metric, **_bound_row(c, vals, cache_dir)))
+    return pd.DataFrame(rows, columns=BOUND_COLUMNS)
 
-def claims_markdown(table) -> str:
-    """The claims table as Markdown: one row per check, and what each lower bound is valid for as numbered notes.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Output of `claims_table`.
-
-    Returns
-    -------
-    str
-    """
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c002e
+def bounds_markdown(table) -> str:
+    "The bounds table as Markdown: one row per check; what each lower bound and minimax bound is valid for as notes."
     if table is None or len(table) == 0: return ""
     g = lambda v: "" if not np.isfinite(v) else f"{v:.3g}"
     classes = [c for c in dict.fromkeys(table["lower_class"]) if c]
-    lines = ["| setting | measured | mean ± se (reps) | lower | upper | bound [lower valid for] | verdict |",
-             "|---|---|---|---|---|---|---|"]
+    mclasses = [c for c in dict.fromkeys(table["minimax_class"]) if c]
+    mm = bool(mclasses)
+    lines = ["| setting | measured | mean ± se (reps) | lower | upper | bound [lower valid for] | verdict |"
+             + (" minimax [class] | minimax verdict |" if mm else ""), "|---|---|---|---|---|---|---|" + ("---|---|" if mm else "")]
+    bold = lambda v: f"**{v}**" if v.startswith(("OUTSIDE", "BELOW")) else v
     for r in table.itertuples():
         ms = f"{g(r.mean)} ± {g(r.se) or '?'} ({r.reps})" if np.isfinite(r.mean) else "no rows"
         bd = f"{r.bound} [{classes.index(r.lower_class) + 1}]" if r.bound else ""
-        lines.append(f"| {r.setting} | {r.measured} ({r.metric}) | {ms} | {g(r.lower)} | {g(r.upper)} | {bd} | **{r.verdict}** |"
-                     if r.verdict.startswith("OUTSIDE") else
-                     f"| {r.setting} | {r.measured} ({r.metric}) | {ms} | {g(r.lower)} | {g(r.upper)} | {bd} | {r.verdict} |")
+        line = f"| {r.setting} | {r.measured} ({r.metric}) | {ms} | {g(r.lower)} | {g(r.upper)} | {bd} | {bold(r.verdict)} |"
+        if mm: line += (f" {g(r.minimax)} [m{mclasses.index(r.minimax_class) + 1}] | {bold(r.minimax_verdict)} |"
+                        if r.minimax_class else " | |")
+        lines.append(line)
     notes = [f"[{i + 1}] lower bound valid for: {c}." for i, c in enumerate(classes)]
+    notes += [f"[m{i + 1}] minimax lower bound of {c}." for i, c in enumerate(mclasses)]
     return "\n".join(lines) + ("\n\n" + " ".join(notes) if notes else "")
 
 # %% ../../nbs/07_experiments/00_registry.ipynb #baf8aaf5
@@ -639,25 +650,15 @@ def _log_study_run(cache_dir, record: dict):
     with open(f, "a", encoding="utf-8") as fh: fh.write(json.dumps(record) + "\n")
 
 def run_log(cache_dir=None, *, mode: str | None = None, seed: int | None = None) -> list[dict]:
-    """The runs recorded in a result cache, one record per study run by `reproduce` (oldest first).
-
-    Parameters
-    ----------
-    cache_dir : None or path
-        The cache (None: `default_cache_dir()`).
-    mode, seed : optional
-        Keep only the records of this mode and master seed.
-
-    Returns
-    -------
-    list of dict
-        Each with `run` (when the run started, UTC), `id` (of the run), `study`, `mode`, `seed`, `wall_s`, `computed`, `cached`, `where`.
-    """
+    """The runs recorded in a result cache (None: `default_cache_dir()`), one record per study run by `reproduce`,
+    oldest first, of this `mode` and master `seed` if given. Each has `run` (when the run started, UTC), `id` (of
+    the run), `study`, `mode`, `seed`, `wall_s`, `computed`, `cached`, `where`."""
     f = Path(cache_dir or default_cache_dir()) / _RUN_LOG
     if not f.exists(): return []
     recs = [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [r for r in recs if (mode is None or r.get("mode") == mode) and (seed is None or r.get("seed") == seed)]
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0030
 def _filled_by(log, names) -> str:
     "A sentence on the earlier runs that computed the cached repetitions of the studies `names`, from the run log."
     import pandas as pd
@@ -670,112 +671,132 @@ def _filled_by(log, names) -> str:
     return (f"The cached repetitions were computed by {len(runs)} earlier run{'s' if len(runs) > 1 else ''} "
             f"(measured wall time {_seconds(runs['wall_s'].sum())} in all): " + "; ".join(parts) + ".")
 
-def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: int = 1, cache_dir=None,
-              progress: bool = True, studies=None, scheduler=None) -> Path:
-    """Run the registered studies (all, or those named in `only`) and write CSVs, PNGs and report.md/.html to `out_dir`.
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0032
+def _measured_text(r) -> str:
+    g = lambda v: f"{v:.3g}"
+    se = "" if not np.isfinite(r.se) else " (exact)" if r.se == 0 else f" ± {g(r.se)}"
+    return f"{g(r.estimate)}{se} from {r.count} value{'s' if r.count != 1 else ''}"
 
-    Parameters
-    ----------
-    out_dir : path
-        Output folder (created).
-    mode : {"quick", "full"}
-        Grid size and repetitions.
-    only : None or iterable of str
-        Names of the studies to run (None: all).
-    seed : int >= 0
-        Base seed.
-    jobs : int >= 1
-        Worker processes (here, or of the "local" cluster).
-    cache_dir : None or path
-        Result cache: finished repetitions are skipped on a rerun, so an interrupted run resumes.
-    progress : bool
-        Show progress bars (if tqdm is installed).
-    studies : None or dict of str to Study
-        Run these instead of the registry.
-    scheduler : None, "local", str, Client or cluster
-        Where the repetitions run (see `run_study`); one client serves every study.
+def claim_sentence(r) -> str:
+    "One row of `claims_verdicts` in a sentence: whose claim, the claim, what was measured and what the claim needs."
+    ours = r.source == "this package"
+    head = {CONTRADICTED: "this package's claim does not hold here" if ours else "the paper's claim does not reproduce here",
+            UNDECIDED: "not decided at this scale", SUPPORTED: "supported"}[r.verdict]
+    who = "" if ours else f" ({r.source})"
+    return (f"**{r.study}**{who}: {head}: {r.claim} Measured: {r.comparison} = {_measured_text(r)}; "
+            f"the claim needs {r.expected}.")
 
-    Returns
-    -------
-    pathlib.Path
-        The report (report.md; report.html beside it), which states the measured wall time of the run and, for
-        results read from the cache, the wall time of the earlier runs that computed them (from `run_log`).
-    """
-    import time, datetime
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0033
+def verdicts_markdown(table) -> str:
+    "The claims of one study as a Markdown table: claim (source), comparison, measured, the range it needs, verdict."
+    if table is None or len(table) == 0: return ""
+    lines = ["| claim (source) | measured comparison | measured | the claim needs | verdict |", "|---|---|---|---|---|"]
+    for r in table.itertuples():
+        v = f"**{r.verdict}**" if r.verdict == CONTRADICTED else r.verdict
+        lines.append(f"| {r.claim} ({r.source}) | {r.comparison} | {_measured_text(r)} | {r.expected} | {v} |")
+    return "\n".join(lines)
+
+def _claims_summary(allc) -> str:
+    "The report's opening section: every claim's verdict, contradicted first."
+    if len(allc) == 0: return ""
+    tally = allc["verdict"].value_counts()
+    out = [f"## The claims\n\n{len(allc)} claims stated by the studies: {tally.get(SUPPORTED, 0)} supported, "
+           f"{tally.get(CONTRADICTED, 0)} contradicted, {tally.get(UNDECIDED, 0)} not decided at this scale (every "
+           "claim: [claims.csv](claims.csv)). A claim is supported when its measured quantity, two standard errors "
+           "either side, lies in the range the claim needs; contradicted when it lies wholly outside; not decided "
+           "otherwise (more repetitions or a larger grid could decide it)."]
+    for v, title in ((CONTRADICTED, "Contradicted"), (UNDECIDED, "Not decided at this scale"), (SUPPORTED, "Supported")):
+        rows = [claim_sentence(r) for r in allc.itertuples() if r.verdict == v]
+        if rows: out.append(f"### {title}\n\n" + "\n".join(f"{i + 1}. {s}" for i, s in enumerate(rows)))
+    return "\n\n".join(out) + "\n\n"
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0036
+def _study_section(name, st, df, fig_line, ct, bt, mode, seed) -> str:
+    "The report's section of one study."
+    claims = f"**Claims.**\n\n{verdicts_markdown(ct)}\n\n" if len(ct) else ""
+    bounds = (f"**The measurements against the bounds** (mean error over the repetitions at each setting, the lower and "
+              f"upper bound on the mean error from `error_bounds`, and where it applies the minimax lower bound of the "
+              f"method's privacy class):\n\n{bounds_markdown(bt)}\n\n") if len(bt) else ""
+    cached = (f" (they took {_seconds(df.attrs['cached_worker_s'])} of worker time when computed)"
+              if df.attrs["cached_timed"] else "")
+    return (f"## {name} ({st.family})\n\n{fig_line}**What it shows.** {st.caption}\n\n{claims}{bounds}"
+            f"Mode `{mode}`, {st.n_reps(mode)} repetitions per point, seed {seed}; {df.attrs['computed']} repetitions "
+            f"computed in {_seconds(df.attrs['wall_s'])}, {df.attrs['cached']} read from the cache{cached}; "
+            f"raw results: [{name}.csv]({name}.csv).\n")
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0037
+def _run_and_write(st, name, out, mode, seed, cache_dir, progress, jobs, client):
+    "Run one study, write its CSV and figure; return (df, the figure's Markdown line)."
     import matplotlib
     import matplotlib.pyplot as plt
+    df = run_study(st, mode=mode, seed=seed, cache_dir=cache_dir, progress=progress, jobs=jobs, scheduler=client)
+    df.to_csv(out / f"{name}.csv", index=False)
+    if st.plot is None: return df, ""
+    with matplotlib.rc_context({"figure.max_open_warning": 0}):
+        fig = st.plot(df)
+        fig.savefig(out / f"{name}.png", dpi=110, bbox_inches="tight"); plt.close(fig)
+    return df, f"![{name}]({name}.png)\n\n"
+
+def _bounds_summary(allb) -> str:
+    if len(allb) == 0: return ""
+    tally = allb["verdict"].str.replace(r"^no bound applies:.*", "no bound applies", regex=True).value_counts()
+    order = ["inside", "inside within 2 se", "OUTSIDE", "no bound applies", "no measurement"]
+    rank = lambda k: (max([i for i, o in enumerate(order) if k.startswith(o)], default=len(order)), k)
+    mm = allb["minimax_verdict"][allb["minimax_verdict"] != ""].value_counts()
+    return (f"## The bounds\n\nMeasurements against their bounds: {len(allb)} checks; "
+            + ", ".join(f"{tally[k]} {k}" for k in sorted(tally.index, key=rank))
+            + ("; against the minimax lower bound of their privacy class: " + ", ".join(f"{mm[k]} {k}" for k in sorted(mm.index))
+               if len(mm) else "") + " (every check: [bounds.csv](bounds.csv)).\n\n")
+
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0038
+def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: int = 1, cache_dir=None,
+              progress: bool = True, studies=None, scheduler=None) -> Path:
+    """Run the registered studies (all, or those named in `only`; `studies`: these instead of the registry) and write
+    CSVs, PNGs, claims.csv, bounds.csv and report.md/.html to `out_dir`; return the path of report.md.
+
+    `mode`, `seed`, `jobs`, `cache_dir`, `progress` and `scheduler` are `run_study`'s (one client serves every study;
+    an interrupted run resumes from the cache). The report states the measured wall time of the run and, for results
+    read from the cache, the wall time of the earlier runs that computed them (from `run_log`)."""
+    import time, datetime
+    import pandas as pd
     t0 = time.perf_counter()
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
     run_id = hashlib.sha1(f"{started} {os.getpid()} {time.perf_counter_ns()}".encode()).hexdigest()[:12]
-    jobs = check_int(jobs, "jobs")
-    scheduler = _check_scheduler(scheduler)
+    jobs, scheduler = check_int(jobs, "jobs"), _check_scheduler(scheduler)
     reg = dict(studies) if studies is not None else {k: v for k, v in load_all_studies().items() if v.family != "demo"}
     names = sorted(reg) if not only else list(only)
     unknown = [n for n in names if n not in reg]
     if unknown: raise KeyError(f"only: unknown studies {unknown}; known: {', '.join(sorted(reg))}")
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    sections, computed, cached, claims = [], 0, 0, []
+    sections, computed, cached, claims, bounds = [], 0, 0, [], []
     client = None if scheduler is None else _LazyClient(scheduler, jobs)   # started only if something must be computed
     try:
         for name in names:
             st = reg[name]
-            df = run_study(st, mode=mode, seed=seed, cache_dir=cache_dir, progress=progress, jobs=jobs, scheduler=client)
+            df, fig_line = _run_and_write(st, name, out, mode, seed, cache_dir, progress, jobs, client)
             computed, cached = computed + df.attrs["computed"], cached + df.attrs["cached"]
             _log_study_run(cache_dir, dict(run=started, id=run_id, study=name, mode=mode, seed=seed, wall_s=df.attrs["wall_s"],
                                            computed=df.attrs["computed"], cached=df.attrs["cached"], where=df.attrs["where"]))
-            df.to_csv(out / f"{name}.csv", index=False)
-            fig_line = ""
-            if st.plot is not None:
-                with matplotlib.rc_context({"figure.max_open_warning": 0}):
-                    fig = st.plot(df)
-                    fig.savefig(out / f"{name}.png", dpi=110, bbox_inches="tight"); plt.close(fig)
-                fig_line = f"![{name}]({name}.png)\n\n"
-            ct = claims_table(st, df, mode, cache_dir=cache_dir)
-            claims.append(ct)
-            table = (f"**The claim against its bounds** (mean error over the repetitions at each setting, and the lower and "
-                     f"upper bound on the mean error from `error_bounds`):\n\n{claims_markdown(ct)}\n\n") if len(ct) else ""
-            sections.append(f"## {name} ({st.family})\n\n{fig_line}**What it shows.** {st.caption}\n\n"
-                            f"**Claim checked.** {st.claim}\n\n{table}"
-                            f"Mode `{mode}`, {st.n_reps(mode)} repetitions per point, seed {seed}; "
-                            f"{df.attrs['computed']} repetitions computed in {_seconds(df.attrs['wall_s'])}, "
-                            f"{df.attrs['cached']} read from the cache"
-                            + (f" (they took {_seconds(df.attrs['cached_worker_s'])} of worker time when computed)"
-                               if df.attrs["cached_timed"] else "")
-                            + f"; raw results: [{name}.csv]({name}.csv).\n")
+            ct, bt = claims_verdicts(st, df), bounds_table(st, df, mode, cache_dir=cache_dir)
+            claims.append(ct); bounds.append(bt)
+            sections.append(_study_section(name, st, df, fig_line, ct, bt, mode, seed))
     finally:
         if client is not None: client.close()
-    import pandas as pd
-    allc = pd.concat(claims, ignore_index=True) if any(len(t) for t in claims) else pd.DataFrame(columns=CLAIM_COLUMNS)
-    allc.to_csv(out / "claims.csv", index=False)
-    tally = allc["verdict"].str.replace(r"^no bound applies:.*", "no bound applies", regex=True).value_counts()
-    order = ["inside", "inside within 2 se", "OUTSIDE", "no bound applies", "no measurement"]
-    rank = lambda k: (max([i for i, o in enumerate(order) if k.startswith(o)], default=len(order)), k)
-    summary = (f"Claims against their bounds: {len(allc)} checks; " + ", ".join(f"{tally[k]} {k}" for k in sorted(tally.index, key=rank))
-               + " (every check: [claims.csv](claims.csv)).\n\n") if len(allc) else ""
-    wall = time.perf_counter() - t0
+    allc = pd.concat([c for c in claims if len(c)], ignore_index=True) if any(len(c) for c in claims) else pd.DataFrame(columns=CLAIM_COLUMNS)
+    allb = pd.concat([b for b in bounds if len(b)], ignore_index=True) if any(len(b) for b in bounds) else pd.DataFrame(columns=BOUND_COLUMNS)
+    allc.to_csv(out / "claims.csv", index=False); allb.to_csv(out / "bounds.csv", index=False)
     earlier = _filled_by([r for r in run_log(cache_dir, mode=mode, seed=seed) if r.get("id") != run_id], names) if cached else ""
     md = (f"# dppca_nb: reproduced studies\n\nMode `{mode}`, master seed {seed}, {len(names)} studies. "
-          f"Wall time of this run: {_seconds(wall)} on {_where(scheduler, jobs)} ({computed} repetitions computed, "
-          f"{cached} read from the cache).{' ' + earlier if earlier else ''}\n\n" + summary + "\n".join(sections))
+          f"Wall time of this run: {_seconds(time.perf_counter() - t0)} on {_where(scheduler, jobs)} ({computed} repetitions "
+          f"computed, {cached} read from the cache).{' ' + earlier if earlier else ''}\n\n"
+          + _claims_summary(allc) + _bounds_summary(allb) + "\n".join(sections))
     (out / "report.md").write_text(md, encoding="utf-8")
     (out / "report.html").write_text(markdown_to_html(md, title="dppca_nb report"), encoding="utf-8")
     return out / "report.md"
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #5a1c0039
 def markdown_to_html(md: str, title: str = "") -> str:
-    """Minimal Markdown to HTML (headings, paragraphs, bold, code, images, links, pipe tables): enough for the report.
-
-    Parameters
-    ----------
-    md : str
-        The Markdown text.
-    title : str
-        The page title.
-
-    Returns
-    -------
-    str
-        A complete HTML page.
-    """
+    "Minimal Markdown to a complete HTML page (headings, paragraphs, numbered lists, bold, code, images, links, pipe tables)."
     import html, re
     def inline(t):
         t = html.escape(t)
@@ -794,6 +815,9 @@ def markdown_to_html(md: str, title: str = "") -> str:
         lines = block.splitlines()
         if len(lines) >= 2 and all(l.startswith("|") for l in lines) and set(lines[1]) <= set("|-: "):
             body.append(table(lines)); continue
+        if all(re.match(r"^\d+\. ", l) for l in lines):
+            items = [re.sub(r"^\d+\. ", "", l) for l in lines]
+            body.append("<ol>" + "".join(f"<li>{inline(t)}</li>" for t in items) + "</ol>"); continue
         m = re.match(r"^(#{1,6}) (.*)", block)
         body.append(f"<h{len(m.group(1))}>{inline(m.group(2))}</h{len(m.group(1))}>" if m else f"<p>{inline(block)}</p>")
     return (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"

@@ -12,10 +12,10 @@ from ..algorithms.baselines import analyze_gauss
 from ..data.datasets import spherical_spike
 from ..algorithms.smooth import (smooth_sensitivity_pca, smooth_sensitivity_parameters, smooth_bound_from_gap,
                              eigengap_sensitivity_bound, second_moment_pca)
-from .registry import Study, Check, register_study, summarize
+from .registry import BELOW_ONE, Study, Check, Claim, Mean, Ratio, Slope, register_study, summarize
 
 # %% auto #0
-__all__ = ['METHODS', 'regime_threshold', 'predicted_errors', 'plot_error_vs_n', 'plot_error_vs_gap']
+__all__ = ['METHODS', 'N_STAR', 'SMOOTH_N_CLAIMS', 'regime_threshold', 'predicted_errors', 'plot_error_vs_n', 'plot_error_vs_gap']
 
 # %% ../../nbs/07_experiments/03_smooth_study.ipynb #b487426b
 def regime_threshold(gap: float, p: int, k: int, epsilon: float, delta: float) -> int:
@@ -49,19 +49,23 @@ def _smooth_rep(point, rng):
     n, p, k, g = int(point["n"]), int(point["p"]), int(point["k"]), float(point["gap"])
     eps, dlt = float(point["epsilon"]), float(point["delta"])
     X, V = spherical_spike(n, p, k, g, random_state=rng)
-    Vg, info = smooth_sensitivity_pca(X, k, eps, dlt, random_state=rng, return_info=True)
-    Vc, infc = smooth_sensitivity_pca(X, k, eps, 0.0, random_state=rng, return_info=True)
+    rg = smooth_sensitivity_pca(X, k, eps, dlt, random_state=rng, return_release=True)
+    rc = smooth_sensitivity_pca(X, k, eps, 0.0, random_state=rng, return_release=True)
     Va = analyze_gauss(X, k, eps, dlt, random_state=rng)
-    err = dict(zip(METHODS, (subspace_distance(Vg, V), subspace_distance(Vc, V), subspace_distance(Va, V),
+    err = dict(zip(METHODS, (subspace_distance(rg.value, V), subspace_distance(rc.value, V), subspace_distance(Va, V),
                              subspace_distance(second_moment_pca(X, k), V))))
-    dg, dc = info["diagnostics_not_private"], infc["diagnostics_not_private"]   # the study's curator view: not private
+    dg, dc = rg.diagnostics, rc.diagnostics              # the study's curator view: not private
     scale = {"smooth Gaussian": dg["scale"], "smooth Cauchy": dc["scale"]}
-    return [dict(method=m, error=e, emp_gap=dg["gap"], noise_scale=scale.get(m, np.nan)) for m, e in err.items()]
+    # the privacy part of each error: the sampling and privacy perturbations are independent, so their squares add
+    priv = {m: math.sqrt(max(e * e - err["non-private"] ** 2, 0.0)) for m, e in err.items()}
+    return [dict(method=m, error=e, privacy_error=priv[m], emp_gap=dg["gap"], noise_scale=scale.get(m, np.nan))
+            for m, e in err.items()]
 
 # %% ../../nbs/07_experiments/03_smooth_study.ipynb #31a9e849
 _COLORS = dict(zip(METHODS, ("C1", "C2", "C0", "k")))
 
 def _panel(ax, df, x, pred_x, pred, thresholds, xlabel):
+    "One panel: the methods' mean errors against `x`, the predictions and the thresholds."
     for m in METHODS:
         sub = df[df["method"] == m]
         if sub.empty: continue
@@ -80,6 +84,7 @@ def _threshold_gap(n, p, k, eps, dlt):
     "The regime threshold in the gap at fixed n: S_beta and B depend on (n, G) through n G only, so G* = n*(G=1) / n."
     return regime_threshold(1.0, p, k, eps, dlt) / n
 
+# %% ../../nbs/07_experiments/03_smooth_study.ipynb #18240217
 def plot_error_vs_n(df):
     "Error against n, one panel per dimension p, with predicted curves and the regime thresholds n*."
     import matplotlib.pyplot as plt
@@ -96,6 +101,7 @@ def plot_error_vs_n(df):
     fig.tight_layout()
     return fig
 
+# %% ../../nbs/07_experiments/03_smooth_study.ipynb #57d0cbe8
 def plot_error_vs_gap(df):
     "Error against the population eigengap at fixed n, with predicted curves and the regime thresholds G*."
     import matplotlib.pyplot as plt
@@ -116,33 +122,49 @@ def plot_error_vs_gap(df):
 
 # %% ../../nbs/07_experiments/03_smooth_study.ipynb #ffb28bde
 _NO_SMOOTH = "unit-norm rows (spherical_spike); error_bounds assumes Gaussian rows"
+N_STAR = {noise: regime_threshold(0.2, 10, 1, 1.0, d) for noise, d in (("Gaussian", 1e-5), ("Cauchy", 0.0))}
 
 def _smooth_checks(point):
     "The private releases at each point: no bound applies to these unit-norm rows."
     return [Check(m, {"method": m}, no_bound=_NO_SMOOTH) for m in METHODS[:3]]
 
-register_study(Study(
-    name="smooth_error_vs_n", family="smooth", run=_smooth_rep, version=2, checks=_smooth_checks,
+# %% ../../nbs/07_experiments/03_smooth_study.ipynb #4c5d6e02
+_GG = "Gonem & Gilad-Bachrach 2018"
+_above = lambda noise: (lambda ns: [n for n in ns if n >= 2 * N_STAR[noise]])
+
+SMOOTH_N_CLAIMS = tuple(
+    Claim(f"Past n*, the error of the smooth-sensitivity release with {noise} noise falls like 1/n.",
+          Slope({"method": f"smooth {noise}", "p": 10, "n": _above(noise)}, "n", "privacy_error"), (-1.25, -0.75), source=_GG)
+    for noise in ("Gaussian", "Cauchy")) + (
+    Claim("Below n* the smooth Gaussian release is at the random level: above half of it at the smallest n.",
+          Mean({"method": "smooth Gaussian", "p": 10, "n": min}), (random_subspace_level(10, 1) / 2, math.inf),
+          source="this package"),
+    Claim("With these constants Analyze Gauss has a smaller error than the smooth Gaussian release at the largest n.",
+          Ratio({"method": "Analyze Gauss", "p": 10, "n": max}, {"method": "smooth Gaussian", "p": 10, "n": max}), BELOW_ONE,
+          source="this package"))
+
+_ = register_study(Study(
+    name="smooth_error_vs_n", family="smooth", run=_smooth_rep, version=3, checks=_smooth_checks, claims=SMOOTH_N_CLAIMS,
     grid={"quick": {"n": [1000, 3000, 10000, 30000, 100000], "p": 10, "k": 1, "gap": 0.2, "epsilon": 1.0, "delta": 1e-5},
           "full": {"n": [1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000], "p": [10, 40], "k": 1,
                    "gap": 0.2, "epsilon": 1.0, "delta": 1e-5}},
-    reps={"quick": 3, "full": 20}, plot=plot_error_vs_n,
+    reps={"quick": 6, "full": 20}, plot=plot_error_vs_n,
     caption="Subspace error against n for smooth-sensitivity PCA (Gaussian at (epsilon, delta), Cauchy at (epsilon, 0)), "
             "Analyze Gauss at (epsilon, delta) and non-private PCA; dashed: first-order predictions with our constants; "
-            "dotted: the n* where the smooth bound reaches the local bound.",
-    claim="Gonem & Gilad-Bachrach: with an eigengap, the smooth sensitivity is O(1/(n GAP)), so the error of the "
-          "output-perturbed eigenvector falls like 1/n once n exceeds about (d + log(1/delta))/(GAP epsilon) "
-          "(Gaussian) or d/(GAP epsilon) (Cauchy, pure DP)."))
+            "dotted: the n* where the smooth bound reaches the local bound."))
 
 # %% ../../nbs/07_experiments/03_smooth_study.ipynb #09fc9711
-register_study(Study(
-    name="smooth_error_vs_gap", family="smooth", run=_smooth_rep, version=2, checks=_smooth_checks,
+_G_STAR = regime_threshold(1.0, 10, 1, 1.0, 1e-5) / 10_000        # G* at the smallest n of both grids, the largest G*
+
+_ = register_study(Study(
+    name="smooth_error_vs_gap", family="smooth", run=_smooth_rep, version=3, checks=_smooth_checks,
+    claims=(Claim("Past G*, the error of the smooth-sensitivity release (Gaussian noise) falls like 1/GAP.",
+                  Slope({"method": "smooth Gaussian", "n": min, "gap": lambda gs: [g for g in gs if g >= 2 * _G_STAR]},
+                        "gap", "privacy_error"), (-1.25, -0.75), source=_GG),),
     grid={"quick": {"gap": [0.01, 0.03, 0.1, 0.3, 0.9], "n": 20000, "p": 10, "k": 1, "epsilon": 1.0, "delta": 1e-5},
           "full": {"gap": [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.9], "n": [10000, 100000], "p": 10, "k": 1,
                    "epsilon": 1.0, "delta": 1e-5}},
-    reps={"quick": 3, "full": 20}, plot=plot_error_vs_gap,
+    reps={"quick": 6, "full": 20}, plot=plot_error_vs_gap,
     caption="Subspace error against the population eigengap at fixed n for the smooth-sensitivity releases, "
             "Analyze Gauss and non-private PCA; dashed: first-order predictions; dotted: the gap G* where the smooth "
-            "bound reaches the local bound.",
-    claim="Gonem & Gilad-Bachrach: the local and smooth sensitivities of PCA shrink as the eigengap grows, so the "
-          "private error falls like 1/(n GAP) once GAP exceeds about (d + log(1/delta))/(n epsilon)."))
+            "bound reaches the local bound."))

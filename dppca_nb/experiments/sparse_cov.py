@@ -4,16 +4,16 @@
 
 # %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #e74e58ec
 from __future__ import annotations
+import copy
 import math
 import numpy as np
 from scipy import optimize
-from ..privacy.releases import gaussian_second_moment_release
-from ..data.datasets import wishart_second_moment
+from ..core.validation import as_generator
+from ..data.datasets import wishart_second_moment, block_covariance
 from ..core.linalg import top_k_eigvecs, subspace_distance, random_subspace_level
-from ..data.datasets import block_covariance
-from ..algorithms.sparse_cov import hard_threshold, dp_threshold_postprocess
+from ..algorithms.sparse_cov import hard_threshold, plan_dp_threshold_covariance
 from ..theory.bounds import gaussian_gamma, threshold_error_bound, naive_error_bound
-from .registry import Study, Check, register_study, summarize, plot_lines
+from .registry import BELOW_ONE, ABOVE_ONE, Study, Check, Claim, Mean, Ratio, Change, Slope, register_study, summarize, plot_lines
 
 # %% auto #0
 __all__ = ['clip_probability_bound', 'estimates_from_moment', 'pca_block_covariance']
@@ -28,50 +28,51 @@ def clip_probability_bound(Sigma, n: int, radius: float = 1.0) -> float:
     res = optimize.minimize_scalar(f, bounds=(0.0, (1 - 1e-9) / (2 * top)), method="bounded", options=dict(xatol=1e-12 / top))
     return float(min(1.0, n * math.exp(min(res.fun, 0.0))))
 
+# %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #5b6c7d01
 def estimates_from_moment(S_n, n: int, epsilon: float, delta: float, *, gamma: float, random_state=None,
                           safe_gamma: bool = False) -> tuple[dict, float]:
     "The compared estimates (dict name -> p x p) from one second moment, and the noise sd on the diagonal."
     p = S_n.shape[0]
-    # the package's own release (as gaussian_covariance: its default noise shape) and thresholding step
-    S_noisy, info = gaussian_second_moment_release(S_n * n, n, epsilon, delta, random_state=random_state)
-    est = dict(naive=S_noisy,
-               dp_threshold=dp_threshold_postprocess(S_noisy, info, n=n, gamma=gamma),
-               bickel_levina=hard_threshold(S_n, gamma * math.sqrt(math.log(p) / n)),
-               sample=S_n)
-    if safe_gamma: est["dp_threshold_gamma2"] = dp_threshold_postprocess(S_noisy, info, n=n, gamma=2.0)
-    return est, info["sigma"]
+    rng = as_generator(random_state)
+    twin = copy.deepcopy(rng)                    # the same state: the gamma = 2 release draws the same noise
+    stat = {"M": S_n * n, "n_clipped": 0}       # the rows' sum of x x^T (the Wishart path clips none)
+    release = lambda g, gen: plan_dp_threshold_covariance(n, p, None, epsilon, delta, gamma=g).release(None, gen, statistic=stat)
+    r = release(gamma, rng)
+    est = dict(naive=r.extras["noisy"], dp_threshold=r.value,
+               bickel_levina=hard_threshold(S_n, gamma * math.sqrt(math.log(p) / n)), sample=S_n)
+    if safe_gamma: est["dp_threshold_gamma2"] = release(2.0, twin).value
+    return est, r.contract.noise_scale
 
 # %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #31ec0c47
 _LABELS = {"naive": "naive Gaussian (eq. 7)", "dp_threshold": "DP-Thresholding (gamma = 4 max diag)",
            "dp_threshold_gamma2": "DP-Thresholding (gamma = 2, safe)", "bickel_levina": "Bickel-Levina (non-private)",
            "sample": "sample second moment (non-private)"}
 _COLORS = {"naive": "C0", "dp_threshold": "C1", "dp_threshold_gamma2": "C3", "bickel_levina": "C2", "sample": "C7"}
-# Each method keeps one colour across the four figures (`plot_lines(..., colors=_COLORS, labels=_LABELS)`), and its
-# dashed bound, drawn after the method lines, has the same colour.
 
 def _sigma_of(point):
-    return block_covariance(int(point["p"]), int(point["s"]) + 1, correlation=point.get("rho", 0.6), trace=point.get("trace", 0.2))
+    return block_covariance(int(point["p"]), int(point["s"]) + 1, correlation=point.get("correlation", 0.6),
+                            trace=point.get("trace", 0.2))
 
 def _error_rep(point, rng):
     n, p, s = int(point["n"]), int(point["p"]), int(point["s"])
-    eps, dlt = float(point["epsilon"]), float(point["delta"])
     Sigma = _sigma_of(point)
     nrm, gamma = np.linalg.norm(Sigma, 2), gaussian_gamma(Sigma)
     S_n = wishart_second_moment(Sigma, n, rng) / n
-    est, sigma = estimates_from_moment(S_n, n, eps, dlt, gamma=gamma, random_state=rng, safe_gamma=bool(point.get("safe_gamma", False)))
+    est, sigma = estimates_from_moment(S_n, n, float(point["epsilon"]), float(point["delta"]), gamma=gamma, random_state=rng,
+                                       safe_gamma=bool(point.get("safe_gamma", False)))
     bounds = dict(naive=naive_error_bound(n, p, sigma=sigma), dp_threshold=threshold_error_bound(n, p, s, sigma=sigma, gamma=gamma),
                   dp_threshold_gamma2=threshold_error_bound(n, p, s, sigma=sigma, gamma=2.0))
     clip = clip_probability_bound(Sigma, n)
     out = []
     for m, A in est.items():
         if m == "sample" and not point.get("with_sample", False): continue
-        e = float(np.linalg.norm(A - Sigma, 2))
-        b = bounds.get(m, float("nan"))
-        out.append(dict(method=m, error=e / nrm, error_abs=e, bound=b / nrm, bound_abs=b,
-                        norm_sigma=nrm, sigma=sigma, clip_bound=clip))
+        e, b = float(np.linalg.norm(A - Sigma, 2)), bounds.get(m, float("nan"))
+        out.append(dict(method=m, error=e / nrm, error_abs=e, bound=b / nrm, bound_abs=b, norm_sigma=nrm, sigma=sigma, clip_bound=clip))
     return out
 
+# %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #6c7d8e01
 def _error_plot(x, xlabel, title, absolute=False):
+    "Error against `x`, one line per method, with each method's bound dashed in its colour."
     y, b = ("error_abs", "bound_abs") if absolute else ("error", "bound")
     def plot(df):
         import matplotlib.pyplot as plt
@@ -91,6 +92,7 @@ def _error_plot(x, xlabel, title, absolute=False):
         return fig
     return plot
 
+# %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #6c7d8e03
 _NO_NAIVE = "error_bounds has no spectral-norm bound for the naive release (its own upper bound is dashed)"
 
 def _error_checks(evaluate):
@@ -105,47 +107,65 @@ def _error_checks(evaluate):
         return out + [Check("naive Gaussian", {"method": "naive"}, "error_abs", no_bound=_NO_NAIVE)]
     return checks
 
-_BASE = dict(epsilon=1.0, delta=1e-5, rho=0.6, trace=0.2)
+_BASE = dict(epsilon=1.0, delta=1e-5, correlation=0.6, trace=0.2)
+_SC = "Wang & Xu, DP sparse covariance (arXiv 1901.06413), abstract"
+
+# %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #41a1b2c4
+_N_CLAIMS = (
+    Claim("DP-Thresholding's spectral-norm error is below the naive mechanism's (largest n of the grid).",
+          Ratio({"method": "dp_threshold", "n": max}, {"method": "naive", "n": max}), BELOW_ONE, source=_SC),
+    Claim("With the safe gamma = 2 DP-Thresholding returns the estimate 0 at every n of the grid (relative error 1).",
+          Mean({"method": "dp_threshold_gamma2"}), (0.99, 1.01), source="this package"),
+    Claim("DP-Thresholding's bound 4(s tau + tau_diag) is valid but loose: at least twice the error at the largest n.",
+          Ratio({"method": "dp_threshold", "n": max}, {"method": "dp_threshold", "n": max}, "bound", "error"), (2, math.inf),
+          source="this package"))
 
 _ = register_study(Study(
-    name="sparse_cov_error_vs_n", family="sparse_cov", run=_error_rep, version=2,
+    name="sparse_cov_error_vs_n", family="sparse_cov", run=_error_rep, version=3, claims=_N_CLAIMS,
     checks=_error_checks(lambda pt: round(math.log10(pt["n"]), 9) in (4, 6)),     # n = 1e4 and 1e6
     grid={"quick": {"n": [10_000, 30_000, 100_000, 300_000, 1_000_000], "p": 100, "s": 3, "safe_gamma": True, **_BASE},
           "full": {"n": [int(v) for v in np.geomspace(1e4, 1e7, 13).round(-3)], "p": 200, "s": 3, "safe_gamma": True, **_BASE}},
     reps={"quick": 3, "full": 20}, plot=_error_plot("n", "n (records)", "Error against n (block-sparse, s = 3, epsilon = 1)"),
     caption="Relative spectral error of the naive Gaussian mechanism, DP-Thresholding (model gamma and safe gamma = 2) "
-            "and non-private Bickel-Levina thresholding against n, with the bounds of the sparse_cov notebook (dashed).",
-    claim="DP-Thresholding's error falls below the naive mechanism's once the threshold clears the non-zero entries; "
-          "with gamma = 2 it returns 0 at every realistic n; its bound 4(s tau + tau_diag) is valid but loose (Wang & Xu, Thm. [R])."))
+            "and non-private Bickel-Levina thresholding against n, with the bounds of the theory chapter (dashed)."))
+
+# %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #5c7d9e11
+_P_CLAIMS = (
+    Claim("The naive mechanism's spectral-norm error grows like sqrt(p) sigma: log-log slope in p between 0.4 and 0.6.",
+          Slope({"method": "naive"}, "p", "error_abs"), (0.4, 0.6), source=_SC),
+    Claim("DP-Thresholding's error grows no faster than sqrt(log p) sigma while tau is below the entries (p <= 400): "
+          "log-log slope in p below 0.25.", Slope({"method": "dp_threshold", "p": lambda ps: [p for p in ps if p <= 400]},
+                                                   "p", "error_abs"), (-math.inf, 0.25), source=_SC))
+_S_CLAIMS = (
+    Claim("DP-Thresholding's error grows with the column sparsity s.", Change({"method": "dp_threshold"}, "s", "error_abs"),
+          ABOVE_ONE, source="this package"),
+    Claim("The naive mechanism's absolute error does not depend on s (within 15% from the smallest to the largest s).",
+          Change({"method": "naive"}, "s", "error_abs"), (1 / 1.15, 1.15), source="this package"))
 
 _ = register_study(Study(
-    name="sparse_cov_error_vs_p", family="sparse_cov", run=_error_rep, version=2,
+    name="sparse_cov_error_vs_p", family="sparse_cov", run=_error_rep, version=3, claims=_P_CLAIMS,
     checks=_error_checks(lambda pt: pt["p"] <= 200),                              # the bound takes minutes at p = 400
     grid={"quick": {"p": [100, 200, 400, 800], "n": 300_000, "s": 3, **_BASE},
           "full": {"p": [100, 200, 400, 800, 1600], "n": 1_000_000, "s": 3, **_BASE}},
     reps={"quick": 2, "full": 20}, plot=_error_plot("p", "p (dimension)", "Error against p (n fixed, s = 3, trace 1/5)"),
     caption="Relative spectral error against the dimension p at fixed n and s (n = 3e5 quick, 1e6 full); the trace is fixed, so the entries of "
-            "Sigma shrink like 1/p while the noise per entry does not.",
-    claim="The naive mechanism's error grows like sqrt(p) sigma, DP-Thresholding's like sqrt(log p) sigma "
-          "(until tau overtakes the shrinking entries and everything is thresholded away)."))
+            "Sigma shrink like 1/p while the noise per entry does not."))
 
 _ = register_study(Study(
-    name="sparse_cov_error_vs_s", family="sparse_cov", run=_error_rep, version=2,
+    name="sparse_cov_error_vs_s", family="sparse_cov", run=_error_rep, version=3, claims=_S_CLAIMS,
     checks=_error_checks(lambda pt: pt["s"] in (1, 15)),
     grid={"quick": {"s": [1, 3, 7, 15], "n": 300_000, "p": 192, **_BASE},
           "full": {"s": [1, 2, 3, 5, 7, 11, 15, 23], "n": 1_000_000, "p": 192, **_BASE}},
     reps={"quick": 3, "full": 20}, plot=_error_plot("s", "s (non-zero off-diagonal entries per column)", "Absolute error against sparsity (p = 192, n fixed)", absolute=True),
-    caption="Absolute spectral error against the column sparsity s (block size s + 1) at fixed n and p; the dotted line is ||Sigma||_2, the error of the estimate 0.",
-    claim="DP-Thresholding's error and bound grow with s (the bound linearly), the naive mechanism's absolute error "
-          "does not depend on s, so the advantage of thresholding shrinks as Sigma becomes less sparse."))
+    caption="Absolute spectral error against the column sparsity s (block size s + 1) at fixed n and p; the dotted line is ||Sigma||_2, the error of the estimate 0."))
 
 # %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #f360de5b
 def pca_block_covariance(p: int, s: int = 3, k: int = 3, *, trace: float = 0.2) -> np.ndarray:
-    "Block-sparse Sigma whose k strongest blocks (rho from 0.9 down to 0.6) carry the top-k eigenvectors; other blocks rho = 0.2."
+    "Block-sparse Sigma whose k strongest blocks (correlation from 0.9 down to 0.6) carry the top-k eigenvectors; other blocks 0.2."
     n_blocks = -(-p // (s + 1))
-    rho = np.full(n_blocks, 0.2)
-    rho[:k] = np.linspace(0.9, 0.6, k) if k > 1 else 0.9
-    return block_covariance(p, s + 1, correlation=rho, trace=trace)
+    corr = np.full(n_blocks, 0.2)
+    corr[:k] = np.linspace(0.9, 0.6, k) if k > 1 else 0.9
+    return block_covariance(p, s + 1, correlation=corr, trace=trace)
 
 def _pca_rep(point, rng):
     n, p, s, k = int(point["n"]), int(point["p"]), int(point["s"]), int(point["k"])
@@ -156,12 +176,14 @@ def _pca_rep(point, rng):
     clip = clip_probability_bound(Sigma, n)                 # one optimisation per repetition, shared by the methods
     return [dict(method=m, subspace_error=subspace_distance(top_k_eigvecs(A, k), V), clip_bound=clip) for m, A in est.items()]
 
+# %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #1e2f3a41
 def _pca_checks(point):
-    "The naive estimate's eigenvectors are Analyze Gauss on Gaussian rows: its bounds; thresholded estimates have none."
+    "The naive estimate's eigenvectors are Analyze Gauss on Gaussian rows: its bounds and the minimax bound; thresholded estimates have none."
     n, p, s, k = int(point["n"]), int(point["p"]), int(point["s"]), int(point["k"])
     lam = np.sort(np.linalg.eigvalsh(pca_block_covariance(p, s, k)))[::-1]
-    return [Check("naive (= Analyze Gauss)", {"method": "naive"}, "subspace_error",
-                  dict(method="analyze_gauss", n=n, p=p, k=k, epsilon=float(point["epsilon"]), delta=float(point["delta"]), eigenvalues=lam)),
+    common = dict(n=n, p=p, k=k, epsilon=float(point["epsilon"]), delta=float(point["delta"]), eigenvalues=lam)
+    return [Check("naive (= Analyze Gauss)", {"method": "naive"}, "subspace_error", dict(method="analyze_gauss", **common),
+                  minimax=dict(model="central", **common)),
             Check("DP-Thresholding", {"method": "dp_threshold"}, "subspace_error",
                   no_bound="error_bounds bounds its spectral error, not its eigenvectors' subspace")]
 
@@ -171,17 +193,19 @@ def _pca_plot(df):
     plot_lines(df, "n", "subspace_error", hue="method", ax=ax, logx=True, colors=_COLORS, labels=_LABELS, xlabel="n (records)",
                ylabel="||V_hat V_hat' - V V'||_F (top-k eigenvectors)",
                title=f"Top-{int(df['k'].iloc[0])} subspace of each estimate (p = {int(df['p'].iloc[0])})")
-    lvl = random_subspace_level(int(df["p"].iloc[0]), int(df["k"].iloc[0]))
-    ax.axhline(lvl, color="grey", lw=0.8, ls="--", label="random subspace")
+    ax.axhline(random_subspace_level(int(df["p"].iloc[0]), int(df["k"].iloc[0])), color="grey", lw=0.8, ls="--", label="random subspace")
     ax.legend(fontsize=7); fig.tight_layout()
     return fig
 
+# %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #2f3a4b52
 _ = register_study(Study(
-    name="sparse_cov_pca", family="sparse_cov", run=_pca_rep, version=2, checks=_pca_checks,
+    name="sparse_cov_pca", family="sparse_cov", run=_pca_rep, version=3, checks=_pca_checks,
+    claims=(Claim("Thresholding before the eigendecomposition recovers the top-3 subspace at a smaller n than the naive "
+                  "estimate (Analyze Gauss): a smaller subspace error at n = 1e5.",
+                  Ratio({"method": "dp_threshold", "n": 100_000}, {"method": "naive", "n": 100_000}, "subspace_error"),
+                  BELOW_ONE, source="this package"),),
     grid={"quick": {"n": [30_000, 100_000, 300_000, 1_000_000], "p": 200, "s": 3, "k": 3, "epsilon": 1.0, "delta": 1e-5},
           "full": {"n": [int(v) for v in np.geomspace(1e4, 1e7, 13).round(-3)], "p": 200, "s": 3, "k": 3, "epsilon": 1.0, "delta": 1e-5}},
     reps={"quick": 3, "full": 20}, plot=_pca_plot,
     caption="Subspace error of the top-3 eigenvectors of the naive estimate (= Analyze Gauss), DP-Thresholding, "
-            "Bickel-Levina and the sample second moment against n, on a block-sparse Sigma with three strong blocks.",
-    claim="Thresholding the noisy covariance before the eigendecomposition removes most of the noise that hides the "
-          "eigengap, so the principal subspace is recovered at a smaller n than from the naive estimate."))
+            "Bickel-Levina and the sample second moment against n, on a block-sparse Sigma with three strong blocks."))
