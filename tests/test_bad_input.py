@@ -833,6 +833,12 @@ def _bad_values(name, own):
     return out
 
 
+def _estimator_bad_values(name, alg):
+    "The same for an estimator's parameter, described by the estimator's own table where it has one (epsilon=inf...)."
+    from dppca_nb.estimators import estimator_parameter
+    return _bad_values(name, {name: estimator_parameter(name, alg)})
+
+
 def _option_cases():
     return [(a, o) for a in REGISTRY.values() for o in a.options if _bad_values(o, a.parameters)]
 
@@ -873,15 +879,15 @@ def test_registered_option_bad_value(case):
 
 
 def _estimator_cases():
-    from dppca_nb.algorithms.registry import parameter
+    from dppca_nb.estimators import estimator_parameter
     out = []
     for a in REGISTRY.values():
         if not a.estimator or a.estimator not in ESTIMATORS: continue
         for name in ESTIMATORS[a.estimator]().get_params():
             if name in ("random_state", "mean"): continue      # a seed takes anything numpy takes; mean: public mean
-            try: parameter(name, a.parameters)
+            try: estimator_parameter(name, a)
             except KeyError: continue
-            if _bad_values(name, a.parameters): out.append((a.estimator, a, name))
+            if _estimator_bad_values(name, a): out.append((a.estimator, a, name))
     return out
 
 
@@ -894,7 +900,7 @@ def test_estimator_option_bad_value(case):
     name, alg, option = case
     params = ESTIMATORS[name]().get_params()
     missed = []
-    for value in _bad_values(option, alg.parameters):
+    for value in _estimator_bad_values(option, alg):
         kw = {option: value}
         if option.startswith("radius_"): kw.update({"radius": "private"} if "radius" in params else _context(alg, option))
         if option in ("mean_share", "mean_radius"): kw["centering"] = "private"
