@@ -170,12 +170,16 @@ def test_sgpca_statement_says_model_only():
             assert alg.plan(200, 5, 2, 1.0, d, **alg.quick).contract.worst_case == alg.worst_case, key
 
 
-def test_sgpca_statement_printed_by_the_cli():
-    from dppca_nb.algorithms.baselines import sgpca
-    from dppca_nb.cli import privacy_statement
-    X = np.random.default_rng(0).normal(size=(200, 5)) / 3
-    _, info = sgpca(X, 2, 1.0, 1e-5, random_state=0, return_info=True)
-    assert "only on data of its model, NOT worst-case DP" in privacy_statement(info, 200, p=5, k=2)
+def test_sgpca_statement_printed_by_the_cli(tmp_path):
+    "`dppca fit` prints the guarantee's sentence, and for SGPCA it says the guarantee holds only on data of its model."
+    import contextlib, io
+    from dppca_nb.cli import main
+    np.savetxt(tmp_path / "x.csv", np.random.default_rng(0).normal(size=(200, 5)) / 3, delimiter=",")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        rc = main(["fit", str(tmp_path / "x.csv"), "--method", "sgpca", "-k", "2", "--epsilon", "1", "--delta", "1e-5",
+                   "--seed", "0", "--out", str(tmp_path / "c.csv")])
+    assert rc == 0 and "Privacy: (1, 1e-05)-DP only on data of its model, NOT worst-case DP" in out.getvalue()
 
 
 # --- 4. a step the pipeline cannot certify ------------------------------------------------------------------

@@ -505,19 +505,19 @@ def test_scaler_is_public(params, kind):
 # --- the command line --------------------------------------------------------------------------------------
 
 def _cli_args(method):
-    from dppca_nb.cli import METHODS
-    kind = METHODS[method][2]
-    if kind == "delta": return ["--delta", str(DLT)]
-    if kind == "optional": return ["--delta", str(DLT)]
-    return []
+    from dppca_nb.cli import get_method
+    return [] if get_method(method).measure == "pure" else ["--delta", str(DLT)]
 
 
 try:                                    # a broken command line fails test_cli_imports, not the whole file's collection
-    from dppca_nb.cli import METHODS as _CLI_METHODS
+    from dppca_nb.cli import method_name
+    from dppca_nb.algorithms.registry import algorithms as _algorithms
+    _CLI_METHODS = [method_name(a) for a in _algorithms().values()]
     _CLI_ERROR = None
 except Exception as e:                  # noqa: BLE001
-    _CLI_METHODS, _CLI_ERROR = {}, e
-CLI_CASES = [(m, None) for m in _CLI_METHODS] + [(m, "pure") for m in ("smooth-sensitivity-pca",) if m in _CLI_METHODS]
+    _CLI_METHODS, _CLI_ERROR = [], e
+CLI_CASES = ([(m, None) for m in _CLI_METHODS] + [(m, "pure") for m in ("smooth-sensitivity-pca",) if m in _CLI_METHODS]
+             + [(m, "scaled") for m in ("analyze-gauss",) if m in _CLI_METHODS])
 
 
 def test_cli_imports():
@@ -525,25 +525,36 @@ def test_cli_imports():
 
 
 def _run_cli(tmp, X, method, variant):
+    "(stdout, stderr, the record OUT.json, OUT) of `dppca fit` on X (pure: without --delta; scaled: --scale private)."
+    import json
     from dppca_nb import cli
     tmp.mkdir()
     data, out = tmp / "data.csv", tmp / "components.csv"
     np.savetxt(data, X, delimiter=",", fmt="%.17g")        # exact round trip of the floats
     args = ["fit", str(data), "--method", method, "-k", str(K), "--epsilon", str(EPS), "--out", str(out),
             "--seed", str(SEED)] + ([] if variant == "pure" else _cli_args(method))
+    if variant == "scaled": args += ["--scale", "private", "--bounds=-3:3"]
     so, se = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
         rc = cli.main(args)
     assert rc == 0, se.getvalue()
-    return (so.getvalue() + se.getvalue()).replace(str(out), "<OUT>")
+    return so.getvalue(), se.getvalue(), json.loads((tmp / "components.csv.json").read_text()), str(out)
 
 
 @pytest.mark.parametrize("kind", NEIGHBOURS)
 @pytest.mark.parametrize("case", CLI_CASES, ids=[m + (f"[{v}]" if v else "") for m, v in CLI_CASES])
 def test_cli_prints_only_public(case, kind, tmp_path):
+    """The records of neighbours are identical but for their released values, and what fit prints is a function of
+    its record: standard output `result_text(record)`, standard error the record's warnings (no --diagnostics)."""
+    from dppca_nb.cli import result_text
     method, variant = case
     X, Y = _pair(kind)
-    a = _run_cli(tmp_path / "a", X, method, variant)
-    b = _run_cli(tmp_path / "b", Y, method, variant)
-    assert a.strip(), "the CLI printed nothing"
-    assert a == b, f"dppca fit --method {method}: the printed text depends on the data:\n{a}\n---\n{b}"
+    runs = [_run_cli(tmp_path / name, Z, method, variant) for name, Z in (("a", X), ("b", Y))]
+    (out_a, _, rec_a, _), (_, _, rec_b, _) = runs
+    assert out_a.strip(), "the CLI printed nothing"
+    public = [{a: b for a, b in rec.items() if a != "released"} for rec in (rec_a, rec_b)]
+    _assert_same(public[0], public[1], f"dppca fit --method {method}: OUT.json ({kind} neighbour)")
+    assert set(rec_a["released"]) == set(rec_b["released"])
+    for out, err, rec, path in runs:
+        assert out == result_text(rec, path) + "\n", f"dppca fit --method {method}: stdout is not its record's text"
+        assert err == "".join(f"dppca fit: warning: {w}\n" for w in rec["warnings"] + rec["released"]["warnings"]), err
