@@ -55,18 +55,27 @@ def test_second_moment_matches_numpy(n, p, block_rows):
 @pytest.mark.parametrize("transform,radius", [("spherical", None), ("winsorized", 2.0), ("winsorized", None)])
 def test_kendall_matches_numpy(transform, radius):
     Xh = _hard_data()
-    K0 = kendall_tau(Xh, transform, radius)
+    kw = dict(winsorization_radius=radius)
+    K0 = kendall_tau(Xh, transform, **kw)
     for b in (64, 2048):
-        K = kendall_tau(cp.asarray(Xh), transform, radius, block_rows=b)
+        K = kendall_tau(cp.asarray(Xh), transform, block_rows=b, **kw)
         assert isinstance(K, cp.ndarray) and _rel(K, K0) < 1e-10
     A, B = Xh[:150], np.vstack([Xh[150:], Xh[17:19]])
-    assert _rel(kendall_cross_sum(cp.asarray(A), cp.asarray(B), transform, radius)[0],
-                kendall_cross_sum(A, B, transform, radius)[0]) < 1e-10
+    assert _rel(kendall_cross_sum(cp.asarray(A), cp.asarray(B), transform, **kw)[0],
+                kendall_cross_sum(A, B, transform, **kw)[0]) < 1e-10
     Xd = np.r_[np.zeros((5, 3)), np.random.default_rng(1).standard_normal((4, 3))]   # duplicates at the median
-    assert _rel(kendall_within_sum(cp.asarray(Xd), transform, radius)[0], kendall_within_sum(Xd, transform, radius)[0]) < 1e-10
+    assert _rel(kendall_within_sum(cp.asarray(Xd), transform, **kw)[0], kendall_within_sum(Xd, transform, **kw)[0]) < 1e-10
     X3 = np.vstack([Xh, Xh, Xh[:-1]])
-    K0 = kendall_tau(X3, transform, radius, design="regular", degree=6, random_state=2)
-    assert _rel(kendall_tau(cp.asarray(X3), transform, radius, design="regular", degree=6, random_state=2), K0) < 1e-10
+    K0 = kendall_tau(X3, transform, design="regular", degree=6, random_state=2, **kw)
+    assert _rel(kendall_tau(cp.asarray(X3), transform, design="regular", degree=6, random_state=2, **kw), K0) < 1e-10
+
+
+def test_g_dppca_plan_on_gpu():
+    "The plan releases from a CuPy X: the statistic on the device, the noise on the host, the numpy answer for a seed."
+    from dppca_nb.algorithms.robust import plan_g_dppca
+    X = np.random.default_rng(12).standard_normal((500, 6)) * np.array([3.0, 2, 1, 1, 1, 1])
+    plan = plan_g_dppca(500, 6, 2, 1.0, 1e-5)
+    assert np.abs(plan.release(cp.asarray(X), 3).value - plan.release(X, 3).value).max() < 1e-9
 
 
 def test_kendall_large_matches_numpy():

@@ -37,7 +37,6 @@ FUNCTIONS = [(a.function.__module__, a.key, _kind(a), dict(a.quick)) for a in RE
     ("dppca_nb.privacy.releases", "gaussian_second_moment", "XED", {}),
     ("dppca_nb.algorithms.local", "local_second_moment", "XED", {}),
     ("dppca_nb.algorithms.robust", "noisy_kendall", "XED", {}),
-    ("dppca_nb.algorithms.robust", "private_radius", "XE", {}),
     ("dppca_nb.algorithms.kendall", "kendall_tau", "X", {}),
 ]
 # functions with a `radius` argument that bounds the rows (a negative radius must be refused)
@@ -184,9 +183,8 @@ def test_bad_radius(entry, radius):
 def test_bad_radius_winsorized():
     for entry in LANDED:
         if entry[1] in ("g_dppca", "noisy_kendall", "kendall_tau"):
-            name = "radius" if entry[1] == "kendall_tau" else "winsorization_radius"
-            with pytest.raises((ValueError, TypeError), match=name):
-                _call(entry, GOOD, transform="winsorized", **{name: -1.0})
+            with pytest.raises((ValueError, TypeError), match="winsorization_radius"):
+                _call(entry, GOOD, pair_transform="winsorized", winsorization_radius=-1.0)
 
 
 def test_local_randomizer_bad_record():
@@ -411,9 +409,8 @@ def test_estimator_bad_parameters(name):
             cases.append(("delta", 0.0))
     if "n_components" in params:
         cases += [("n_components", v) for v in (0, 5, -2, 1.5)]
-    if "radius" in params and name != "RobustKendallPCA":
+    if "radius" in params:
         cases += [("radius", v) for v in (-1.0, 0.0)]
-    if "radius" in params and name != "RobustKendallPCA":
         cases += [("radius", v) for v in ("median", None, math.inf)]
     if "mean_radius" in params:
         cases += [("mean_radius", v) for v in (-1.0, "mean")]
@@ -429,7 +426,7 @@ def test_estimator_bad_parameters(name):
         kw = {arg: value}
         if arg in ("mean_share", "mean_radius"):
             kw["centering"] = "private"
-        if arg.startswith("radius_") and name != "RobustKendallPCA":
+        if arg.startswith("radius_"):
             kw["radius"] = "private"
         with pytest.raises((ValueError, TypeError), match=arg):
             _est(name, **kw).fit(GOOD)
@@ -637,3 +634,146 @@ def test_smooth_dask_bad_input():
         SM.smooth_sensitivity_pca(Xd, 11, 1.0)
     with pytest.raises((ValueError, TypeError), match="epsilon"):
         SM.smooth_sensitivity_pca(Xd, 2, 0.0)
+
+
+# --- the robust family: Kendall's tau and g-DPPCA, each wrong argument named ------------------------------
+
+def _robust_cases():
+    "(label, callable, text the error must contain): every wrong argument of the Kendall and g-DPPCA functions, named."
+    import dppca_nb.algorithms.kendall as KE
+    import dppca_nb.algorithms.robust as RB
+    rng = np.random.default_rng(4)
+    X, A, B = rng.standard_normal((30, 3)), rng.standard_normal((20, 7)), rng.standard_normal((15, 7))
+    Xg = rng.standard_normal((400, 5))
+    g = lambda **kw: RB.g_dppca(X, 2, 0.5, 1e-5, **kw)
+    W = dict(pair_transform="winsorized", winsorization_radius="private")
+    return [
+        ("tau: pair_transform", lambda: KE.kendall_tau(X, "sph"), "pair_transform"),
+        ("tau: radius with spherical", lambda: KE.kendall_tau(X, "spherical", winsorization_radius=1.0),
+         "winsorization_radius: only used with pair_transform='winsorized'"),
+        ("tau: negative radius", lambda: KE.kendall_tau(X, "winsorized", winsorization_radius=-1.0), "winsorization_radius"),
+        ("tau: method", lambda: KE.kendall_tau(X, method="loop"), "method"),
+        ("tau: block_rows 0", lambda: KE.kendall_tau(X, block_rows=0), "block_rows"),
+        ("tau: block_rows float", lambda: KE.kendall_tau(X, block_rows=64.5), "block_rows: expected a positive integer"),
+        ("tau: one row", lambda: KE.kendall_tau(X[:1]), "at least 2 rows"),
+        ("tau: design", lambda: KE.kendall_tau(Xg, design="half"), "design"),
+        ("tau: degree", lambda: KE.kendall_tau(Xg, design="regular", degree=400), "degree"),
+        ("design: odd n, odd d", lambda: KE.kendall_design(11, "regular", 3), "degree: n = 11 is odd"),
+        ("design: d > n - 1", lambda: KE.kendall_design(12, "regular", 12), "degree: expected at most n - 1 = 11"),
+        ("design: d 0", lambda: KE.kendall_design(12, "regular", 0), "degree"),
+        ("design: full with a degree", lambda: KE.kendall_design(10, "full", 4), "degree: the full design"),
+        ("design: name", lambda: KE.kendall_design(10, "sparse"), "design"),
+        ("cross sum: columns", lambda: KE.kendall_cross_sum(A, B[:, :3]), "B: expected 7 columns"),
+        ("cross sum: B None", lambda: KE.kendall_cross_sum(A, None), "B:"),
+        ("cross sum: radius with spherical", lambda: KE.kendall_cross_sum(A, B, "spherical", winsorization_radius=1.0),
+         "winsorization_radius"),
+        ("within sum: block_rows", lambda: KE.kendall_within_sum(A, block_rows=0), "block_rows"),
+        ("cross sum: empty A", lambda: KE.kendall_cross_sum(np.zeros((0, 7)), B), "A:"),
+        ("sensitivity: rule", lambda: RB.kendall_sensitivity("loose", n=10), "sensitivity_rule"),
+        ("sensitivity: a number is not a rule", lambda: RB.kendall_sensitivity(0.5, n=10), "sensitivity_rule"),
+        ("sensitivity: n 1", lambda: RB.kendall_sensitivity(n=1), "n:"),
+        ("sensitivity: n bool", lambda: RB.kendall_sensitivity(n=True), "n: expected an integer >= 2"),
+        ("sensitivity: n float", lambda: RB.kendall_sensitivity(n=300.0), "n: expected an integer >= 2"),
+        ("radius plan: quantile", lambda: RB.plan_winsorization_radius(30, 3, 1.0, quantile=1.0), "radius_quantile"),
+        ("radius plan: bounds order", lambda: RB.plan_winsorization_radius(30, 3, 1.0, bounds=(2.0, 1.0)), "radius_bounds"),
+        ("radius plan: bounds not a pair", lambda: RB.plan_winsorization_radius(30, 3, 1.0, bounds=5.0),
+         "radius_bounds: expected a pair"),
+        ("radius plan: epsilon", lambda: RB.plan_winsorization_radius(30, 3, 0.0), "epsilon"),
+        ("g-DPPCA: pair_transform", lambda: g(pair_transform="sph"), "pair_transform"),
+        ("g-DPPCA: radius with spherical", lambda: g(winsorization_radius=2.0), "winsorization_radius"),
+        ("g-DPPCA: private with spherical", lambda: g(winsorization_radius="private"), "winsorization_radius"),
+        ("g-DPPCA: radius word", lambda: g(pair_transform="winsorized", winsorization_radius="auto"), "winsorization_radius"),
+        ("g-DPPCA: radius_share", lambda: g(**W, radius_share=1.5), "radius_share"),
+        ("g-DPPCA: radius_quantile", lambda: g(**W, radius_quantile=1.5), "radius_quantile"),
+        ("g-DPPCA: radius_bounds", lambda: g(**W, radius_bounds=(3.0, 1.0)), "radius_bounds"),
+        ("g-DPPCA: sensitivity_rule", lambda: g(sensitivity_rule="sqrt"), "sensitivity_rule"),
+        ("g-DPPCA: zcdp for Gaussian noise", lambda: g(calibration="zcdp"), "calibration: 'zcdp'"),
+        ("g-DPPCA: classic beyond its range", lambda: RB.g_dppca(X, 2, 10.0, 1e-5, calibration="classic"), "calibration"),
+        ("g-DPPCA: classic for discrete noise", lambda: g(noise="discrete_gaussian", calibration="classic"), "calibration"),
+        ("g-DPPCA: old noise token", lambda: g(noise="discrete"), "noise"),
+        ("g-DPPCA: old noise token continuous", lambda: g(noise="continuous"), "noise"),
+        ("g-DPPCA: odd n, odd d", lambda: RB.g_dppca(Xg[:101], 2, 1.0, 1e-5, design="regular", degree=3),
+         "degree: n = 101 is odd"),
+        ("g-DPPCA: degree", lambda: RB.g_dppca(Xg, 2, 1.0, 1e-5, design="regular", degree=400), "degree"),
+        ("g-DPPCA: the estimator's old option name", lambda: g(transform="winsorized"), "transform"),
+        ("noisy tau: delta", lambda: RB.noisy_kendall(X, 0.5, 0.0), "delta"),
+    ]
+
+
+ROBUST_CASES = [c[0] for c in _robust_cases()]
+
+
+@pytest.mark.parametrize("label", ROBUST_CASES)
+def test_robust_family_bad_argument(label):
+    call, text = {c[0]: c[1:] for c in _robust_cases()}[label]
+    with pytest.raises((ValueError, TypeError)) as err:
+        call()
+    assert text in str(err.value), (label, str(err.value))
+
+
+def test_robust_family_read_only():
+    "Read-only arrays are fine and untouched: the statistic, the pair sums and the release with a private radius."
+    import dppca_nb.algorithms.kendall as KE
+    import dppca_nb.algorithms.robust as RB
+    X = np.random.default_rng(4).standard_normal((30, 3))
+    X.setflags(write=False)
+    X0 = X.copy()
+    KE.kendall_tau(X, "winsorized", winsorization_radius=1.0)
+    KE.kendall_cross_sum(X[:10], X[10:])
+    RB.g_dppca(X, 2, 0.5, 1e-5, pair_transform="winsorized", winsorization_radius="private", random_state=0)
+    np.testing.assert_array_equal(X, X0)
+
+
+def test_robust_family_dask_bad_input():
+    "The Dask paths name the bad argument too, and a non-finite row is reported by its block's task."
+    da = pytest.importorskip("dask.array")
+    import dppca_nb.algorithms.kendall as KE
+    import dppca_nb.algorithms.robust as RB
+    Xk = np.random.default_rng(8).standard_normal((900, 6))
+    Xd = da.from_array(Xk, chunks=(250, 6))
+    Xnan = Xk.copy(); Xnan[5, 3] = np.nan
+    Xdn = da.from_array(Xnan, chunks=(250, 6))
+    cases = [(lambda: KE.kendall_tau(Xd, "huber"), "pair_transform"),
+             (lambda: KE.kendall_tau(Xd, "spherical", winsorization_radius=1.0), "winsorization_radius"),
+             (lambda: KE.kendall_tau(Xd, method="pairwise"), "method"),
+             (lambda: KE.kendall_tau(Xd, design="regular", method="pairwise"), "method"),
+             (lambda: KE.kendall_tau(Xdn), "X: expected finite"),
+             (lambda: KE.kendall_tau(Xdn, design="regular", random_state=0), "X: expected finite values, found 1 row"),
+             (lambda: RB.g_dppca(Xdn, 3, 0.5, 1e-5, pair_transform="winsorized", winsorization_radius="private",
+                                 random_state=9), "X: expected finite"),
+             (lambda: RB.g_dppca(Xd, 3, 0.5, 1e-5, sensitivity_rule="sqrt"), "sensitivity_rule")]
+    for call, text in cases:
+        with pytest.raises((ValueError, TypeError)) as err:
+            call()
+        assert text in str(err.value), (text, str(err.value))
+
+
+def test_robust_family_array_api_bad_input():
+    "An array-API X (array_api_strict here, CuPy on a GPU): the same errors, named."
+    xs = pytest.importorskip("array_api_strict")
+    import dppca_nb.algorithms.kendall as KE
+    rng = np.random.default_rng(0)
+    Xh, A, B = rng.standard_normal((40, 7)), rng.standard_normal((20, 7)), rng.standard_normal((15, 7))
+    Xsn = Xh.copy(); Xsn[7, 1] = np.inf
+    cases = [(lambda: KE.kendall_tau(xs.asarray(Xsn)), "X: expected finite values, found 1 row"),
+             (lambda: KE.kendall_tau(xs.asarray(Xh), method="pairwise"), "method: an array-API X"),
+             (lambda: KE.kendall_tau(xs.asarray(Xh), "spherical", winsorization_radius=1.0), "winsorization_radius"),
+             (lambda: KE.kendall_tau(xs.asarray(Xh[:1])), "X: expected at least 2 rows"),
+             (lambda: KE.kendall_cross_sum(A, xs.asarray(B)), "A: expected an array of the same library as B"),
+             (lambda: KE.kendall_cross_sum(xs.asarray(A), B), "B: expected an array of the same library as A")]
+    for call, text in cases:
+        with pytest.raises((ValueError, TypeError)) as err:
+            call()
+        assert text in str(err.value), (text, str(err.value))
+
+
+def test_robust_estimator_bad_parameters():
+    "RobustKendallPCA: its own options, and no private centering (the tau is translation invariant)."
+    if "RobustKendallPCA" not in ESTIMATORS:
+        pytest.skip("RobustKendallPCA not landed")
+    for kw, text in ((dict(centering="private"), "centering"), (dict(pair_transform="sph"), "pair_transform"),
+                     (dict(winsorization_radius=-1.0), "winsorization_radius"), (dict(radius_share=1.0), "radius_share"),
+                     (dict(sensitivity_rule="loose"), "sensitivity_rule"), (dict(design="half"), "design"),
+                     (dict(degree=0), "degree")):
+        with pytest.raises((ValueError, TypeError), match=text):
+            _est("RobustKendallPCA", **kw).fit(GOOD)

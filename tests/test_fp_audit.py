@@ -1,14 +1,15 @@
 """Floating-point audit of every number the package releases under a pure claim: the support of the outputs on
 neighbouring inputs, bit for bit (`privacy.audit.support_audit`). A pure release must recur on a finite public set
-that both neighbours share; a continuous draw between data-dependent endpoints does not (and, checked exactly for the
-former private radius, some of its outputs on one neighbour are impossible on the other)."""
+that both neighbours share; a continuous draw between data-dependent endpoints does not (and, checked exactly for a
+continuous private radius, some of its outputs on one neighbour are impossible on the other)."""
 import math
 
 import numpy as np
 import pytest
 
-from dppca_nb.algorithms.robust import (private_radius, private_radius_release, radius_grid, radius_grid_value)
-from dppca_nb.estimators import _private_radius, radius_contract, private_mean
+from dppca_nb.algorithms.robust import plan_winsorization_radius
+from dppca_nb.privacy.centering import (norm_histogram, plan_private_radius, private_mean, private_radius_from_histogram,
+                                        radius_contract, radius_grid, radius_grid_value)
 from dppca_nb.privacy.audit import eigenvalue_neighbours, output_bits, support_audit, support_samples
 from dppca_nb.privacy.mechanisms import laplace_noise
 
@@ -23,7 +24,7 @@ def on_grid(v):
 
 
 def continuous_radius(norms, eps, bounds, rng, q=0.5):
-    "The former release: interval j between sorted log-norms by the exponential mechanism, then exp(uniform) on it."
+    "A continuous release (planted): interval j between sorted log-norms by the exponential mechanism, then exp(uniform) on it."
     lo, hi = bounds
     z = np.sort(np.log(np.clip(np.asarray(norms, dtype=float), lo, hi)))
     edges = np.concatenate([[math.log(lo)], z, [math.log(hi)]])
@@ -33,7 +34,7 @@ def continuous_radius(norms, eps, bounds, rng, q=0.5):
 
 
 def continuous_radius_reachable(y, norms, bounds):
-    "Exactly: can the former release on `norms` output the double y (exp(a + (b - a) k 2^-53) == y for some k)?"
+    "Exactly: can the continuous release on `norms` output the double y (exp(a + (b - a) k 2^-53) == y for some k)?"
     lo, hi = bounds
     edges = [math.log(lo)] + sorted(math.log(min(max(v, lo), hi)) for v in norms) + [math.log(hi)]
     for a, b in zip(edges[:-1], edges[1:]):
@@ -54,7 +55,7 @@ def test_uniform_draws_really_are_a_plus_range_times_k():
     assert np.array_equal(r1.uniform(-3.1, 0.7, 1000), -3.1 + (0.7 - (-3.1)) * r2.random(1000))
 
 
-def test_former_radius_has_outputs_impossible_on_the_neighbour():
+def test_continuous_radius_has_outputs_impossible_on_the_neighbour():
     # numpy: uniform(a, b) = a + (b - a) k 2^-53; which doubles come out depends on the data's log-norms a, b. On the
     # example about 3.5% of the outputs on D cannot occur on D' (measured 3.5-3.7% with 4000 draws): 800 draws give
     # about 28 (binomial sd 5); at least 10 is a 3.5 sd margin
@@ -78,14 +79,14 @@ def test_support_statistic():
 
 
 def _radius(z, rng):
-    return private_radius_release(z, EPS, bounds=BOUNDS, random_state=rng)
+    return private_radius_from_histogram(norm_histogram(z, BOUNDS), EPS, bounds=BOUNDS, random_state=rng).value
 
 
 def _former(z, rng):
     return continuous_radius(z, EPS, BOUNDS, rng)
 
 
-@pytest.mark.parametrize("mech, planted", [(_radius, False), (_former, True)], ids=["grid", "former exp(uniform)"])
+@pytest.mark.parametrize("mech, planted", [(_radius, False), (_former, True)], ids=["grid", "continuous exp(uniform)"])
 def test_private_radius_support(mech, planted):
     # about 7 runs per grid point (at least 4 at the least likely): a value seen once is rare, unseen ~ 0.01 < 0.05
     res = support_audit(mech, D_R, D_R2, epsilon=EPS, n_trials=200 if planted else 600, public=on_grid, random_state=1)
@@ -97,43 +98,51 @@ def test_private_radius_support(mech, planted):
 def test_estimator_radius_support():
     # radius_ (and mean_radius_) = radius_factor x a grid point; x 2 is exact, so the released set is twice the grid
     X = np.array([[0.6, 0.0], [0.0, 1.0], [1.2, 0.9]]); X2 = X.copy(); X2[0] = [0.61, 0.0]
-    c = radius_contract(3, 2, EPS, bounds=BOUNDS)
+    plan = plan_private_radius(3, 2, EPS, bounds=BOUNDS)                 # the estimators' radius: factor 2, centered rows
+    c = plan.contract
+    assert c == radius_contract(3, 2, EPS, bounds=BOUNDS)
     assert "a function of j and the public bounds only" in c.notes[1] and "2 x exp(ln 0.5" in c.notes[1]
-    res = support_audit(lambda Z, rng: _private_radius(Z, np.array([0.1, 0.2]), c, 0.5, 2.0, BOUNDS, rng), X, X2,
+    res = support_audit(lambda Z, rng: plan.release(Z, rng, center=np.array([0.1, 0.2])).value, X, X2,
                         epsilon=EPS, n_trials=600, public=lambda v: v[0] / 2 in GRID, random_state=2)
     assert not res.flagged and res.outside == 0, res
 
 
 def test_g_dppca_radius_support():
     X = np.random.default_rng(5).normal(size=(6, 2)); X2 = X.copy(); X2[3] *= 1.02
-    res = support_audit(lambda Z, rng: private_radius(Z, EPS, bounds=BOUNDS, random_state=rng), X, X2, epsilon=EPS,
-                        n_trials=600, public=on_grid, random_state=3)
+    plan = plan_winsorization_radius(6, 2, EPS, bounds=BOUNDS)          # g-DPPCA's private winsorization radius
+    res = support_audit(lambda Z, rng: plan.release(Z, rng).value, X, X2, epsilon=EPS, n_trials=600, public=on_grid,
+                        random_state=3)
     assert not res.flagged and res.outside == 0, res
 
 
 def test_private_mean_support():
     # one column, rows 0.5, 0.5 against 0.5, -0.5 (sensitivity 2R sqrt(p)/n = 1): snapped on a grid, or textbook Laplace
     X, X2 = np.array([[0.5], [0.5]]), np.array([[0.5], [-0.5]])
-    info = private_mean(X, EPS, 0.0, random_state=0)[1]
-    def lattice(v): return bool(np.all((np.mod(v, info["grid"]) == 0) | (np.abs(v) == info["bound"])))
-    ok = support_audit(lambda Z, rng: private_mean(Z, EPS, 0.0, random_state=rng)[0], X, X2, epsilon=EPS,
+    c = private_mean(X, EPS, 0.0, random_state=0, return_release=True).contract
+    B = max(1.0, 4 * c.sensitivity / c.epsilon)                            # the clamp the contract states (R = 1)
+    assert f"clamped to [-{B:g}, {B:g}]" in c.notes[0]
+    def lattice(v): return bool(np.all((np.mod(v, c.grid) == 0) | (np.abs(v) == B)))
+    ok = support_audit(lambda Z, rng: private_mean(Z, EPS, 0.0, random_state=rng), X, X2, epsilon=EPS,
                        n_trials=400, public=lattice, random_state=4)          # about 9 values: they recur
-    bug = support_audit(lambda Z, rng: Z.mean(0) + laplace_noise(info["scale"], 1, rng), X, X2, epsilon=EPS,
+    bug = support_audit(lambda Z, rng: Z.mean(0) + laplace_noise(c.noise_scale, 1, rng), X, X2, epsilon=EPS,
                         n_trials=100, public=lattice, random_state=4)
     assert not ok.flagged and ok.outside == 0, ok
     assert bug.flagged and bug.unseen > 0.99, bug
 
 
 def test_pure_eigenvalues_support():
-    from dppca_nb.algorithms.pure import pure_dp_pca
+    from dppca_nb.algorithms.pure import pure_dp_pca, plan_pure_dp_pca
     D, D2 = eigenvalue_neighbours()
     ev = {id(D): np.linalg.eigvalsh(D.T @ D)[::-1], id(D2): np.linalg.eigvalsh(D2.T @ D2)[::-1]}
-    info = pure_dp_pca(D, 1, EPS, eigenvalue_share=0.9, random_state=0, return_info=True)[1]
-    def lattice(v): return bool(np.all((np.mod(v, info["grid"]) == 0) | (np.abs(v) == info["bound"])))
-    ok = support_audit(lambda Z, rng: pure_dp_pca(Z, 1, EPS, eigenvalue_share=0.9, random_state=rng,
-                                                  return_info=True)[1]["eigenvalues"],
+    eig = plan_pure_dp_pca(2, 2, 1, EPS, eigenvalue_share=0.9).contract.part("eigenvalues")
+    B = max(2.0, 4 / eig.epsilon)                                          # the clamp max(n R^2, 2 * 2R^2 / eps_0)
+    assert eig.notes == (f"clamped to [-{B:g}, {B:g}]",)
+    def lattice(v): return bool(np.all((np.mod(v, eig.grid) == 0) | (np.abs(v) == B)))
+    # the release's extras hold the eigenvalues of sum x x^T divided by n = 2 (exact): times 2, the snapped values
+    ok = support_audit(lambda Z, rng: 2 * pure_dp_pca(Z, 1, EPS, eigenvalue_share=0.9, random_state=rng,
+                                                      return_release=True).extras["eigenvalues"],
                        D, D2, epsilon=EPS, n_trials=400, public=lattice, random_state=5)   # pairs of 5 values
-    bug = support_audit(lambda Z, rng: ev[id(Z)] + laplace_noise(info["scale"], 2, rng), D, D2, epsilon=EPS,
+    bug = support_audit(lambda Z, rng: ev[id(Z)] + laplace_noise(eig.noise_scale, 2, rng), D, D2, epsilon=EPS,
                         n_trials=100, public=lattice, random_state=5)
     assert not ok.flagged and ok.outside == 0, ok
     assert bug.flagged and bug.unseen > 0.99, bug

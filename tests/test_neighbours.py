@@ -207,8 +207,8 @@ THRESHOLD_RELEASE = ("noisy",            # the noisy second moment itself
 LOCAL_PCA_RELEASE = ("eigenvalues",)     # eigenvalues of the noisy second moment
 LOCAL_SPARSE_RELEASE = ("admm_iterations", "admm_converged", "support", "fantope_rank")   # ADMM on the noisy S
 PURE_RELEASE = ("eigenvalues",)          # the snapped Laplace eigenvalues / n (the release's extras)
-PRIVATE_RADIUS_RELEASE = ("radius", "winsorization_radius",   # the privately released winsorization radius
-                          "bound")                            # its square, the kernel bound (post-processing)
+PRIVATE_RADIUS_RELEASE = ("winsorization_radius",   # the privately released winsorization radius
+                          "tau_contract")           # the tau's contract at that radius (its sensitivity and noise scale)
 
 
 def _moment_sum(X, R=1.0):
@@ -227,25 +227,14 @@ def _mean_release(X, delta=DLT, model="central"):
     return ES.private_mean_release(Xc.sum(axis=0), N, EPS, delta, model=model, n_clipped=c, random_state=SEED)
 
 
-def _kendall_release(X):
-    from dppca_nb.algorithms.kendall import kendall_tau
-    K_, ki = kendall_tau(X, "winsorized", 1.0, return_info=True)
-    return RB.noisy_kendall_release(K_, N, EPS, DLT, bound=ki["bound"], transform="winsorized",
-                                    winsorization_radius=1.0, random_state=SEED)
-
-
 def _smooth_release(X, delta):
     M_, c = _moment_sum(X)
     return _as_info(SM.smooth_sensitivity_release(M_ / N, N, K, EPS, delta, **rr))
 
 
-def _radius_release(X):
-    perm = np.random.default_rng(SEED).permutation(N)
-    return RB.private_radius_release(RB.disjoint_pair_norms(X, perm), EPS, bounds=(1e-3, 1e3), random_state=SEED,
-                                     return_info=True)
-
-
-WPRIV = dict(transform="winsorized", winsorization_radius="private")
+WPRIV = dict(pair_transform="winsorized", winsorization_radius="private")
+WINS = dict(pair_transform="winsorized")
+DISC = dict(noise="discrete_gaussian")
 
 ENTRIES = [
     # baselines
@@ -304,17 +293,18 @@ ENTRIES = [
     ("pure_dp_subspace[epsilon=20]",
      lambda X, seed=SEED: _as_info(PU.pure_dp_subspace(X, K, 20.0, random_state=seed, return_release=True)), ()),
     # robust
-    ("noisy_kendall[spherical]", lambda X: RB.noisy_kendall(X, EPS, DLT, **kw), ()),
-    ("noisy_kendall[winsorized]", lambda X: RB.noisy_kendall(X, EPS, DLT, transform="winsorized", **kw), ()),
-    ("noisy_kendall[private radius]", lambda X: RB.noisy_kendall(X, EPS, DLT, **WPRIV, **kw), PRIVATE_RADIUS_RELEASE),
-    ("noisy_kendall[discrete]", lambda X: RB.noisy_kendall(X, EPS, DLT, noise="discrete", **kw), ()),
-    ("noisy_kendall_release", _kendall_release, ()),
-    ("g_dppca[spherical]", lambda X: RB.g_dppca(X, K, EPS, DLT, **ri), ()),
-    ("g_dppca[winsorized]", lambda X: RB.g_dppca(X, K, EPS, DLT, transform="winsorized", **ri), ()),
-    ("g_dppca[private radius]", lambda X: RB.g_dppca(X, K, EPS, DLT, **WPRIV, **ri), PRIVATE_RADIUS_RELEASE),
-    ("g_dppca[discrete]", lambda X: RB.g_dppca(X, K, EPS, DLT, noise="discrete", **ri), ()),
-    ("private_radius", lambda X: RB.private_radius(X, EPS, **ri), ()),
-    ("private_radius_release", _radius_release, ()),
+    ("noisy_kendall[spherical]", lambda X: _released(RB.noisy_kendall(X, EPS, DLT, **rr)), ()),
+    ("noisy_kendall[winsorized]", lambda X: _released(RB.noisy_kendall(X, EPS, DLT, **WINS, **rr)), ()),
+    ("noisy_kendall[private radius]", lambda X: _released(RB.noisy_kendall(X, EPS, DLT, **WPRIV, **rr)),
+     PRIVATE_RADIUS_RELEASE),
+    ("noisy_kendall[discrete]", lambda X: _released(RB.noisy_kendall(X, EPS, DLT, **DISC, **rr)), ()),
+    ("noisy_kendall[regular design]",
+     lambda X: _released(RB.noisy_kendall(X, EPS, DLT, design="regular", degree=4, **rr)), ()),
+    ("g_dppca[spherical]", lambda X: _released(RB.g_dppca(X, K, EPS, DLT, **rr)), ()),
+    ("g_dppca[winsorized]", lambda X: _released(RB.g_dppca(X, K, EPS, DLT, **WINS, **rr)), ()),
+    ("g_dppca[private radius]", lambda X: _released(RB.g_dppca(X, K, EPS, DLT, **WPRIV, **rr)), PRIVATE_RADIUS_RELEASE),
+    ("g_dppca[discrete]", lambda X: _released(RB.g_dppca(X, K, EPS, DLT, **DISC, **rr)), ()),
+    ("plan_winsorization_radius", lambda X: _released(RB.plan_winsorization_radius(N, P, EPS).release(X, SEED)), ()),
     # private mean
     ("private_mean[gaussian]", lambda X: ES.private_mean(X, EPS, DLT, **kw), ()),
     ("private_mean[snapping]", lambda X: ES.private_mean(X, EPS, 0.0, **kw), ()),
@@ -339,14 +329,14 @@ ENTRIES = [
     ("local_gaussian_pca[dask]", lambda X: LOC.local_gaussian_pca(_dask(X), K, EPS, DLT, **rr), LOCAL_PCA_RELEASE),
     ("local_sparse_pca[dask]", lambda X: LSP.local_sparse_pca(_dask(X), K, EPS, DLT, max_iter=50, **rr),
      LOCAL_SPARSE_RELEASE),
-    ("noisy_kendall[dask, spherical]", lambda X: RB.noisy_kendall(_dask(X), EPS, DLT, **kw), ()),
-    ("noisy_kendall[dask, private radius]", lambda X: RB.noisy_kendall(_dask(X), EPS, DLT, **WPRIV, **kw),
+    ("noisy_kendall[dask, spherical]", lambda X: _released(RB.noisy_kendall(_dask(X), EPS, DLT, **rr)), ()),
+    ("noisy_kendall[dask, private radius]",
+     lambda X: _released(RB.noisy_kendall(_dask(X), EPS, DLT, **WPRIV, **rr)), PRIVATE_RADIUS_RELEASE),
+    ("g_dppca[dask, spherical]", lambda X: _released(RB.g_dppca(_dask(X), K, EPS, DLT, **rr)), ()),
+    ("g_dppca[dask, winsorized]", lambda X: _released(RB.g_dppca(_dask(X), K, EPS, DLT, **WINS, **rr)), ()),
+    ("g_dppca[dask, private radius]", lambda X: _released(RB.g_dppca(_dask(X), K, EPS, DLT, **WPRIV, **rr)),
      PRIVATE_RADIUS_RELEASE),
-    ("g_dppca[dask, spherical]", lambda X: RB.g_dppca(_dask(X), K, EPS, DLT, **ri), ()),
-    ("g_dppca[dask, winsorized]", lambda X: RB.g_dppca(_dask(X), K, EPS, DLT, transform="winsorized", **ri), ()),
-    ("g_dppca[dask, private radius]", lambda X: RB.g_dppca(_dask(X), K, EPS, DLT, **WPRIV, **ri),
-     PRIVATE_RADIUS_RELEASE),
-    ("g_dppca[dask, discrete]", lambda X: RB.g_dppca(_dask(X), K, EPS, DLT, noise="discrete", **ri), ()),
+    ("g_dppca[dask, discrete]", lambda X: _released(RB.g_dppca(_dask(X), K, EPS, DLT, **DISC, **rr)), ()),
 ]
 
 
@@ -390,8 +380,8 @@ STILL_RELEASES = {   # releases that legitimately come out identical on these ne
     "pure_dp_pca[no eigenvalues]": "no eigenvalues are released",
     **{n: "ADMM counts and the support of the noisy solution are integers and sets: they may coincide"
        for n in ("local_sparse_pca", "local_sparse_pca[safe, radius2]", "local_sparse_pca[dask]")},
-    **{n: "the exponential mechanism draws the radius uniformly inside an interval between two pair norms: the same "
-          "draw on both neighbours when the replaced row's norm is not an edge of that interval"
+    **{n: "the radius is a point of a public grid (64 per factor e): one replaced pair norm moves the counts below the "
+          "grid points by one, so the same seed mostly draws the same point on both neighbours"
        for n in ("noisy_kendall[private radius]", "g_dppca[private radius]", "noisy_kendall[dask, private radius]",
                  "g_dppca[dask, private radius]")},
 }
@@ -418,7 +408,8 @@ COMMON_RELEASE = {"components_",                  # the private subspace
                   "diagnostics_not_private_"}     # the curator's non-private diagnostics, by name not published
 PRIVATE_MEAN = {"mean_"}       # the private mean: a noisy release, excluded only when centering='private'
 PRIVATE_RADIUS = {"radius_", "mean_radius_",   # privately released clipping bounds (radius="private")
-                  "tau_"}                     # DP-Thresholding's threshold: from n, p and the noise at the released radius
+                  "tau_",                     # DP-Thresholding's threshold: from n, p and the noise at the released radius
+                  "winsorization_radius_"}    # g-DPPCA's privately released winsorization radius
 EST_RELEASE = {
     "AnalyzeGaussPCA": COMMON_RELEASE | {"explained_variance_", "explained_variance_ratio_"},   # the noisy S's eigenvalues
     "LocalGaussianPCA": COMMON_RELEASE | {"explained_variance_", "explained_variance_ratio_"},   # noisy eigenvalues
@@ -452,7 +443,7 @@ def _fit(name, X, **params):
 
 
 EST_CASES = [(n, {}) for n in EST_NAMES] + [
-    ("RobustKendallPCA", dict(spatial_sign="winsorized", winsorization_radius="private")),
+    ("RobustKendallPCA", dict(pair_transform="winsorized", winsorization_radius="private")),
     ("AnalyzeGaussPCA", dict(radius="private")),
     ("AnalyzeGaussPCA", dict(radius="private", centering="none")),
     ("DPThresholdCovariance", dict(radius="private")),
@@ -479,7 +470,7 @@ def test_estimator_is_public(case, kind):
     _assert_same(a.privacy_, b.privacy_, f"{_est_id(case)}.privacy_ ({kind} neighbour)")
     release = EST_RELEASE[name] | (PRIVATE_MEAN_ATTRS.get(name, PRIVATE_MEAN)
                                    if a.privacy_.get("centering") == "private" else set())
-    if params.get("radius") == "private": release = release | PRIVATE_RADIUS
+    if "private" in (params.get("radius"), params.get("winsorization_radius")): release = release | PRIVATE_RADIUS
     if isinstance(params.get("n_components"), float):      # k chosen from the noisy eigenvalues: post-processing
         release = release | {"n_components_"}
     fa, fb = (_strip(_fitted(e), release) for e in (a, b))

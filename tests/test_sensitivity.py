@@ -267,17 +267,16 @@ def test_private_mean(case, R):
 KENDALL = [("spherical", None), ("winsorized", 0.5), ("winsorized", None)]
 
 
-@pytest.mark.parametrize("sensitivity", ["tight", "paper"])
+@pytest.mark.parametrize("sensitivity_rule", ["tight", "paper"])
 @pytest.mark.parametrize("transform,radius", KENDALL, ids=["spherical", "winsorized r=0.5", "winsorized r=sqrt p"])
-def test_kendall(transform, radius, sensitivity):
+def test_kendall(transform, radius, sensitivity_rule):
     from dppca_nb.algorithms import kendall
     from dppca_nb.algorithms import robust
     X = _data(0)
-    info = robust.noisy_kendall(X, EPS, DLT, transform=transform, winsorization_radius=radius, sensitivity=sensitivity,
-                                random_state=0)[1]
-    sens = info["sensitivity"]
+    sens = robust.plan_noisy_kendall(N, P, None, EPS, DLT, pair_transform=transform, winsorization_radius=radius,
+                                     sensitivity_rule=sensitivity_rule).contract.sensitivity   # the contract's
     c2 = 1.0 if transform == "spherical" else (P if radius is None else radius ** 2)
-    stat = lambda Z: kendall.kendall_tau(Z, transform, radius)       # noise-free, the package's own statistic
+    stat = lambda Z: kendall.kendall_tau(Z, transform, winsorization_radius=radius)   # noise-free, the package's own statistic
     rng = np.random.default_rng(4)
     # worst case: every other row at one point, the replaced row far from it, turned by 90 degrees: each of the
     # n - 1 pair terms g g^T (||g||^2 = c^2) moves by sqrt 2 c^2 in Frobenius norm, times 2/(n(n-1))

@@ -7,26 +7,30 @@ from __future__ import annotations
 import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
-from ..core.validation import as_generator, check_data, check_positive, check_choice, check_int, add_diagnostics
+from ..core.validation import as_generator, check_data, check_positive, check_choice, check_int
 from ..backends.statistics import add, check_rows, is_dask, map_block_pairs, row_blocks, tree_reduce
 from ..backends.array_api import check_rows_xp, is_array_api, kendall_pairs_sum_xp, kendall_sums_xp, to_numpy
 
 # %% auto #0
-__all__ = ['FULL_MAX_N', 'DEFAULT_DEGREE', 'kendall_design', 'design_seed', 'design_pairs', 'kendall_tau', 'kendall_cross_sum',
-           'kendall_within_sum']
+__all__ = ['PAIR_TRANSFORMS', 'FULL_MAX_N', 'DEFAULT_DEGREE', 'kendall_design', 'kendall_tau', 'kendall_cross_sum',
+           'kendall_within_sum', 'design_seed', 'design_pairs']
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #b8a45d72
-_TRANSFORMS = ("spherical", "winsorized")
+PAIR_TRANSFORMS = ("spherical", "winsorized")
 
-def _check_transform(transform, radius, p):
-    check_choice(transform, "transform", _TRANSFORMS)
-    if transform == "spherical":
-        if radius is not None:
-            raise ValueError(f"radius: only used with transform='winsorized', got radius={radius!r} with 'spherical'")
+def _check_pair_transform(pair_transform, winsorization_radius, p) -> float | None:
+    "The kernel's radius r: None for 'spherical', `winsorization_radius` (None: sqrt p) for 'winsorized'."
+    check_choice(pair_transform, "pair_transform", PAIR_TRANSFORMS)
+    if pair_transform == "spherical":
+        if winsorization_radius is not None:
+            raise ValueError(f"winsorization_radius: only used with pair_transform='winsorized', got "
+                             f"{winsorization_radius!r} with 'spherical'")
         return None
-    return math.sqrt(p) if radius is None else check_positive(radius, "radius")
+    return math.sqrt(p) if winsorization_radius is None else check_positive(winsorization_radius, "winsorization_radius")
 
-def _kendall_pairwise(X, transform, r):
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #749c3870
+def _kendall_pairwise(X, pair_transform, r):
+    "The readable reference: the sum over i < j of g(d_ij) g(d_ij)^T, one row against all later rows, divided by n(n-1)/2."
     n, p = X.shape
     K = np.zeros((p, p))
     for i in range(n - 1):
@@ -34,39 +38,43 @@ def _kendall_pairwise(X, transform, r):
         norm = np.linalg.norm(D, axis=1)
         scale = np.zeros(n - i - 1)
         nz = norm > 0                                  # g(0) = 0
-        xi = 1.0 if transform == "spherical" else np.minimum(r, norm[nz])
+        xi = 1.0 if pair_transform == "spherical" else np.minimum(r, norm[nz])
         scale[nz] = xi / norm[nz]
         G = D * scale[:, None]                          # rows g(d_ij)
         K += G.T @ G
     return K * (2.0 / (n * (n - 1)))
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #205b2aaf
-def _pair_weights(D2, transform, r2):
+def _pair_weights(D2, pair_transform, r2):
     "Turn squared distances into weights in place: 2/D (spherical) or min(1, 2 r^2/D) (winsorized)."
-    if transform == "spherical": np.divide(2.0, D2, out=D2)
+    if pair_transform == "spherical": np.divide(2.0, D2, out=D2)
     else:
         np.divide(2.0 * r2, D2, out=D2)
         np.minimum(D2, 1.0, out=D2)
     return D2
 
-def _exact_weights(dd, transform, r2):
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #beaff582
+def _exact_weights(dd, pair_transform, r2):
+    "The weights of explicit squared differences dd (0 for a tie): 2/dd or min(1, 2 r^2/dd)."
     w = np.zeros_like(dd)
     nz = dd > 0
-    w[nz] = 2.0 / dd[nz] if transform == "spherical" else np.minimum(1.0, 2.0 * r2 / dd[nz])
+    w[nz] = 2.0 / dd[nz] if pair_transform == "spherical" else np.minimum(1.0, 2.0 * r2 / dd[nz])
     return w
 
-def _exact_terms(Dd, transform, r2):
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #7c1d32af
+def _exact_terms(Dd, pair_transform, r2):
     "Sum of the pair terms w_ij d d^T from explicit differences; rows are rescaled first so tiny d cannot overflow 2/||d||^2."
     m = np.abs(Dd).max(axis=1)
     keep = m > 0                                        # exact duplicates: g(0) = 0
     Dd, m = Dd[keep], m[keep]
-    if transform == "spherical":
+    if pair_transform == "spherical":
         U = Dd / m[:, None]                             # ||U|| in [1, sqrt p]: 2 U U^T / ||U||^2 = 2 d d^T / ||d||^2
         w = 2.0 / np.einsum("ij,ij->i", U, U)
         return (U * w[:, None]).T @ U
-    w = _exact_weights(np.einsum("ij,ij->i", Dd, Dd), transform, r2)
+    w = _exact_weights(np.einsum("ij,ij->i", Dd, Dd), pair_transform, r2)
     return (Dd * w[:, None]).T @ Dd
 
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #e14ba631
 def _progress(steps, show):
     "`steps`, wrapped in a tqdm progress bar when `show` and tqdm is installed (imported only then)."
     if not show: return steps
@@ -77,10 +85,11 @@ def _progress(steps, show):
 _TINY = 1e-200     # squared distances this small (data scaled to max |x| = 1) go to the exact path: 2 / D would overflow
 _TILE = 2048       # columns per tile: a (block_rows x tile) slab of distances stays in cache for the elementwise passes
 
-def _laplacian_sums(A, B, transform, r2, block_rows, tol=1e-4, progress=False):
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #c3085f24
+def _laplacian_sums(A, B, pair_transform, r2, block_rows, tol=1e-4, progress=False):
     """Half the weighted-Laplacian sum, sum over pairs of w (a - b)(a - b)^T / 2, and the number of exact pairs.
 
-    Pairs: i < j within `A` when `B` is None, else every (a, b) in A x B. Data centred and scaled by the caller."""
+    Pairs: i < j within `A` when `B` is None, else every (a, b) in A x B. Data centered and scaled by the caller."""
     within = B is None
     C = A if within else B
     nA, p = A.shape
@@ -113,7 +122,7 @@ def _laplacian_sums(A, B, transform, r2, block_rows, tol=1e-4, progress=False):
                 if cols.size:
                     exact_i.append(np.full(cols.size, a + q)); exact_j.append(cols + c0)
                     D2[q, cols] = np.inf
-            W = _pair_weights(D2, transform, r2)
+            W = _pair_weights(D2, pair_transform, r2)
             Y += W @ C1[c0:c1]                          # GEMM: W C and the row sums of W
             col = np.add.reduce(W, axis=0)
             if within: degA[c0:c1] += col
@@ -127,20 +136,13 @@ def _laplacian_sums(A, B, transform, r2, block_rows, tol=1e-4, progress=False):
         ii, jj = np.concatenate(exact_i), np.concatenate(exact_j)
         n_exact = ii.size
         for c in range(0, ii.size, 65536):
-            XLX += _exact_terms(C[jj[c:c + 65536]] - A[ii[c:c + 65536]], transform, r2)
+            XLX += _exact_terms(C[jj[c:c + 65536]] - A[ii[c:c + 65536]], pair_transform, r2)
     S = XLX / 2
     return (S + S.T) / 2, n_exact
-
-def _kendall_fast(X, transform, r, block_rows, tol=1e-4, progress=False):
-    n = X.shape[0]
-    S, n_exact = _laplacian_sums(X, None, transform, None if r is None else r * r, block_rows, tol, progress)
-    return S * (2.0 / (n * (n - 1))), n_exact
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #dd4507e9
 FULL_MAX_N = 5000      # the default design: the full U-statistic up to this n, the regular design above it
 DEFAULT_DEGREE = 20    # the default degree of the regular design (capped at n - 1)
-_DESIGN_BLOCK = 2048   # positions of the permutation per block of the regular design
-_CENTRE_ROWS = 10_000  # rows of the permutation whose median centres the data (numerics only: the sums are translation invariant)
 
 def kendall_design(n: int, design: str | None = None, degree: int | None = None) -> dict:
     """The pair design of Kendall's tau from the public n alone: `dict(design, degree, n_pairs)`; `design=None` is 'full' for n <= FULL_MAX_N, else 'regular' (degree 20).
@@ -173,21 +175,173 @@ def kendall_design(n: int, design: str | None = None, degree: int | None = None)
     if (n * d) % 2: raise ValueError(f"degree: n = {n} is odd, so a d-regular design needs an even degree, got {d}")
     return dict(design="regular", degree=d, n_pairs=n * d // 2)
 
-def design_seed(random_state=None) -> int:
-    """The seed of a regular pair design: one integer drawn from `random_state` (an int, a Generator or None).
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #c9f1f63b
+_LONG = 1e11      # n^2 p at which a full statistic runs long enough (about 10 s) for a progress bar
+
+def _center_scale(X, pair_transform, r):
+    "Center by the coordinatewise median and divide by the largest centered entry c: `(X / c, r / c, c)`; c = 0 for constant data."
+    # Scale: the spherical sign is scale invariant, so work on X / c to keep squared distances away from overflow
+    # (|x| ~ 1e200) and underflow (|x| ~ 1e-300). The winsorized terms scale like c^2 with r -> r / c; rescale
+    # only where (r / c)^2 stays a normal number.
+    Xc = X - np.median(X, axis=0)
+    c = float(np.abs(Xc).max())
+    if c == 0.0: return Xc, r, 0.0
+    scale = c if pair_transform == "spherical" or 1e-150 < (r / c) < 1e150 else 1.0
+    Xc /= scale
+    return Xc, None if r is None else r / scale, scale
+
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #a2a9dc71
+def kendall_tau(X, pair_transform: str = "spherical", *, winsorization_radius: float | None = None, method: str = "fast",
+                design: str | None = None, degree: int | None = None, random_state=None, block_rows: int | None = None,
+                progress: bool | None = None):
+    """Generalised multivariate Kendall's tau (p x p) of a numpy, dask or array-API (CuPy, ...) `X`: spherical or winsorized spatial signs of pair differences.
+
+    Exact (NOT private). An array-API `X` that is neither numpy nor dask (CuPy on a GPU, PyTorch, array_api_strict) is
+    computed on its device by `backends.array_api`, and K is an array of its library there.
 
     Parameters
     ----------
+    X : array (n, p), numpy, dask or array-API
+        Data rows.
+    pair_transform : {"spherical", "winsorized"}
+        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
+    winsorization_radius : float > 0 or None
+        The radius r of the winsorized kernel (None: sqrt p); not used by the spherical one.
+    method : {"fast", "pairwise"}
+        Blocked algorithm, or the plain loop over pairs (a reference; numpy only).
+    design, degree
+        The pair design (`kendall_design`): None is all pairs for n <= 5000, a 20-regular design above.
     random_state : int, numpy Generator or None
-        Source of the seed.
+        Seed of the regular design (unused for the full one).
+    block_rows : int >= 1 or None
+        Rows per block of the blocked computation (memory, not the result); None: 256 (numpy, dask), 2048 (array API).
+    progress : bool or None
+        Show a progress bar (None: only for long runs).
 
     Returns
     -------
-    int
-        The design's seed.
+    K : ndarray (p, p), or an array of X's library for an array-API X
+        Kendall's tau, exact (NOT private).
     """
+    X = check_rows_xp(X)[0] if is_array_api(X) else check_rows(X)
+    n, p = (int(s) for s in X.shape)
+    pair_design = kendall_design(n, design, degree)
+    seed = design_seed(random_state) if pair_design["design"] == "regular" else None
+    r = _check_pair_transform(pair_transform, winsorization_radius, p)
+    return _kendall_tau(X, pair_transform, r, method=method, pair_design=pair_design, seed=seed, block_rows=block_rows,
+                        progress=progress, host=False)[0]
+
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #d6880723
+def _kendall_tau(X, pair_transform, r, *, method="fast", pair_design=None, seed=None, block_rows=None, progress=None,
+                 host=True) -> tuple:
+    """`(K, n_exact_pairs)` of a checked X, kernel radius r already resolved; `pair_design` None: `kendall_design(n)`.
+
+    The count of pairs that took the exact path is a function of the data (curator-only). An array-API X goes to
+    `backends.array_api`; `host=True` (the private release's call) brings K to the host as numpy."""
+    n, p = (int(s) for s in X.shape)
+    pair_design = kendall_design(n) if pair_design is None else pair_design
+    check_choice(method, "method", ("fast", "pairwise"))
+    xp_input = is_array_api(X)
+    block_rows = (2048 if xp_input else 256) if block_rows is None else check_int(block_rows, "block_rows")
+    if xp_input: return _kendall_tau_xp(X, pair_transform, r, method, pair_design, seed, block_rows, host)
+    if is_dask(X) and method != "fast":
+        raise ValueError(f"method: a dask X takes method='fast' (pairs of row blocks), got {method!r}")
+    if pair_design["design"] == "regular":
+        return _kendall_regular_design(X, pair_transform, r, method, pair_design, seed, bool(progress))
+    if is_dask(X): return _kendall_over_blocks(X, pair_transform, r, block_rows)
+    show = n * n * p >= _LONG if progress is None else bool(progress)
+    Xs, rs, scale = _center_scale(X, pair_transform, r)
+    if scale == 0.0: return np.zeros((p, p)), 0
+    if method == "pairwise": K, n_exact = _kendall_pairwise(Xs, pair_transform, rs), n * (n - 1) // 2
+    else:
+        S, n_exact = _laplacian_sums(Xs, None, pair_transform, None if rs is None else rs * rs, block_rows, progress=show)
+        K = S * (2.0 / (n * (n - 1)))
+    return (K * scale * scale if pair_transform == "winsorized" else K), n_exact
+
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #930d03a5
+def _pair_sum(A, B, pair_transform, winsorization_radius, block_rows) -> tuple:
+    "`(S, n_pairs, n_exact_pairs)` of the pairs within A (B None) or across A x B."
+    if is_array_api(A) or is_array_api(B): return _pair_sum_xp(A, B, pair_transform, winsorization_radius, block_rows)
+    block_rows = 256 if block_rows is None else block_rows
+    A = check_data(A, name="A", min_rows=1)
+    p = A.shape[1]
+    if B is not None:
+        B = check_data(B, name="B", min_rows=1)
+        if B.shape[1] != p: raise ValueError(f"B: expected {p} columns like A, got {B.shape[1]}")
+    r = _check_pair_transform(pair_transform, winsorization_radius, p)
+    block_rows = int(check_int(block_rows, "block_rows"))
+    nA = A.shape[0]
+    n_pairs = nA * (nA - 1) // 2 if B is None else nA * B.shape[0]
+    Xs, rs, scale = _center_scale(A if B is None else np.vstack([A, B]), pair_transform, r)
+    S, n_exact = np.zeros((p, p)), 0
+    if scale != 0.0 and n_pairs:
+        S, n_exact = _laplacian_sums(Xs[:nA], None if B is None else Xs[nA:], pair_transform,
+                                     None if rs is None else rs * rs, block_rows)
+        if pair_transform == "winsorized": S = S * scale * scale
+    return S, n_pairs, n_exact
+
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #a176e10f
+def _pair_sum_xp(A, B, pair_transform, winsorization_radius, block_rows):
+    "`_pair_sum` of array-API blocks on their device (`backends.array_api.kendall_sums_xp`); S is an array of their library."
+    if not is_array_api(A):
+        raise TypeError(f"A: expected an array of the same library as B ({type(B).__module__.split('.')[0]}), got {type(A).__name__}")
+    r = _check_pair_transform(pair_transform, winsorization_radius, int(A.shape[1]))
+    return kendall_sums_xp(A, B, pair_transform, r, block_rows=2048 if block_rows is None else block_rows)
+
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #571c5c8d
+def kendall_cross_sum(A, B, pair_transform: str = "spherical", *, winsorization_radius: float | None = None,
+                      block_rows: int | None = None) -> tuple:
+    """Sum over all pairs (a in A, b in B) of g(d) g(d)^T, d = (b - a)/sqrt2: `(S, n_pairs)`, exact (NOT private).
+
+    Parameters
+    ----------
+    A : array (m, p)
+        First block of rows (numpy, or an array-API array such as CuPy: then S is an array of its library).
+    B : array (l, p)
+        Second block of rows (of A's library).
+    pair_transform, winsorization_radius
+        The kernel, as in `kendall_tau`.
+    block_rows : int >= 1 or None
+        Rows per block of the blocked computation (memory, not the result); None: 256 (numpy), 2048 (array API).
+
+    Returns
+    -------
+    S : ndarray (p, p)
+        The sum of g(d) g(d)^T.
+    n_pairs : int
+        m l.
+    """
+    if B is None: raise TypeError("B: expected a 2-D numeric array (m rows x p columns), got None")
+    return _pair_sum(A, B, pair_transform, winsorization_radius, block_rows)[:2]
+
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #79dc9b83
+def kendall_within_sum(A, pair_transform: str = "spherical", *, winsorization_radius: float | None = None,
+                       block_rows: int | None = None) -> tuple:
+    """Sum over the pairs i < j within A of g(d) g(d)^T: `(S, n_pairs)`, exact (NOT private); `kendall_tau(A) = S / n_pairs`.
+
+    The parameters are those of `kendall_cross_sum`; n_pairs is m(m-1)/2.
+    """
+    return _pair_sum(A, None, pair_transform, winsorization_radius, block_rows)[:2]
+
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #025a1f4a
+def _block_pair_sum(xa, xb, pair_transform, r, block_rows):
+    "One task over row blocks: Kendall's pair sum within `xa` (xb None) or across (xa, xb), and its near-tie count."
+    S, _, n_exact = _pair_sum(xa, xb, pair_transform, r, block_rows)
+    return S, n_exact
+
+def _kendall_over_blocks(X, pair_transform, r, block_rows) -> tuple:
+    "`(K, n_exact_pairs)` of a checked numpy or dask `X` as tasks over pairs of its row blocks (`backends.statistics.map_block_pairs`)."
+    n, p = (int(s) for s in X.shape)
+    (T, n_exact), _, _ = map_block_pairs(X, _block_pair_sum, pair_transform, r, block_rows)
+    K = T * (2.0 / (n * (n - 1)))
+    return (K + K.T) / 2, int(n_exact)
+
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #18bc62cd
+def design_seed(random_state=None) -> int:
+    "The seed of a regular pair design: one integer drawn from `random_state` (an int, a Generator or None)."
     return int(as_generator(random_state).integers(0, 2**63))
 
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #f13ec2f9
 def design_pairs(n: int, degree: int, seed: int) -> tuple:
     """The n d / 2 pairs `(i, j)` of the regular design: a circulant graph (shifts 1..d/2, and n/2 for odd d) on the random permutation drawn from `seed`.
 
@@ -208,19 +362,25 @@ def design_pairs(n: int, degree: int, seed: int) -> tuple:
     d = kendall_design(n, "regular", degree)["degree"]
     return _pairs_of(np.random.default_rng(seed).permutation(n), d)
 
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #0bac779a
 def _pairs_of(perm, d):
+    "The pairs (i, j) of the d-regular circulant graph on the positions of `perm`."
     n = perm.size
     pos = np.arange(n)
     i = [perm] * (d // 2) + ([perm[:n // 2]] if d % 2 else [])
     j = [perm[(pos + s) % n] for s in range(1, d // 2 + 1)] + ([perm[n // 2:]] if d % 2 else [])
     return np.concatenate(i) if i else np.zeros(0, int), np.concatenate(j) if j else np.zeros(0, int)
 
-def _banded_sums(Z, b, s0, h, transform, r2, tol=1e-4, Z0=None, scale=1.0):
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #352a4ba3
+_DESIGN_BLOCK = 2048   # positions of the permutation per block of the regular design
+_CENTER_ROWS = 10_000  # rows of the permutation whose median centers the data (numerics only: the sums are translation invariant)
+
+def _banded_sums(Z, b, s0, h, pair_transform, r2, tol=1e-4, Z0=None, scale=1.0):
     """Half the weighted-Laplacian sum over the pairs (q, q + s), q < b, s0 <= s < s0 + h, of the rows of Z, and the number of exact pairs.
 
     The squared distances come from the Gram formula, as in `_laplacian_sums`; near-ties take the exact path, with
-    their differences taken from the rows before centring, `Z0` (then divided by `scale`): the difference of two
-    nearly equal numbers is exact, the difference of two centred ones is not."""
+    their differences taken from the rows before centering, `Z0` (then divided by `scale`): the difference of two
+    nearly equal numbers is exact, the difference of two centered ones is not."""
     p = Z.shape[1]
     sq = np.einsum("ij,ij->i", Z, Z)
     R = as_strided(Z[s0:], shape=(b, h, p), strides=(Z.strides[0], Z.strides[0], Z.strides[1]), writeable=False)
@@ -233,9 +393,9 @@ def _banded_sums(Z, b, s0, h, transform, r2, tol=1e-4, Z0=None, scale=1.0):
         q, t = np.nonzero(near)
         n_exact = int(q.size)
         Dq = Z[q + s0 + t] - Z[q] if Z0 is None else (Z0[q + s0 + t] - Z0[q]) / scale
-        E = _exact_terms(Dq, transform, r2)
+        E = _exact_terms(Dq, pair_transform, r2)
         D2[near] = np.inf
-    W = _pair_weights(D2, transform, r2)
+    W = _pair_weights(D2, pair_transform, r2)
     Y = np.matmul(W[:, None, :], R)[:, 0, :]            # row q: sum_t w_qt z_{q + s0 + t}
     deg = np.zeros(Z.shape[0])
     deg[:b] = W.sum(axis=1)
@@ -245,24 +405,28 @@ def _banded_sums(Z, b, s0, h, transform, r2, tol=1e-4, Z0=None, scale=1.0):
     if E is not None: XLX += E
     return XLX / 2, n_exact
 
-def _scaled(Z, transform, r):
-    "Divide centred rows Z in place by their largest entry c (as `_centre_scale` does): `(scale, r / scale)`; scale 0 when Z is 0."
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #725affff
+def _scaled(Z, pair_transform, r):
+    "Divide centered rows Z in place by their largest entry c (as `_center_scale` does): `(scale, r / scale)`; scale 0 when Z is 0."
     c = float(np.abs(Z).max()) if Z.size else 0.0
     if c == 0.0: return 0.0, r
-    scale = c if transform == "spherical" or 1e-150 < (r / c) < 1e150 else 1.0
+    scale = c if pair_transform == "spherical" or 1e-150 < (r / c) < 1e150 else 1.0
     Z /= scale
     return scale, None if r is None else r / scale
 
-def _design_centre(X, perm):
-    rows = np.sort(perm[:min(perm.size, _CENTRE_ROWS)])
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #72bfdc64
+def _design_center(X, perm):
+    "The coordinatewise median of the first 10,000 rows of `perm` (numerics only: the sums are translation invariant)."
+    rows = np.sort(perm[:min(perm.size, _CENTER_ROWS)])
     Xr = X[rows]
     return np.median(np.asarray(Xr.compute() if is_dask(Xr) else Xr, dtype=np.float64), axis=0)
 
-def _kendall_regular(X, transform, r, perm, d, block=_DESIGN_BLOCK, tol=1e-4, progress=None):
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #4a80c85d
+def _kendall_regular(X, pair_transform, r, perm, d, block=_DESIGN_BLOCK, tol=1e-4, progress=None):
     "Kendall's tau over the regular design (numpy): blocks of `block` positions of `perm` against their d/2 successors; `(K, n_exact)`."
     n, p = X.shape
     h, half = d // 2, n // 2
-    centre = _design_centre(X, perm)
+    center = _design_center(X, perm)
     parts = [(a, min(n, a + block), 1, h) for a in range(0, n, block)] if h else []
     if d % 2: parts += [(a, min(half, a + block), None, 1) for a in range(0, half, block)]   # the matching i -> i + n/2
     S, n_exact = np.zeros((p, p)), 0
@@ -270,234 +434,48 @@ def _kendall_regular(X, transform, r, perm, d, block=_DESIGN_BLOCK, tol=1e-4, pr
         if s0 is None: rows, s0 = np.concatenate([perm[a:e], perm[a + half:e + half]]), e - a
         else: rows = perm[np.arange(a, e + hh) % n]
         Z0 = X[rows]                                    # a copy: the caller's X is not written
-        Z = Z0 - centre
-        scale, rs = _scaled(Z, transform, r)
+        Z = Z0 - center
+        scale, rs = _scaled(Z, pair_transform, r)
         if scale == 0.0: n_exact += (e - a) * hh; continue          # all tied: g(0) = 0
-        Sb, ne = _banded_sums(Z, e - a, s0, hh, transform, None if rs is None else rs * rs, tol, Z0, scale)
-        S += Sb * (scale * scale if transform == "winsorized" else 1.0)
+        Sb, ne = _banded_sums(Z, e - a, s0, hh, pair_transform, None if rs is None else rs * rs, tol, Z0, scale)
+        S += Sb * (scale * scale if pair_transform == "winsorized" else 1.0)
         n_exact += ne
     K = S / (n * d / 2)
     return (K + K.T) / 2, n_exact
 
-def _pair_list_sum(A, B, ia, ib, transform, r, centre, tol=1e-4, chunk=65536):
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #11965bd4
+def _pair_list_sum(A, B, ia, ib, pair_transform, r, center, tol=1e-4, chunk=65536):
     "Sum over the listed pairs (A[ia], B[ib]) of g(d) g(d)^T from explicit differences, and how many of them are near-ties (the criterion of `_banded_sums`)."
     p = A.shape[1]
     S, n_exact = np.zeros((p, p)), 0
     for c in range(0, ia.size, chunk):
         Xa, Xb = A[ia[c:c + chunk]], B[ib[c:c + chunk]]
-        Z = np.vstack([Xa, Xb]) - centre
-        scale, rs = _scaled(Z, transform, r)
+        Z = np.vstack([Xa, Xb]) - center
+        scale, rs = _scaled(Z, pair_transform, r)
         m = Xa.shape[0]
         if scale == 0.0: n_exact += m; continue
         Za, Zb = Z[:m], Z[m:]
-        D = (Xb - Xa) / scale                          # from the rows before centring: exact for near pairs
+        D = (Xb - Xa) / scale                          # from the rows before centering: exact for near pairs
         dd = np.einsum("ij,ij->i", D, D)
         n_exact += int((dd <= np.maximum(tol * (np.einsum("ij,ij->i", Za, Za) + np.einsum("ij,ij->i", Zb, Zb)), _TINY)).sum())
-        T = _exact_terms(D, transform, None if rs is None else rs * rs) / 2
-        S += T * (scale * scale if transform == "winsorized" else 1.0)
+        T = _exact_terms(D, pair_transform, None if rs is None else rs * rs) / 2
+        S += T * (scale * scale if pair_transform == "winsorized" else 1.0)
     return S, n_exact
 
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #741305ca
+def _kendall_regular_design(X, pair_transform, r, method, pair_design, seed, progress) -> tuple:
+    "`(K, n_exact_pairs)` over the regular design drawn from `seed`: banded sums (numpy), a pair list (pairwise) or dask tasks."
+    n, d = int(X.shape[0]), pair_design["degree"]
+    perm = np.random.default_rng(seed).permutation(n)
+    if is_dask(X): return _kendall_regular_over_blocks(X, pair_transform, r, perm, d)
+    if method == "pairwise":
+        i, j = _pairs_of(perm, d)
+        S, n_exact = _pair_list_sum(X, X, i, j, pair_transform, r, _design_center(X, perm))
+        return (S + S.T) / (2 * pair_design["n_pairs"]), n_exact
+    return _kendall_regular(X, pair_transform, r, perm, d, progress=progress)
 
-# %% ../../nbs/04_algorithms/07_kendall.ipynb #c9f1f63b
-def _centre_scale(X, transform, r):
-    "Centre by the coordinatewise median and divide by the largest centred entry c: `(X / c, r / c, c)`; c = 0 for constant data."
-    # Scale: the spherical sign is scale invariant, so work on X / c to keep squared distances away from overflow
-    # (|x| ~ 1e200) and underflow (|x| ~ 1e-300). The winsorized terms scale like c^2 with r -> r / c; rescale
-    # only where (r / c)^2 stays a normal number.
-    Xc = X - np.median(X, axis=0)
-    c = float(np.abs(Xc).max())
-    if c == 0.0: return Xc, r, 0.0
-    scale = c if transform == "spherical" or 1e-150 < (r / c) < 1e150 else 1.0
-    Xc /= scale
-    return Xc, None if r is None else r / scale, scale
-
-_LONG = 1e11      # n^2 p at which a full statistic runs long enough (about 10 s) for a progress bar
-
-def kendall_tau(X, transform: str = "spherical", radius: float | None = None, *, method: str = "fast",
-                design: str | None = None, degree: int | None = None, random_state=None, block_rows: int | None = None,
-                progress: bool | None = None, return_info: bool = False):
-    """Generalised multivariate Kendall's tau (p x p) of a numpy, dask or array-API (CuPy, ...) `X`: spherical or winsorized spatial signs of pair differences.
-
-    `design`: 'full' (all n(n-1)/2 pairs), 'regular' (each row in exactly `degree` pairs of a public random design drawn
-    from `random_state`), or None ('full' for n <= FULL_MAX_N = 5000, else 'regular' with degree 20); see `kendall_design`.
-    `random_state` is used by the regular design only. Exact (not private). An array-API `X` that is neither numpy nor
-    dask (CuPy on a GPU, PyTorch, array_api_strict) is computed on its device by `backends.array_api` and K is an
-    array of its library there.
-
-    Parameters
-    ----------
-    X : array (n, p), numpy, dask or array-API
-        Data rows.
-    transform : {"spherical", "winsorized"}
-        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
-    radius : float > 0 or None
-        Winsorization radius (transform "winsorized" only; None: sqrt p).
-    method : {"fast", "pairwise"}
-        Blocked algorithm, or the plain loop over pairs (a reference; numpy only).
-    design : {"full", "regular"} or None
-        Pairs used: all n(n-1)/2, or each row in `degree` pairs of a public random design; None: full for n <= 5000,
-        else regular.
-    degree : int >= 1 or None
-        Pairs per row of a regular design (None: 20).
-    random_state : int, numpy Generator or None
-        Seed of the regular design (unused for the full one).
-    block_rows : int >= 1 or None
-        Rows per block of the blocked computation (memory, not the result); None: 256 (numpy, dask), 2048 (array API).
-    progress : bool or None
-        Show a progress bar (None: only for long runs).
-    return_info : bool
-        Also return the `info` dict.
-
-    Returns
-    -------
-    K : ndarray (p, p), or an array of X's library for an array-API X
-        Kendall's tau, exact (NOT private).
-    info : dict, only if `return_info`
-        transform, winsorization_radius, bound (||g||_inf^2), method, design, degree, n_pairs. Under
-        `diagnostics_not_private`: n_exact_pairs (near-tied pairs) and the regular design's seed.
-    """
-    X = check_rows_xp(X)[0] if is_array_api(X) else check_rows(X)
-    n, p = (int(s) for s in X.shape)
-    plan = kendall_design(n, design, degree)
-    seed = design_seed(random_state) if plan["design"] == "regular" else None
-    return _kendall_tau(X, transform, radius, method=method, plan=plan, seed=seed, block_rows=block_rows,
-                        progress=progress, return_info=return_info, host=False)
-
-def _kendall_tau(X, transform, radius, *, method, plan, seed, block_rows, progress, return_info, host=True):
-    """`kendall_tau` of a checked X with its design resolved (`plan`) and, for a regular design, its seed fixed.
-
-    An array-API X goes to `backends.array_api`; `host=True` (the private releases' call) brings K to the host as
-    numpy, where the noise is added."""
-    n, p = (int(s) for s in X.shape)
-    r = _check_transform(transform, radius, p)
-    check_choice(method, "method", ("fast", "pairwise"))
-    xp_input = is_array_api(X)
-    block_rows = (2048 if xp_input else 256) if block_rows is None else check_int(block_rows, "block_rows")
-    if xp_input: return _kendall_tau_xp(X, transform, r, method, plan, seed, block_rows, return_info, host)
-    show = (plan["design"] == "full" and n * n * p >= _LONG) if progress is None else bool(progress)
-    if plan["design"] == "regular":
-        perm = np.random.default_rng(seed).permutation(n)
-        if is_dask(X):
-            if method != "fast": raise ValueError(f"method: a dask X takes method='fast' (pairs of row blocks), got {method!r}")
-            K, n_exact = _kendall_regular_over_blocks(X, transform, r, perm, plan["degree"])
-        elif method == "pairwise":
-            i, j = _pairs_of(perm, plan["degree"])
-            S, n_exact = _pair_list_sum(X, X, i, j, transform, r, _design_centre(X, perm))
-            K = (S + S.T) / (2 * plan["n_pairs"])
-        else: K, n_exact = _kendall_regular(X, transform, r, perm, plan["degree"], progress=show)
-        return _finish(K, n_exact, transform, r, method, plan, return_info, seed)
-    if is_dask(X):
-        if method != "fast": raise ValueError(f"method: a dask X takes method='fast' (pairs of row blocks), got {method!r}")
-        return _kendall_over_blocks(X, transform, r, block_rows, return_info)
-    Xs, rs, scale = _centre_scale(X, transform, r)
-    if scale == 0.0: return _finish(np.zeros((p, p)), 0, transform, r, method, plan, return_info)
-    if method == "pairwise": K, n_exact = _kendall_pairwise(Xs, transform, rs), n * (n - 1) // 2
-    else: K, n_exact = _kendall_fast(Xs, transform, rs, int(block_rows), progress=show)
-    if transform == "winsorized": K = K * scale * scale
-    return _finish(K, n_exact, transform, r, method, plan, return_info)
-
-def _kendall_tau_xp(X, transform, r, method, plan, seed, block_rows, return_info, host):
-    "Kendall's tau of a checked array-API X on its device (`backends.array_api`), full or regular design; K as numpy if `host`."
-    if method != "fast":
-        raise ValueError(f"method: an array-API X (CuPy, ...) takes method='fast', got {method!r}; "
-                         "the pairwise reference runs on numpy arrays")
-    n = int(X.shape[0])
-    if plan["design"] == "regular":
-        perm = np.random.default_rng(seed).permutation(n)
-        i, j = _pairs_of(perm, plan["degree"])
-        S, _, n_exact = kendall_pairs_sum_xp(X, i, j, transform, r, centre_rows=np.sort(perm[:_CENTRE_ROWS]))
-        K = (S + S.T) / (2 * plan["n_pairs"])
-    else:
-        S, _, n_exact = kendall_sums_xp(X, None, transform, r, block_rows=block_rows, name="X")
-        K = S * (2.0 / (n * (n - 1)))
-    return _finish(to_numpy(K) if host else K, n_exact, transform, r, method, plan, return_info, seed)
-
-def _finish(K, n_exact, transform, r, method, plan, return_info, seed=None):
-    if not return_info: return K
-    info = dict(transform=transform, winsorization_radius=r, bound=1.0 if r is None else r * r, method=method, **plan)
-    diag = dict(n_exact_pairs=n_exact)                          # how many pairs are near-ties: a function of the data
-    if seed is not None: diag["design_seed"] = seed             # not data, but kept with the curator (see the text)
-    return K, add_diagnostics(info, **diag)
-
-
-# %% ../../nbs/04_algorithms/07_kendall.ipynb #930d03a5
-def _pair_sum(A, B, transform, radius, block_rows, return_info):
-    if is_array_api(A) or is_array_api(B): return _pair_sum_xp(A, B, transform, radius, block_rows, return_info)
-    block_rows = 256 if block_rows is None else block_rows
-    A = check_data(A, name="A", min_rows=1)
-    p = A.shape[1]
-    if B is not None:
-        B = check_data(B, name="B", min_rows=1)
-        if B.shape[1] != p: raise ValueError(f"B: expected {p} columns like A, got {B.shape[1]}")
-    r = _check_transform(transform, radius, p)
-    block_rows = int(check_int(block_rows, "block_rows"))
-    nA = A.shape[0]
-    n_pairs = nA * (nA - 1) // 2 if B is None else nA * B.shape[0]
-    Xs, rs, scale = _centre_scale(A if B is None else np.vstack([A, B]), transform, r)
-    S, n_exact = np.zeros((p, p)), 0
-    if scale != 0.0 and n_pairs:
-        S, n_exact = _laplacian_sums(Xs[:nA], None if B is None else Xs[nA:], transform,
-                                     None if rs is None else rs * rs, block_rows)
-        if transform == "winsorized": S = S * scale * scale
-    if not return_info: return S, n_pairs
-    info = dict(transform=transform, winsorization_radius=r, bound=1.0 if r is None else r * r, n_pairs=n_pairs)
-    return S, n_pairs, add_diagnostics(info, n_exact_pairs=n_exact)
-
-def _pair_sum_xp(A, B, transform, radius, block_rows, return_info):
-    "`_pair_sum` of array-API blocks on their device (`backends.array_api.kendall_sums_xp`); S is an array of their library."
-    if not is_array_api(A):
-        raise TypeError(f"A: expected an array of the same library as B ({type(B).__module__.split('.')[0]}), got {type(A).__name__}")
-    S, n_pairs, n_exact = kendall_sums_xp(A, B, transform, radius, block_rows=2048 if block_rows is None else block_rows)
-    if not return_info: return S, n_pairs
-    r = _check_transform(transform, radius, int(A.shape[1]))
-    info = dict(transform=transform, winsorization_radius=r, bound=1.0 if r is None else r * r, n_pairs=n_pairs)
-    return S, n_pairs, add_diagnostics(info, n_exact_pairs=n_exact)
-
-def kendall_cross_sum(A, B, transform: str = "spherical", radius: float | None = None, *, block_rows: int | None = None,
-                      return_info: bool = False):
-    """Sum over all pairs (a in A, b in B) of g(d) g(d)^T, d = (b - a)/sqrt2: `(S, n_pairs)` (+ info dict if `return_info`).
-
-    Parameters
-    ----------
-    A : array (m, p)
-        First block of rows (numpy, or an array-API array such as CuPy: then S is an array of its library).
-    B : array (l, p)
-        Second block of rows (of A's library).
-    transform : {"spherical", "winsorized"}
-        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
-    radius : float > 0 or None
-        Winsorization radius (transform "winsorized" only).
-    block_rows : int >= 1 or None
-        Rows per block of the blocked computation (memory, not the result); None: 256 (numpy), 2048 (array API).
-    return_info : bool
-        Also return an `info` dict.
-
-    Returns
-    -------
-    S : ndarray (p, p)
-        The sum of g(d) g(d)^T (exact, not private).
-    n_pairs : int
-        m l.
-    info : dict, only if `return_info`
-        transform, winsorization_radius, bound, n_pairs; n_exact_pairs under `diagnostics_not_private`.
-    """
-    if B is None: raise TypeError("B: expected a 2-D numeric array (m rows x p columns), got None")
-    return _pair_sum(A, B, transform, radius, block_rows, return_info)
-
-def _block_pair_sum(xa, xb, transform, radius, block_rows):
-    "One task over row blocks: Kendall's pair sum within `xa` (xb None) or across (xa, xb), and its near-tie count."
-    if xb is None: S, _, inf = kendall_within_sum(xa, transform, radius, block_rows=block_rows, return_info=True)
-    else: S, _, inf = kendall_cross_sum(xa, xb, transform, radius, block_rows=block_rows, return_info=True)
-    return S, inf["diagnostics_not_private"]["n_exact_pairs"]
-
-def _kendall_over_blocks(X, transform, r, block_rows, return_info):
-    "`kendall_tau` of a checked numpy or dask `X` as tasks over pairs of its row blocks (`backends.statistics.map_block_pairs`)."
-    n, p = (int(s) for s in X.shape)
-    (T, n_exact), _, _ = map_block_pairs(X, _block_pair_sum, transform, r, block_rows)
-    K = T * (2.0 / (n * (n - 1)))
-    return _finish((K + K.T) / 2, int(n_exact), transform, r, "fast", kendall_design(n, "full"), return_info)
-
-def _regular_task(xa, xb, ia, ib, transform, r, centre):
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #2b40fb49
+def _regular_task(xa, xb, ia, ib, pair_transform, r, center):
     "One task of the regular design over row blocks: the kernel sum of its pairs (None if none) and the non-finite rows of `xa` (within tasks only)."
     xa = np.asarray(xa, dtype=np.float64)
     if xb is None:
@@ -507,13 +485,16 @@ def _regular_task(xa, xb, ia, ib, transform, r, centre):
     else:
         xb = np.asarray(xb, dtype=np.float64)
         if not (np.isfinite(xa).all() and np.isfinite(xb).all()): return None, 0   # counted by the blocks' own tasks
-    return (_pair_list_sum(xa, xb, ia, ib, transform, r, centre) if ia.size else None), 0
+    return (_pair_list_sum(xa, xb, ia, ib, pair_transform, r, center) if ia.size else None), 0
 
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #12dbd389
 def _combine_regular(*parts):
+    "Add the tasks' sums (None: no pair) and their bad-row counts."
     vals = [q[0] for q in parts if q[0] is not None]
     return (add(*vals) if vals else None), sum(q[1] for q in parts)
 
-def _kendall_regular_over_blocks(X, transform, r, perm, d):
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #662428bb
+def _kendall_regular_over_blocks(X, pair_transform, r, perm, d):
     "The regular design over a dask `X`: the pairs fixed on the client, one task per pair of row blocks holding some of them; `(K, n_exact)`."
     import dask
     n, p = (int(s) for s in X.shape)
@@ -527,44 +508,33 @@ def _kendall_regular_over_blocks(X, transform, r, perm, d):
     key = bi * B + bj
     order = np.argsort(key, kind="stable")
     cuts = np.searchsorted(key[order], np.arange(B * B + 1))
-    centre = _design_centre(X, perm)
+    center = _design_center(X, perm)
     task, tasks = dask.delayed(_regular_task), []
     for a in range(B):
         for b in range(a, B):
             sel = order[cuts[a * B + b]:cuts[a * B + b + 1]]
             if a == b or sel.size:                              # every block's own task checks its rows
                 tasks.append(task(blocks[a], None if a == b else blocks[b], i[sel] - edges[a], j[sel] - edges[b],
-                                  transform, r, centre))
+                                  pair_transform, r, center))
     out, bad = tree_reduce(tasks, _combine_regular, lazy=True)
     if bad: raise ValueError(f"X: expected finite values, found {bad} row(s) with NaN or inf")
     S, n_exact = out
     K = S / (n * d / 2)
     return (K + K.T) / 2, int(n_exact)
 
-def kendall_within_sum(A, transform: str = "spherical", radius: float | None = None, *, block_rows: int | None = None,
-                       return_info: bool = False):
-    """Sum over the pairs i < j within A of g(d) g(d)^T: `(S, n_pairs)`; `kendall_tau(A) = S / n_pairs`.
-
-    Parameters
-    ----------
-    A : array (m, p)
-        Block of rows (numpy, or an array-API array such as CuPy: then S is an array of its library).
-    transform : {"spherical", "winsorized"}
-        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
-    radius : float > 0 or None
-        Winsorization radius (transform "winsorized" only).
-    block_rows : int >= 1 or None
-        Rows per block of the blocked computation (memory, not the result); None: 256 (numpy), 2048 (array API).
-    return_info : bool
-        Also return an `info` dict.
-
-    Returns
-    -------
-    S : ndarray (p, p)
-        The sum over i < j (exact, not private).
-    n_pairs : int
-        m(m-1)/2.
-    info : dict, only if `return_info`
-        As `kendall_cross_sum`'s.
-    """
-    return _pair_sum(A, None, transform, radius, block_rows, return_info)
+# %% ../../nbs/04_algorithms/07_kendall.ipynb #9ea0275f
+def _kendall_tau_xp(X, pair_transform, r, method, pair_design, seed, block_rows, host):
+    "`(K, n_exact_pairs)` of a checked array-API X on its device (`backends.array_api`), full or regular design; K as numpy if `host`."
+    if method != "fast":
+        raise ValueError(f"method: an array-API X (CuPy, ...) takes method='fast', got {method!r}; "
+                         "the pairwise reference runs on numpy arrays")
+    n = int(X.shape[0])
+    if pair_design["design"] == "regular":
+        perm = np.random.default_rng(seed).permutation(n)
+        i, j = _pairs_of(perm, pair_design["degree"])
+        S, _, n_exact = kendall_pairs_sum_xp(X, i, j, pair_transform, r, centre_rows=np.sort(perm[:_CENTER_ROWS]))
+        K = (S + S.T) / (2 * pair_design["n_pairs"])
+    else:
+        S, _, n_exact = kendall_sums_xp(X, None, pair_transform, r, block_rows=block_rows, name="X")
+        K = S * (2.0 / (n * (n - 1)))
+    return (to_numpy(K) if host else K), n_exact

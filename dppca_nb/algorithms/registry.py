@@ -248,17 +248,10 @@ def _rescaled_info(info: dict, R: float) -> dict:
     out["radius"] = R
     return out
 
-_LEGACY_ESTIMATORS = {"local_gaussian_pca": "LocalGaussianPCA", "local_sparse_pca": "LocalSparsePCA",
-                      "smooth_sensitivity_pca": "SmoothSensitivityPCA", "g_dppca": "RobustKendallPCA",
-                      "pure_dp_pca": "PureDPPCA", "pure_dp_subspace": "PureDPSubspace"}
-_LEGACY_ATTRIBUTES = {"local_sparse_pca": {"n_iter_": "admm_iterations", "lam_": "lam"}}
-_LEGACY_RENAMED = {"g_dppca": {"spatial_sign": "transform"}}
 
 def _legacy(key, function, planner, model, measure, output, summary, *, cli=None, options=(), call_options=(),
             radius_by_scaling=False, **kw):
     mod, _, name = function.rpartition(".")
-    ren = _LEGACY_RENAMED.get(key, {})
-    back = {v: k for k, v in ren.items()}
     def fn(*a, **o): return getattr(importlib.import_module(mod), name)(*a, **o)
     fn.__module__, fn.__name__ = mod, name
     def call(X, k, eps, dlt, rng, o):
@@ -267,7 +260,6 @@ def _legacy(key, function, planner, model, measure, output, summary, *, cli=None
         if measure == "pure": return f(X, k, eps, random_state=rng, return_info=True, **o)
         return f(X, k, eps, dlt, random_state=rng, return_info=True, **o)
     def plan(n, p, k, epsilon, delta, **o):
-        o = {ren.get(a, a): v for a, v in o.items()}
         if measure == "pure": delta = 0.0
         c = planner(n, p, k, epsilon, delta, **{a: v for a, v in o.items() if a in options})
         def run(X, rng):
@@ -283,75 +275,16 @@ def _legacy(key, function, planner, model, measure, output, summary, *, cli=None
                 else: out, info = call(X, k, epsilon, delta, rng, oo)
             else: out, info = call(X, k, epsilon, delta, rng, oo)
             pub = public_info(info)
-            if key == "pure_dp_pca" and pub.get("eigenvalues") is not None: pub["eigenvalues"] = np.asarray(pub["eigenvalues"]) / n
             return Release(out, c, info.get(DIAGNOSTICS_KEY) or {}, pub)
         return Plan(c, run)
     def defaults():
         f = getattr(importlib.import_module(mod), name)
         sig = inspect.signature(f)
-        return {back.get(a, a): sig.parameters[a].default for a in options + call_options if a in sig.parameters}
+        return {a: sig.parameters[a].default for a in options + call_options if a in sig.parameters}
     plan.option_defaults = defaults
     quick = kw.pop("quick", {})
-    alg = Algorithm(key, plan, fn, model, measure, output, summary, estimator=_LEGACY_ESTIMATORS.get(key),
-                    eigenvalues=key == "pure_dp_pca",
-                    aliases=(cli,) if cli else (), attributes=_LEGACY_ATTRIBUTES.get(key, {}), quick=quick,
-                    ordered=key not in ("smooth_sensitivity_pca", "pure_dp_subspace"), **kw)
+    alg = Algorithm(key, plan, fn, model, measure, output, summary, aliases=(cli,) if cli else (), quick=quick, **kw)
     return register(alg)
-
-# %% ../../nbs/04_algorithms/09_registry.ipynb #ac4bea0b
-def _plan_g_dppca(n, p, k, epsilon, delta, *, transform="spherical", winsorization_radius=None, sensitivity="tight",
-                  calibration="analytic", radius_quantile=0.5, radius_share=0.1, radius_bounds=None, noise="continuous", design=None, degree=None):
-    from dppca_nb.algorithms.robust import kendall_sensitivity, _private_radius_setup, radius_lattice_note
-    from dppca_nb.privacy.discrete import check_noise_calibration
-    from dppca_nb.algorithms.kendall import kendall_design
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    check_choice(transform, "transform", ("spherical", "winsorized"))
-    check_choice(noise, "noise", ("continuous", "discrete"))
-    check_noise_calibration(calibration, noise)            # as noisy_kendall: before anything else
-    cal = DISCRETE_CALIBRATION_WORDS[calibration] if noise == "discrete" else calibration
-    r = winsorization_radius
-    des = kendall_design(n, design, degree)           # public: fixed from n (and a seed) before the data
-    pairs = (f"; pair design: {des['design']}, d = {des['degree']}, m = {des['n_pairs']} pairs fixed from n and a seed "
-             "before the data; sensitivity 2 sqrt2 c^2 / n for every d-regular design")
-    what = "g-DPPCA: Gaussian mechanism (vecd) on the generalised Kendall's tau"
-    if noise == "discrete":
-        what = "g-DPPCA: discrete Gaussian mechanism (vecd, on a grid) on the generalised Kendall's tau"
-    common = dict(sensitivity_norm="Frobenius", n=n, p=p, k=k)
-    if transform == "spherical":
-        if r is not None: raise ValueError(f"winsorization_radius: only used with transform='winsorized', got {r!r}")
-        bound, domain = 1.0, "no clipping: each pair difference enters through its spatial sign (norm 1)"
-    elif isinstance(r, str):
-        eps_r, eps_tau, q, bounds = _private_radius_setup(r, eps, p, radius_share, radius_quantile, radius_bounds)
-        rad = Contract("exponential-mechanism quantile of disjoint-pair norms on a public log-grid", eps_r, 0.0,
-                       measure="pure", sensitivity=1.0, sensitivity_norm="rank of the quantile",
-                       noise="exponential mechanism", domain=f"pair norms clipped to [{bounds[0]:.4g}, {bounds[1]:.4g}]",
-                       n=n, p=p, notes=(f"the {q:g}-quantile of ||x_j - x_i|| / sqrt2 over disjoint pairs",
-                                        radius_lattice_note(bounds)))
-        tau = Contract(what, eps_tau, dlt, noise="discrete gaussian" if noise == "discrete" else "gaussian",
-                       noise_scale=None, calibration=cal, domain="pair differences winsorized to the released r" + pairs,
-                       notes=("sensitivity 2 sqrt2 r^2 / n (tight) and the noise scale follow from the privately "
-                              "released radius r: public once released, not known when planning",), **common)
-        return Contract(what + ", after a private winsorization radius", eps, dlt, noise=tau.noise, noise_scale=None,
-                        calibration=cal, domain=tau.domain, parts={"radius": rad, "tau": tau},
-                        composition="basic: (eps_r, 0) + (eps - eps_r, delta)", notes=tau.notes, **common)
-    else:
-        r = math.sqrt(p) if r is None else check_positive(r, "winsorization_radius")
-        bound, domain = r * r, f"pair differences winsorized to ||d|| <= {r:.4g}"
-    domain += pairs
-    sens = kendall_sensitivity(sensitivity, n=n, bound=bound)
-    if noise == "discrete":
-        sigma, grid = discrete_calibration(eps, dlt, sens, p * (p + 1) // 2, calibration=calibration)
-        g, note = _discrete_guarantee(calibration, discrete_gaussian_rho(sigma, sens, grid, p * (p + 1) // 2))
-        return Contract(what, eps, dlt, sensitivity=sens, noise="discrete gaussian", noise_scale=sigma, domain=domain,
-                        notes=note, **g, **common)
-    return Contract(what, eps, dlt, sensitivity=sens, noise="gaussian", noise_scale=gaussian_sigma(eps, dlt, sens, calibration),
-                    calibration=calibration, domain=domain, **common)
-
-_legacy("g_dppca", "dppca_nb.algorithms.robust.g_dppca", _plan_g_dppca, "central", "approximate", "subspace",
-                   "central (epsilon, delta)-DP, robust Kendall's tau PCA (Kim & Jung)", cli="g-dppca",
-                   options=("transform", "winsorization_radius", "sensitivity", "calibration", "radius_quantile",
-                            "radius_share", "radius_bounds", "noise", "design", "degree"), call_options=("progress",),
-                   dask=True, location_invariant=True)
 
 # %% ../../nbs/04_algorithms/09_registry.ipynb #baeffb79
 def _plan_nsggd(n, p, k, epsilon, delta, *, n_iter=100, batch_size=None, neighbouring="replace", accounting="gaussian"):

@@ -4,34 +4,37 @@
 
 # %% ../../nbs/04_algorithms/08_robust.ipynb #e5e449f7
 from __future__ import annotations
-import bisect
-import decimal
 import math
-import warnings
-from decimal import Decimal, localcontext
-from fractions import Fraction
+from dataclasses import replace
 import numpy as np
-from ..core.validation import as_generator, check_k, check_epsilon, check_delta, check_positive, check_choice, check_int, add_diagnostics
+from ..core.validation import check_k, check_epsilon, check_delta, check_positive, check_choice, check_int
 from ..core.linalg import top_k_eigvecs
-from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian, check_square
-from ..privacy.discrete import (DISCRETE_CALIBRATION_WORDS, check_noise_calibration,
-                                       discrete_calibration, discrete_symmetric_release)
-from .kendall import kendall_design, design_seed, _kendall_tau
 from ..backends.statistics import check_rows, paired_row_norms
+from ..backends.array_api import check_rows_xp, is_array_api, to_numpy
+from ..privacy.mechanisms import gaussian_sigma, gaussian_epsilon, symmetric_gaussian, sym_dim
+from ..privacy.discrete import (NOISES, check_noise_calibration, discrete_calibration, discrete_gaussian_rho,
+                                       discrete_gaussian_epsilon, discrete_symmetric_release)
+from ..privacy.releases import discrete_guarantee
+from ..privacy.centering import (check_radius_bounds, norm_histogram, private_radius_from_histogram,
+                                        quantile_contract)
+from ..privacy.contract import Contract, Plan, Release
+from .kendall import PAIR_TRANSFORMS, kendall_design, design_seed, _kendall_tau, _check_pair_transform
+from .registry import Algorithm, Parameter, register, release_rows
 
 # %% auto #0
-__all__ = ['RADIUS_CELLS_PER_E', 'kendall_sensitivity', 'radius_grid', 'radius_grid_value', 'log_norm_cells', 'norm_histogram',
-           'radius_lattice_note', 'private_radius_from_histogram', 'private_radius', 'disjoint_pair_norms',
-           'private_radius_release', 'noisy_kendall', 'noisy_kendall_release', 'g_dppca']
+__all__ = ['KENDALL_SENSITIVITY_RULES', 'kendall_sensitivity', 'disjoint_pair_norms', 'plan_winsorization_radius',
+           'kendall_contract', 'plan_noisy_kendall', 'noisy_kendall', 'plan_g_dppca', 'g_dppca']
 
 # %% ../../nbs/04_algorithms/08_robust.ipynb #52d6fdfc
-def kendall_sensitivity(sensitivity="tight", *, n: int, bound: float = 1.0) -> float:
-    """Frobenius replace-one sensitivity of Kendall's tau with pair terms bounded by `bound` = ||g||_inf^2: 2 sqrt2 c^2/n ('tight', the default) or 4c^2/n ('paper').
+KENDALL_SENSITIVITY_RULES = {"tight": 2 * math.sqrt(2), "paper": 4.0}   # Delta_F = factor * c^2 / n
+
+def kendall_sensitivity(sensitivity_rule: str = "tight", *, n: int, bound: float = 1.0) -> float:
+    """Frobenius replace-one sensitivity of Kendall's tau with pair terms bounded by `bound` = c^2 = ||g||_inf^2: 2 sqrt2 c^2/n ('tight', the default) or 4c^2/n ('paper').
 
     Parameters
     ----------
-    sensitivity : {"tight", "paper"} or float > 0
-        "tight" 2 sqrt 2 c^2 / n, "paper" 4 c^2 / n, or a number (returned as is).
+    sensitivity_rule : {"tight", "paper"}
+        "tight" 2 sqrt 2 c^2 / n, "paper" 4 c^2 / n.
     n : int >= 2
         Number of rows (public).
     bound : float > 0
@@ -44,532 +47,251 @@ def kendall_sensitivity(sensitivity="tight", *, n: int, bound: float = 1.0) -> f
     """
     n = check_int(n, "n", minimum=2)
     c2 = check_positive(bound, "bound")
-    if not isinstance(sensitivity, str): return check_positive(sensitivity, "sensitivity")
-    check_choice(sensitivity, "sensitivity", ("paper", "tight"))
-    return (4.0 if sensitivity == "paper" else 2 * math.sqrt(2)) * c2 / n
-
-# %% ../../nbs/04_algorithms/08_robust.ipynb #81b55768
-def _check_quantile(q, name):
-    q = check_positive(q, name)
-    if not q < 1: raise ValueError(f"{name}: expected a number in (0, 1), got {q}")
-    return q
-
-def _check_bounds(bounds, p, name):
-    if bounds is None: return 1e-3 * math.sqrt(p), 1e3 * math.sqrt(p)
-    try: lo, hi = bounds
-    except (TypeError, ValueError): raise ValueError(f"{name}: expected a pair (lo, hi), got {bounds!r}") from None
-    lo, hi = check_positive(lo, f"{name}[0]"), check_positive(hi, f"{name}[1]")
-    if not lo < hi: raise ValueError(f"{name}: expected lo < hi, got ({lo}, {hi})")
-    return lo, hi
-
-RADIUS_CELLS_PER_E = 64          # grid points per factor e of the public range: neighbouring points differ by 1.6%
-
-def radius_grid(bounds) -> tuple:
-    """The public log-grid of a private radius on `bounds` (lo, hi): `(log_lo, width, K)`. Point j = 0..K is
-    log_lo + j * width; K = ceil(RADIUS_CELLS_PER_E ln(hi / lo)) cells of width ln(hi / lo) / K cover [ln lo, ln hi]."""
-    lo, hi = _check_bounds(bounds, 1, "bounds")
-    a = math.log(lo)
-    K = max(1, math.ceil(RADIUS_CELLS_PER_E * (math.log(hi) - a)))
-    return a, (math.log(hi) - a) / K, K
-
-def radius_grid_value(j: int, bounds) -> float:
-    "The radius released for grid point j of `radius_grid(bounds)`: exp(log_lo + j width), a function of j and the public bounds only."
-    a, w, K = radius_grid(bounds)
-    j = check_int(j, "j", minimum=0)
-    if j > K: raise ValueError(f"j: expected a grid point 0..{K}, got {j}")
-    return math.exp(a + j * w)
-
-
-# %% ../../nbs/04_algorithms/08_robust.ipynb #8674fd7b
-def log_norm_cells(log_norms, grid) -> np.ndarray:
-    """The cell of each log-norm on `grid` (`radius_grid`): floor((z - log_lo) / width) clipped to 0..K (K: at or
-    above hi). A fixed function of each value alone, so replacing one record moves one cell index. No NaN."""
-    a, w, K = grid
-    c = np.floor((np.asarray(log_norms, dtype=np.float64) - a) / w)
-    return np.clip(c, 0, K).astype(np.intp)
-
-def norm_histogram(norms, bounds) -> np.ndarray:
-    "The number of `norms` in each cell 0..K of the public grid on `bounds` (one pass, no sort; norms are clipped to [lo, hi])."
-    lo, hi = _check_bounds(bounds, 1, "bounds")
-    grid = radius_grid((lo, hi))
-    z = np.log(np.clip(np.asarray(norms, dtype=np.float64), lo, hi))
-    return np.bincount(log_norm_cells(z, grid), minlength=grid[2] + 1)
-
-
-# %% ../../nbs/04_algorithms/08_robust.ipynb #7112f67f
-_EM_REL, _EM_CUT = 2.0 ** -30, 700.0    # bound used on the float partial sums' relative error (proven <= 2^-35); exponent cut
-
-def _float_decide(S, u, rel=_EM_REL):
-    "The first j with S_j > U S_K, U in [u, u + 1) / 2^64, if the float sums S (relative error <= rel) decide it; else None."
-    ab = S.size * math.exp(1.0 - _EM_CUT)                   # the weights cut to 0 (exponents above 700)
-    m = 1.0 + 2.0 ** -40                                    # covers the rounding of the bounds themselves
-    tot = float(S[-1])
-    t_lo = u / 2.0 ** 64 * (tot * (1 - rel) - ab) / m
-    t_hi = (u + 1) / 2.0 ** 64 * (tot * (1 + rel) + ab) * m
-    j = min(int(np.searchsorted(S, u / 2.0 ** 64 * tot, side="right")), S.size - 1)   # U < 1: t < S_K always
-    if j > 0 and not (float(S[j - 1]) * (1 + rel) + ab) * m <= t_lo: return None
-    return j if j == S.size - 1 or (float(S[j]) * (1 - rel) - ab) / m > t_hi else None
-
-def _decimal_decide(D, half_eps, num, bits, prec):
-    "As `_float_decide` for U in [num, num + 1) / 2^bits, with the sums in `decimal` at `prec` digits (exact comparisons)."
-    he = Decimal(half_eps)
-    with localcontext() as ctx:
-        ctx.prec, ctx.Emin, ctx.Emax = prec, decimal.MIN_EMIN, decimal.MAX_EMAX
-        s, S = Decimal(0), []
-        for d in D:
-            s += (-(he * Decimal(float(d)))).exp(); S.append(Fraction(s))
-    R = Fraction(11, 10) * (Fraction(half_eps) * Fraction(float(max(D))) + len(D) + 4) / 10 ** (prec - 1)
-    t_lo, t_hi = Fraction(num, 2 ** bits) * S[-1] * (1 - R), Fraction(num + 1, 2 ** bits) * S[-1] * (1 + R)
-    j = min(bisect.bisect_right(S, t_hi / (1 - R)), len(S) - 1)   # the first j with S_j (1 - R) > t_hi (or the last)
-    return None if j > 0 and S[j - 1] * (1 + R) > t_lo else j
-
-def _exact_exponential_index(D, half_eps: float, rng, rel=_EM_REL) -> int:
-    """An index j drawn with probability exactly proportional to exp(-half_eps D_j) (D: exact non-negative doubles,
-    minimum 0): the inverse transform of a uniform, decided from 64 bits and float sums, else exactly (more bits, decimal)."""
-    D = np.asarray(D, dtype=np.float64)
-    x = half_eps * D
-    W = np.exp(-np.minimum(x, _EM_CUT)); W[x > _EM_CUT] = 0.0
-    u = int(rng.integers(0, 2 ** 64, dtype=np.uint64))
-    j = _float_decide(np.cumsum(W), u, rel)
-    num, bits, prec = u, 64, 40 + len(str(int(half_eps * D.max() + D.size + 4)))
-    while j is None:
-        num, bits = (num << 64) | int(rng.integers(0, 2 ** 64, dtype=np.uint64)), bits + 64
-        j = _decimal_decide(D, half_eps, num, bits, prec)
-        prec += 20
-    return j
-
-
-# %% ../../nbs/04_algorithms/08_robust.ipynb #e2174b78
-def _radius_scores(counts, quantile: float):
-    "(D, m): D_j = |c_j - T| - min_i |c_i - T| (exact half-integers), c_j the counts below grid point j, T = q m to the nearest half."
-    h = np.asarray(counts, dtype=np.int64)
-    m = int(h.sum())
-    below = np.concatenate([[0], np.cumsum(h[:-1])])           # c_0 = 0, ..., c_K = the norms in cells below K
-    d = np.abs(below - round(2 * quantile * m) / 2)
-    return d - d.min(), m
-
-def radius_lattice_note(bounds, factor: float = 1.0) -> str:
-    "The released values of a private radius on `bounds`, in words (for contracts): which function of the drawn grid point."
-    lo, hi = _check_bounds(bounds, 1, "bounds")
-    K = radius_grid((lo, hi))[2]
-    f = "" if factor == 1 else f"{factor:g} x "
-    return (f"released value {f}exp(ln {lo:.4g} + j ln({hi:.4g} / {lo:.4g}) / {K}) at the drawn grid point j = 0..{K} "
-            f"({RADIUS_CELLS_PER_E} points per factor e): a function of j and the public bounds only")
-
-
-# %% ../../nbs/04_algorithms/08_robust.ipynb #f1e9a36b
-def private_radius_from_histogram(counts, epsilon: float, *, quantile: float = 0.5, bounds, random_state=None,
-                                  return_info: bool = False):
-    """epsilon-DP (replace-one) radius from the cell counts of m norms on the public grid of `bounds` (`norm_histogram`):
-    the exponential mechanism over the grid points j = 0..K, utility -|c_j - q m|, drawn exactly; `radius_grid_value(j, bounds)`.
-
-    Parameters
-    ----------
-    counts : array of int (K + 1,)
-        Norms per cell of `radius_grid(bounds)` (one norm per record: replace-one moves one count by one cell).
-    epsilon : float > 0
-        Privacy loss (pure epsilon-DP).
-    quantile : float in (0, 1)
-        Quantile to release.
-    bounds : tuple (lo, hi)
-        Public range of the radius.
-    random_state : int, numpy Generator or None
-        Seed of the mechanism.
-    return_info : bool
-        Also return the `info` dict.
-
-    Returns
-    -------
-    r : float
-        The epsilon-DP radius, a point of the public grid.
-    info : dict, only if `return_info`
-        Public: mechanism, epsilon, delta (0), neighbouring, sensitivity (1), quantile, bounds, grid_points, n_norms.
-        Under `diagnostics_not_private`: grid_point (the drawn j), best_grid_point (the utility's maximiser).
-    """
-    eps, q = check_epsilon(epsilon), _check_quantile(quantile, "quantile")
-    lo, hi = _check_bounds(bounds, 1, "bounds")
-    K = radius_grid((lo, hi))[2]
-    h = np.asarray(counts)
-    if h.shape != (K + 1,) or not np.issubdtype(h.dtype, np.integer) or (h < 0).any():
-        raise ValueError(f"counts: expected {K + 1} non-negative integer counts (the cells of radius_grid(bounds)), "
-                         f"got shape {h.shape} and dtype {h.dtype}")
-    D, m = _radius_scores(h, q)
-    j = _exact_exponential_index(D, eps / 2, as_generator(random_state))
-    r = radius_grid_value(j, (lo, hi))
-    if not return_info: return r
-    info = dict(mechanism="exponential-mechanism quantile of norms on a public log-grid", epsilon=eps, delta=0.0,
-                neighbouring="replace-one", sensitivity=1.0, quantile=q, bounds=(lo, hi), grid_points=K + 1,
-                lattice=radius_lattice_note((lo, hi)), n_norms=m)
-    return r, add_diagnostics(info, grid_point=j, best_grid_point=int(np.argmin(D)))
-
+    check_choice(sensitivity_rule, "sensitivity_rule", tuple(KENDALL_SENSITIVITY_RULES))
+    return KENDALL_SENSITIVITY_RULES[sensitivity_rule] * c2 / n
 
 # %% ../../nbs/04_algorithms/08_robust.ipynb #bad4cd7b
-def private_radius(X, epsilon: float, *, quantile: float = 0.5, bounds=None, random_state=None,
-                   return_info: bool = False):
-    """epsilon-DP (replace-one) `quantile` of the pair-difference norms ||x_j - x_i||/sqrt2 over disjoint pairs (exponential mechanism on a public log-grid); X numpy or dask.
-
-    Parameters
-    ----------
-    X : array (n, p), numpy or dask
-        Data rows.
-    epsilon : float > 0
-        Privacy loss (pure epsilon-DP).
-    quantile : float in (0, 1)
-        Quantile to release.
-    bounds : tuple (lo, hi) or None
-        Public range of the radius (None: a default from p).
-    random_state : int, numpy Generator or None
-        Seed of the pairing and the mechanism.
-    return_info : bool
-        Also return the `info` dict.
-
-    Returns
-    -------
-    r : float
-        The epsilon-DP (replace-one) radius, a point of the public grid (`radius_grid_value`).
-    info : dict, only if `return_info`
-        Public: mechanism, epsilon, delta (0), neighbouring, sensitivity (1), quantile, bounds, grid_points, lattice,
-        n_norms, n_pairs. Under `diagnostics_not_private`: grid_point, best_grid_point, true_quantile.
-    """
-    X = check_rows(X)
-    n, p = (int(s) for s in X.shape)
-    eps = check_epsilon(epsilon)
-    q = _check_quantile(quantile, "quantile")
-    lo, hi = _check_bounds(bounds, p, "bounds")
-    rng = as_generator(random_state)
-    perm = rng.permutation(n)                                   # data-independent pairing
-    return private_radius_release(disjoint_pair_norms(X, perm), eps, quantile=q, bounds=(lo, hi),
-                                  random_state=rng, return_info=return_info)
-
 def disjoint_pair_norms(X, perm) -> np.ndarray:
-    """The floor(n/2) norms ||x_perm[2i+1] - x_perm[2i]|| / sqrt2 of the disjoint pairs of a pairing `perm` (a permutation of the rows), X numpy or dask.
+    "The floor(n/2) norms ||x_perm[2i+1] - x_perm[2i]|| / sqrt2 of the disjoint pairs of a pairing `perm` (a permutation of the rows), X numpy or dask; exact, NOT private."
+    return paired_row_norms(to_numpy(X) if is_array_api(X) else X, perm)   # dask: the paired rows gathered on the cluster
 
-    Parameters
-    ----------
-    X : array (n, p), numpy or dask
-        Data rows.
-    perm : array of int (n,)
-        A permutation of the rows.
-
-    Returns
-    -------
-    ndarray (floor(n/2),)
-        The pair norms (exact, not private).
-    """
-    return paired_row_norms(X, perm)             # for a dask X: the paired rows gathered on the cluster, the norms returned
-
+# %% ../../nbs/04_algorithms/08_robust.ipynb #2b9c4fe1
+def _share(v, name):
+    "A share or quantile in (0, 1), or an error naming `name`."
+    v = check_positive(v, name)
+    if not v < 1: raise ValueError(f"{name}: expected a number in (0, 1), got {v}")
+    return v
 
 # %% ../../nbs/04_algorithms/08_robust.ipynb #9bb287f4
-def private_radius_release(norms, epsilon: float, *, quantile: float = 0.5, bounds, random_state=None,
-                           return_info: bool = False):
-    """The release step of `private_radius` from the m disjoint-pair norms and public `bounds` (lo, hi): their histogram
-    on the public grid (`norm_histogram`), then `private_radius_from_histogram`.
+def plan_winsorization_radius(n: int, p: int, epsilon: float, *, quantile: float = 0.5, bounds=None) -> Plan:
+    """The Plan of g-DPPCA's private winsorization radius: the exponential-mechanism `quantile` of the floor(n/2)
+    disjoint-pair norms on the public log-grid of `bounds` (None: 1e-3 sqrt p to 1e3 sqrt p), pure epsilon-DP,
+    replace-one; `release(X)` -> the radius, a grid point (the drawn point and the exact quantile: diagnostics)."""
+    n, p = check_int(n, "n", minimum=2), check_int(p, "p")
+    q, bnd = _share(quantile, "radius_quantile"), check_radius_bounds(bounds, p)
+    c = replace(quantile_contract(n // 2, epsilon, quantile=q, bounds=bnd,
+                                  what="disjoint-pair norms ||x_j - x_i|| / sqrt2"), n=n, p=p)
+    def run(X, rng):
+        perm = rng.permutation(n)                              # the pairing: fixed before any norm is read
+        norms = disjoint_pair_norms(X, perm)
+        r = private_radius_from_histogram(norm_histogram(norms, bnd), c.epsilon, quantile=q, bounds=bnd,
+                                          random_state=rng, contract=c)
+        true_q = float(np.quantile(np.clip(norms, *bnd), q)) if norms.size else None   # exact: curator-only
+        return Release(r.value, c, {**r.diagnostics, "true_quantile": true_q})
+    return Plan(c, run)
 
-    Parameters
-    ----------
-    norms : array (m,)
-        Disjoint-pair norms (one per pair: replace-one changes at most one).
-    epsilon : float > 0
-        Privacy loss (pure epsilon-DP).
-    quantile : float in (0, 1)
-        Quantile to release.
-    bounds : tuple (lo, hi)
-        Public range of the radius.
-    random_state : int, numpy Generator or None
-        Seed of the mechanism.
-    return_info : bool
-        Also return the `info` dict.
+# %% ../../nbs/04_algorithms/08_robust.ipynb #038baae1
+def _kendall_words(pair_transform, r, pair_design) -> tuple:
+    "The domain and the design note of a tau contract."
+    domain = ("any finite rows (no clipping): each pair difference enters through its spatial sign (norm 1)"
+              if r is None else f"any finite rows (no clipping): pair differences winsorized to ||d|| <= {r:.4g}")
+    d = pair_design
+    return domain, (f"pair design: {d['design']}, d = {d['degree']}, m = {d['n_pairs']} pairs fixed from n (and a seed) "
+                    "before the data; the sensitivity is 2 sqrt2 c^2 / n for every d-regular design")
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #a0fe1480
+def kendall_contract(n: int, p: int, epsilon: float, delta: float, *, pair_transform: str = "spherical",
+                     winsorization_radius: float | None = None, sensitivity_rule: str = "tight",
+                     calibration: str = "analytic", noise: str = "gaussian", pair_design: dict | None = None,
+                     k: int | None = None) -> Contract:
+    "The Contract of Kendall's tau of n x p rows plus vecd (discrete) Gaussian noise, with a public winsorization radius (None: sqrt p)."
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    check_choice(noise, "noise", NOISES)
+    check_noise_calibration(calibration, noise)
+    r = _check_pair_transform(pair_transform, winsorization_radius, p)
+    des = kendall_design(n) if pair_design is None else pair_design
+    c2 = 1.0 if r is None else r * r
+    sens, tight = kendall_sensitivity(sensitivity_rule, n=n, bound=c2), kendall_sensitivity(n=n, bound=c2)
+    domain, note = _kendall_words(pair_transform, r, des)
+    common = dict(neighbouring="replace-one", domain=domain, sensitivity=sens, sensitivity_norm="Frobenius", n=n, p=p, k=k)
+    if noise == "discrete_gaussian":
+        sigma, grid = discrete_calibration(eps, dlt, sens, sym_dim(p), calibration=calibration)
+        g, extra = discrete_guarantee(calibration, discrete_gaussian_rho(sigma, sens, grid, sym_dim(p)))
+        return Contract("discrete Gaussian mechanism (vecd, on a power-of-two grid) on the generalised Kendall's tau",
+                        eps, dlt, noise="discrete_gaussian", noise_scale=sigma, grid=grid, **g,
+                        epsilon_certified=discrete_gaussian_epsilon(sigma, dlt, tight, grid, sym_dim(p), calibration),
+                        notes=(note,) + extra, **common)
+    sigma = gaussian_sigma(eps, dlt, sens, calibration)
+    return Contract("Gaussian mechanism (vecd) on the generalised Kendall's tau", eps, dlt, noise="gaussian",
+                    noise_scale=sigma, calibration=calibration, epsilon_certified=gaussian_epsilon(sigma, dlt, tight),
+                    notes=(note,), **common)
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #9f940c56
+def _private_radius_contract(radius: Contract, tau: Contract, epsilon: float, delta: float) -> Contract:
+    "The contract of the tau after a private radius: parts radius (pure) and tau (its r-dependent numbers unknown), basic rule."
+    note = ("the winsorization radius r is released first; the tau's sensitivity (2 sqrt2 r^2 / n, tight) and its "
+            "noise scale follow from r: public once released, not known when planning")
+    tau = replace(tau, sensitivity=None, noise_scale=None, grid=None, epsilon_certified=None, measure="approximate",
+                  rho=None, domain="any finite rows (no clipping): pair differences winsorized to the released radius r",
+                  notes=(note,) + tau.notes[:1])
+    return Contract(tau.mechanism + ", after a private winsorization radius", epsilon, delta, noise=tau.noise,
+                    calibration=tau.calibration, sensitivity_norm="Frobenius", domain=tau.domain,
+                    parts={"radius": radius, "tau": tau}, notes=tau.notes, n=tau.n, p=tau.p, k=tau.k,
+                    composition="basic")
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #11d9d1eb
+def _kendall_noise(K, c: Contract, rng) -> np.ndarray:
+    "K plus the vecd noise of contract `c`: Gaussian, or discrete Gaussian on its grid (v = (k_ii, sqrt2 k_ij) released)."
+    if c.noise == "discrete_gaussian":
+        return discrete_symmetric_release(K, c.noise_scale, c.grid, rng, offdiag_weight=math.sqrt(2.0))
+    return K + symmetric_gaussian(K.shape[0], c.noise_scale, rng, kind="vecd")
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #5253450f
+def _check_options(pair_transform, winsorization_radius, sensitivity_rule, noise, calibration):
+    "The options' errors, named, before anything else (as the registry's table describes them)."
+    check_choice(pair_transform, "pair_transform", PAIR_TRANSFORMS)
+    if isinstance(winsorization_radius, str):
+        check_choice(winsorization_radius, "winsorization_radius", ("private",))
+        if pair_transform != "winsorized":
+            raise ValueError("winsorization_radius: only used with pair_transform='winsorized', got 'private'")
+    check_choice(sensitivity_rule, "sensitivity_rule", tuple(KENDALL_SENSITIVITY_RULES))
+    check_choice(noise, "noise", NOISES)
+    check_noise_calibration(calibration, noise)
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #56352783
+def _release_tau(X, rng, c, des, pair_transform, r, radius_plan, at, progress) -> Release:
+    "The release of `plan_noisy_kendall`: the design's seed, the private radius (if any: r and the tau's contract `at(r)`), the tau, the noise."
+    X = check_rows_xp(X)[0] if is_array_api(X) else check_rows(X)
+    seed = design_seed(rng) if des["design"] == "regular" else None     # the design first, before any record is read
+    diag, extras, ct = {}, {}, c
+    if radius_plan is not None:                                # the private radius, then the tau's contract at it
+        rel = radius_plan.release(X, rng)
+        r, diag["radius"] = rel.value, rel.diagnostics
+        ct = extras["tau_contract"] = at(r)
+    K, diag["n_exact_pairs"] = _kendall_tau(X, pair_transform, r, pair_design=des, seed=seed, progress=progress)
+    if seed is not None: diag["design_seed"] = seed
+    extras["winsorization_radius"] = r
+    return Release(_kendall_noise(K, ct, rng), c, diag, extras)
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #afb8c7d4
+def plan_noisy_kendall(n: int, p: int, k: int | None, epsilon: float, delta: float, *, pair_transform: str = "spherical",
+                       winsorization_radius=None, sensitivity_rule: str = "tight", calibration: str = "analytic",
+                       noise: str = "gaussian", radius_quantile: float = 0.5, radius_share: float = 0.1,
+                       radius_bounds=None, design: str | None = None, degree: int | None = None,
+                       progress: bool | None = None) -> Plan:
+    "Kendall's tau plus vecd noise, fixed before the data; `release(X)` -> the noisy tau (p x p); extras: winsorization_radius (and, private, tau_contract)."
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    _check_options(pair_transform, winsorization_radius, sensitivity_rule, noise, calibration)
+    des = kendall_design(n, design, degree)                    # public: from n and the options
+    tau = dict(pair_transform=pair_transform, sensitivity_rule=sensitivity_rule, calibration=calibration, noise=noise,
+               pair_design=des, k=k)
+    if winsorization_radius != "private":
+        c = kendall_contract(n, p, eps, dlt, winsorization_radius=winsorization_radius, **tau)
+        r = _check_pair_transform(pair_transform, winsorization_radius, p)
+        return Plan(c, lambda X, rng: _release_tau(X, rng, c, des, pair_transform, r, None, None, progress))
+    w = _share(radius_share, "radius_share")
+    radius_plan = plan_winsorization_radius(n, p, w * eps, quantile=radius_quantile,
+                                            bounds=check_radius_bounds(radius_bounds, p))
+    at = lambda r: kendall_contract(n, p, (1 - w) * eps, dlt, winsorization_radius=r, **tau)   # the tau at a radius
+    c = _private_radius_contract(radius_plan.contract, at(1.0), eps, dlt)
+    return Plan(c, lambda X, rng: _release_tau(X, rng, c, des, pair_transform, None, radius_plan, at, progress))
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #a5796c20
+def noisy_kendall(X, epsilon: float, delta: float, *, pair_transform: str = "spherical", winsorization_radius=None,
+                  sensitivity_rule: str = "tight", calibration: str = "analytic", noise: str = "gaussian",
+                  radius_quantile: float = 0.5, radius_share: float = 0.1, radius_bounds=None,
+                  design: str | None = None, degree: int | None = None, progress: bool | None = None,
+                  random_state=None, return_release: bool = False):
+    """(epsilon, delta)-DP (replace-one, n public) release of Kendall's tau plus vecd noise, X numpy or dask: the
+    mechanism of g-DPPCA before its eigenvectors. The options are those of `g_dppca`.
 
     Returns
     -------
-    r : float
-        The epsilon-DP radius, a point of the public grid.
-    info : dict, only if `return_info`
-        As `private_radius`'s.
+    K_bar : ndarray (p, p), or Release
+        The noisy tau (symmetric), or the whole `Release` (its contract, diagnostics and extras) if `return_release`.
     """
-    eps = check_epsilon(epsilon)
-    q = _check_quantile(quantile, "quantile")
-    lo, hi = _check_bounds(bounds, 1, "bounds")
-    norms = np.asarray(norms, dtype=np.float64)
-    if norms.ndim != 1 or np.isnan(norms).any():                # inf (an overflowing difference) counts at hi
-        raise ValueError(f"norms: expected a 1-D array of pair norms without NaN, got shape {norms.shape}")
-    out = private_radius_from_histogram(norm_histogram(norms, (lo, hi)), eps, quantile=q, bounds=(lo, hi),
-                                        random_state=random_state, return_info=return_info)
-    if not return_info: return out
-    r, info = out
-    info.update(mechanism="exponential-mechanism quantile of disjoint-pair norms on a public log-grid", n_pairs=norms.size)
-    # the exact quantile of the clipped norms is a function of the data: not private
-    tq = float(np.quantile(np.clip(norms, lo, hi), q)) if norms.size else None
-    return r, add_diagnostics(info, true_quantile=tq)
-
+    return release_rows(plan_noisy_kendall, X, None, epsilon, delta, pair_transform=pair_transform,
+                        winsorization_radius=winsorization_radius, sensitivity_rule=sensitivity_rule,
+                        calibration=calibration, noise=noise, radius_quantile=radius_quantile,
+                        radius_share=radius_share, radius_bounds=radius_bounds, design=design, degree=degree,
+                        progress=progress, random_state=random_state, return_release=return_release)
 
 # %% ../../nbs/04_algorithms/08_robust.ipynb #d4531066
-def _renamed_radius(winsorization_radius, radius, where, stacklevel=4):
-    "The winsorization radius from `winsorization_radius` or from the deprecated alias `radius` (warned)."
-    if radius is None: return winsorization_radius
-    warnings.warn(f"{where}: radius= is deprecated, use winsorization_radius= (the radius that caps pair differences; "
-                  "`radius` is the clipping bound of the rows elsewhere in the package)", DeprecationWarning,
-                  stacklevel=stacklevel)
-    if winsorization_radius is not None:
-        raise TypeError(f"radius: a deprecated alias of winsorization_radius; got both ({radius!r} and "
-                        f"{winsorization_radius!r}), pass winsorization_radius only")
-    return radius
+def plan_g_dppca(n: int, p: int, k: int, epsilon: float, delta: float, *, pair_transform: str = "spherical",
+                 winsorization_radius=None, sensitivity_rule: str = "tight", calibration: str = "analytic",
+                 noise: str = "gaussian", radius_quantile: float = 0.5, radius_share: float = 0.1, radius_bounds=None,
+                 design: str | None = None, degree: int | None = None, progress: bool | None = None) -> Plan:
+    "g-DPPCA fixed before the data: the noisy Kendall's tau (`plan_noisy_kendall`), then its top-k eigenvectors."
+    k = check_k(k, p)
+    tau = plan_noisy_kendall(n, p, k, epsilon, delta, pair_transform=pair_transform,
+                             winsorization_radius=winsorization_radius, sensitivity_rule=sensitivity_rule,
+                             calibration=calibration, noise=noise, radius_quantile=radius_quantile,
+                             radius_share=radius_share, radius_bounds=radius_bounds, design=design, degree=degree,
+                             progress=progress)
+    def eigenvectors(K_bar, rng): return top_k_eigvecs(K_bar, k), {}
+    return tau.then(eigenvectors, mechanism=f"g-DPPCA (Kim & Jung): {tau.contract.mechanism}, top-k eigenvectors")
 
-def noisy_kendall(X, epsilon: float, delta: float, *, transform: str = "spherical", winsorization_radius=None,
-                  sensitivity="tight", calibration: str = "analytic", radius_quantile: float = 0.5,
-                  radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", design: str | None = None,
-                  degree: int | None = None, progress: bool | None = None, random_state=None, radius=None):
-    """(epsilon, delta)-DP (replace-one) release of Kendall's tau plus vecd Gaussian noise, X numpy or dask; returns `(K_bar, info)`.
-
-    `design`, `degree`: the pair design of the tau (`kendall_design`: None is the full U-statistic for n <= 5000, a
-    20-regular design above); the sensitivity 2 sqrt2 c^2 / n is the same for both. `radius`: deprecated alias of
-    `winsorization_radius`.
-
-    Parameters
-    ----------
-    X : array (n, p), numpy or dask
-        Data rows.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    transform : {"spherical", "winsorized"}
-        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
-    winsorization_radius : float > 0, "private" or None
-        Radius of the winsorized kernel: a number (public), "private" (released first by `private_radius` with part
-        of epsilon), None: sqrt p. Spherical: must be None.
-    sensitivity : {"tight", "paper"} or float > 0
-        Frobenius replace-one sensitivity of the tau: 2 sqrt 2 c^2 / n (tight), 4 c^2 / n (paper), or a number.
-    calibration : {"analytic", "classic", "zcdp"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
-        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
-        (zCDP only); "zcdp" is refused for continuous noise.
-    radius_quantile : float in (0, 1)
-        Quantile of the pair-difference norms released as the private radius.
-    radius_share : float in (0, 1)
-        Share of epsilon spent on the private radius.
-    radius_bounds : tuple (lo, hi) or None
-        Public bounds of the private radius (None: a default from p).
-    noise : {"continuous", "discrete"}
-        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
-    design : {"full", "regular"} or None
-        Pairs used: all n(n-1)/2, or each row in `degree` pairs of a public random design; None: full for n <= 5000,
-        else regular.
-    degree : int >= 1 or None
-        Pairs per row of a regular design (None: 20).
-    progress : bool or None
-        Show a progress bar (None: only for long runs).
-    random_state : int, numpy Generator or None
-        Seed of the design, the radius and the noise.
-    radius : deprecated
-        Old name of `winsorization_radius`.
-
-    Returns
-    -------
-    K_bar : ndarray (p, p)
-        Kendall's tau plus symmetric vecd Gaussian noise.
-    info : dict
-        (epsilon, delta)-DP, replace-one, n public. Public: mechanism, epsilon, delta, neighbouring, sensitivity,
-        sigma, calibration, transform, winsorization_radius, bound, epsilon_tau, design, degree, n_pairs (and, with a
-        private radius, its epsilon, info and the composed epsilon_total). Under `diagnostics_not_private`:
-        n_clipped (0), n_exact_pairs, the design's seed.
-    """
-    X = check_rows(X)                                            # numpy, or dask (checked from its metadata)
-    n, p = (int(s) for s in X.shape)
-    wr = _renamed_radius(winsorization_radius, radius, "noisy_kendall")
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    check_choice(transform, "transform", ("spherical", "winsorized"))
-    check_choice(noise, "noise", ("continuous", "discrete"))
-    check_noise_calibration(calibration, noise)
-    kendall_sensitivity(sensitivity, n=n)                        # options checked before the passes over the rows
-    plan = kendall_design(n, design, degree)                     # public: from n and the options
-    rng = as_generator(random_state)
-    seed = design_seed(rng) if plan["design"] == "regular" else None   # the design first, before any record is read
-    eps_tau, r_info = eps, None
-    if transform == "spherical":
-        if wr is not None:
-            raise ValueError(f"winsorization_radius: only used with transform='winsorized', got {wr!r}")
-        r = None
-    elif isinstance(wr, str):
-        eps_r, eps_tau, radius_quantile, radius_bounds = _private_radius_setup(wr, eps, p, radius_share,
-                                                                               radius_quantile, radius_bounds)
-        r, r_info = private_radius(X, eps_r, quantile=radius_quantile, bounds=radius_bounds, random_state=rng,
-                                   return_info=True)
-    else: r = math.sqrt(p) if wr is None else check_positive(wr, "winsorization_radius")
-    K, k_info = _kendall_tau(X, transform, r, method="fast", plan=plan, seed=seed, block_rows=None, progress=progress,
-                             return_info=True)                  # numpy, or tasks over pairs of dask row blocks
-    K_bar, info = noisy_kendall_release(K, n, eps_tau, dlt, bound=k_info["bound"], transform=transform,
-                                        winsorization_radius=r, sensitivity=sensitivity, calibration=calibration,
-                                        noise=noise, design=plan["design"], degree=plan["degree"], random_state=rng)
-    _add_radius_info(info, eps, eps_tau, dlt, r_info)
-    add_diagnostics(info, **dict(k_info["diagnostics_not_private"]))   # near-tied pairs (data); the design's seed
-    return K_bar, info
-
-def _private_radius_setup(radius, eps, p, radius_share, radius_quantile, radius_bounds):
-    "Check winsorization_radius='private' and its options (errors name the caller's arguments): `(eps_r, eps_tau, quantile, bounds)`."
-    check_choice(radius, "winsorization_radius", ("private",))
-    share = check_positive(radius_share, "radius_share")
-    if not share < 1: raise ValueError(f"radius_share: expected a number in (0, 1), got {share}")
-    q = _check_quantile(radius_quantile, "radius_quantile")
-    bounds = _check_bounds(radius_bounds, p, "radius_bounds")
-    return share * eps, (1 - share) * eps, q, bounds
-
-def _add_radius_info(info, eps, eps_tau, dlt, r_info):
-    info["epsilon"] = eps                        # the whole budget; epsilon_tau is the share spent on tau
-    if r_info is not None:
-        from dppca_nb.privacy.accounting import Spend, compose
-        info.update(radius_epsilon=r_info["epsilon"], radius_info=r_info,
-                    composition="basic: (eps_r, 0) + (eps - eps_r, delta)",
-                    epsilon_total=compose([Spend("radius", r_info["epsilon"], 0.0), Spend("tau", eps_tau, dlt)],
-                                          dlt, composition="basic"))
-
-def noisy_kendall_release(K, n: int, epsilon: float, delta: float, *, bound: float, transform: str = "spherical",
-                          winsorization_radius=None, sensitivity="tight", calibration: str = "analytic",
-                          noise: str = "continuous", design: str | None = None, degree: int | None = None,
-                          random_state=None, radius=None):
-    """The Gaussian (vecd) release of `noisy_kendall` from Kendall's tau K (p x p) of n rows with kernel bound `bound`; `(K_bar, info)`.
-
-    `noise="discrete"`: v = (diagonal, sqrt 2 x upper off-diagonal) of K, whose l2 distance is the Frobenius one, is
-    released on a power-of-two grid with discrete Gaussian noise (`dppca_nb.privacy.discrete`); K_bar is rebuilt from it.
-    `design`, `degree`: the pair design K was computed over (`kendall_design`; stated in `info`, the sensitivity is the
-    same for every d-regular design).
-
-    Parameters
-    ----------
-    K : array (p, p)
-        Kendall's tau of the n rows (exact).
-    n : int >= 2
-        Number of rows (public).
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    bound : float > 0
-        c^2 = ||g||_inf^2 of the kernel used for K.
-    transform : {"spherical", "winsorized"}
-        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
-    winsorization_radius : float > 0 or None
-        Radius K was computed with (stated in `info`).
-    sensitivity : {"tight", "paper"} or float > 0
-        Frobenius replace-one sensitivity of the tau: 2 sqrt 2 c^2 / n (tight), 4 c^2 / n (paper), or a number.
-    calibration : {"analytic", "classic", "zcdp"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
-        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
-        (zCDP only); "zcdp" is refused for continuous noise.
-    noise : {"continuous", "discrete"}
-        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
-    design : {"full", "regular"} or None
-        The design K was computed over (stated in `info`).
-    degree : int >= 1 or None
-        Pairs per row of a regular design (None: 20).
-    random_state : int, numpy Generator or None
-        Seed of the noise.
-    radius : deprecated
-        Old name of `winsorization_radius`.
-
-    Returns
-    -------
-    K_bar : ndarray (p, p)
-        K plus symmetric vecd (continuous or discrete) Gaussian noise.
-    info : dict
-        (epsilon, delta)-DP, replace-one, n public. Public: mechanism, epsilon, delta, neighbouring, sensitivity,
-        sigma, calibration, transform, winsorization_radius, bound, epsilon_tau, design, degree, n_pairs (and, with a
-        private radius, its epsilon, info and the composed epsilon_total). Under `diagnostics_not_private`:
-        n_clipped (0), n_exact_pairs, the design's seed.
-    """
-    winsorization_radius = _renamed_radius(winsorization_radius, radius, "noisy_kendall_release")
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    K = check_square(K, "K")
-    n = check_int(n, "n", minimum=2)
-    check_choice(transform, "transform", ("spherical", "winsorized"))
-    check_choice(noise, "noise", ("continuous", "discrete"))
-    sens = kendall_sensitivity(sensitivity, n=n, bound=bound)   # any d-regular design: d sqrt2 c^2 / (n d / 2)
-    plan = kendall_design(n, design, degree)
-    extra = {}
-    if noise == "discrete":
-        check_noise_calibration(calibration, noise)
-        sigma, grid = discrete_calibration(eps, dlt, sens, K.shape[0] * (K.shape[0] + 1) // 2, calibration=calibration)
-        # the sensitivity is a Frobenius norm: release (k_ii, sqrt2 k_ij), whose l2 norm it is; /sqrt2 is post-processing
-        K_bar = discrete_symmetric_release(K, sigma, grid, random_state, offdiag_weight=math.sqrt(2.0))
-        extra = dict(noise="discrete", grid=grid, calibration=DISCRETE_CALIBRATION_WORDS[calibration])
-        what = "g-DPPCA: discrete Gaussian mechanism (vecd, on a grid) on the generalised Kendall's tau"
-    else:
-        check_noise_calibration(calibration, noise)
-        sigma = gaussian_sigma(eps, dlt, sens, calibration)
-        K_bar = K + symmetric_gaussian(K.shape[0], sigma, random_state, kind="vecd")
-        what = "g-DPPCA: Gaussian mechanism (vecd) on the generalised Kendall's tau"
-    info = dict(mechanism=what, epsilon=eps,
-                delta=dlt, neighbouring="replace-one", sensitivity=sens, sigma=sigma, calibration=calibration,
-                transform=transform, winsorization_radius=winsorization_radius, bound=bound, epsilon_tau=eps, **plan)
-    info.update(extra)
-    return K_bar, add_diagnostics(info, n_clipped=0)           # no row is clipped: the transform bounds the pair terms
-
-def g_dppca(X, k: int, epsilon: float, delta: float, *, transform: str = "spherical", winsorization_radius=None,
-            sensitivity="tight", calibration: str = "analytic", radius_quantile: float = 0.5,
-            radius_share: float = 0.1, radius_bounds=None, noise: str = "continuous", design: str | None = None,
-            degree: int | None = None, progress: bool | None = None, random_state=None, return_info: bool = False,
-            radius=None):
-    """(epsilon, delta)-DP (replace-one) top-k principal subspace (p x k) by g-DPPCA: noisy Kendall's tau, top-k eigenvectors; X numpy or dask.
-
-    `design`/`degree`: the pair design of the tau (see `noisy_kendall`; the default is the full U-statistic for
-    n <= 5000 and a 20-regular design above). `radius`: deprecated alias of `winsorization_radius`.
+# %% ../../nbs/04_algorithms/08_robust.ipynb #2a495608
+def g_dppca(X, k: int, epsilon: float, delta: float, *, pair_transform: str = "spherical", winsorization_radius=None,
+            sensitivity_rule: str = "tight", calibration: str = "analytic", noise: str = "gaussian",
+            radius_quantile: float = 0.5, radius_share: float = 0.1, radius_bounds=None, design: str | None = None,
+            degree: int | None = None, progress: bool | None = None, random_state=None, return_release: bool = False):
+    """(epsilon, delta)-DP (replace-one, n public) top-k principal subspace (p x k) by g-DPPCA: noisy Kendall's tau, top-k eigenvectors; X numpy or dask.
 
     Parameters
     ----------
     X : array (n, p), numpy or dask
-        Data rows.
+        Data rows, one record per row; no norm bound needed.
     k : int, 1 <= k <= p
         Dimension of the principal subspace.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
-    transform : {"spherical", "winsorized"}
+    epsilon, delta, calibration, noise
+        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
+    pair_transform : {"spherical", "winsorized"}
         Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
     winsorization_radius : float > 0, "private" or None
-        Radius of the winsorized kernel: a number (public), "private" (released first by `private_radius` with part
-        of epsilon), None: sqrt p. Spherical: must be None.
-    sensitivity : {"tight", "paper"} or float > 0
-        Frobenius replace-one sensitivity of the tau: 2 sqrt 2 c^2 / n (tight), 4 c^2 / n (paper), or a number.
-    calibration : {"analytic", "classic", "zcdp"}
-        Gaussian calibration: the exact (analytic) sigma or the classic formula (refused where it is not DP). With
-        `noise="discrete"`: "analytic" (the smaller sigma of the direct (epsilon, delta) bound and zCDP) or "zcdp"
-        (zCDP only); "zcdp" is refused for continuous noise.
-    radius_quantile : float in (0, 1)
-        Quantile of the pair-difference norms released as the private radius.
-    radius_share : float in (0, 1)
-        Share of epsilon spent on the private radius.
-    radius_bounds : tuple (lo, hi) or None
-        Public bounds of the private radius (None: a default from p).
-    noise : {"continuous", "discrete"}
-        Floating-point Gaussian noise, or the discrete Gaussian on a power-of-two grid (no floating-point leak).
-    design : {"full", "regular"} or None
-        Pairs used: all n(n-1)/2, or each row in `degree` pairs of a public random design; None: full for n <= 5000,
-        else regular.
-    degree : int >= 1 or None
-        Pairs per row of a regular design (None: 20).
+        Radius of the winsorized kernel: a number (public), "private" (released first with `radius_share` of epsilon),
+        None: sqrt p. Spherical: must be None.
+    sensitivity_rule : {"tight", "paper"}
+        Frobenius replace-one sensitivity of the tau: 2 sqrt 2 c^2 / n (tight) or the paper's 4 c^2 / n.
+    radius_quantile, radius_share, radius_bounds
+        The private radius's quantile of the disjoint-pair norms, share of epsilon and public range (None: 1e-3 sqrt p
+        to 1e3 sqrt p).
+    design, degree
+        The pair design (`kendall_design`): None is all pairs for n <= 5000, a 20-regular design above.
     progress : bool or None
         Show a progress bar (None: only for long runs).
     random_state : int, numpy Generator or None
         Seed of the design, the radius and the noise.
-    return_info : bool
-        Also return the `info` dict.
-    radius : deprecated
-        Old name of `winsorization_radius`.
+    return_release : bool
+        Return the whole `Release` (V, its contract, the curator-only diagnostics, the released winsorization radius).
 
     Returns
     -------
-    V : ndarray (p, k)
-        Top-k eigenvectors of the noisy tau, (epsilon, delta)-DP, replace-one.
-    info : dict, only if `return_info`
-        As `noisy_kendall`'s.
+    V : ndarray (p, k), or Release
+        Top-k eigenvectors of the noisy tau, (epsilon, delta)-DP, replace-one, n public.
     """
-    X = check_rows(X)
-    k = check_k(k, int(X.shape[1]))
-    wr = _renamed_radius(winsorization_radius, radius, "g_dppca")
-    K_bar, info = noisy_kendall(X, epsilon, delta, transform=transform, winsorization_radius=wr, sensitivity=sensitivity,
-                                calibration=calibration, radius_quantile=radius_quantile,
-                                radius_share=radius_share, radius_bounds=radius_bounds, noise=noise, design=design,
-                                degree=degree, progress=progress, random_state=random_state)
-    V = top_k_eigvecs(K_bar, k)
-    return (V, info) if return_info else V
+    return release_rows(plan_g_dppca, X, k, epsilon, delta, pair_transform=pair_transform,
+                        winsorization_radius=winsorization_radius, sensitivity_rule=sensitivity_rule,
+                        calibration=calibration, noise=noise, radius_quantile=radius_quantile,
+                        radius_share=radius_share, radius_bounds=radius_bounds, design=design, degree=degree,
+                        progress=progress, random_state=random_state, return_release=return_release)
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #ceb298de
+def _par(name, kind, doc, *accepts, flag=None): return Parameter(name, kind, doc, tuple(accepts), flag)
+
+_OWN = [
+    _par("pair_transform", "{'spherical', 'winsorized'}", "Kernel g of the pair differences d: the spatial sign d / ||d|| "
+         "(no radius), or d shrunk to norm at most `winsorization_radius`.", ("spherical", "winsorized")),
+    _par("winsorization_radius", "float > 0, 'private' or None", "Radius r of the winsorized kernel (it caps pair "
+         "differences; rows are not clipped): a public number, 'private' (released first with `radius_share` of "
+         "epsilon), or None (sqrt p).", "real>0", ("private",), "none"),
+    _par("sensitivity_rule", "{'tight', 'paper'}", "Frobenius sensitivity of the tau: 'tight' 2 sqrt2 c^2 / n (the "
+         "default), 'paper' Kim & Jung's 4 c^2 / n (more noise, the same guarantee).", ("tight", "paper")),
+    _par("radius_quantile", "float in (0, 1)", "The quantile of the disjoint-pair norms a private winsorization radius "
+         "releases.", "real(0,1)"),
+    _par("radius_share", "float in (0, 1)", "Share of epsilon spent on a private winsorization radius.", "real(0,1)"),
+    _par("radius_bounds", "(lo, hi) or None", "Public range of the pair norms for a private winsorization radius "
+         "(None: 1e-3 sqrt(p) to 1e3 sqrt(p)).", "array", "none"),
+    _par("design", "{'full', 'regular'} or None", "Pairs of the tau: all n(n-1)/2, or each row in `degree` pairs of a "
+         "public random design; None: full for n <= 5000, else regular.", ("full", "regular"), "none"),
+    _par("degree", "int >= 1 or None", "Pairs per row of a regular design (None: 20).", "int>=1", "none"),
+    _par("progress", "bool or None", "Show a progress bar (None: only for long runs).", "bool", "none", flag=""),
+    _par("centering", "{'none', 'public'}", "How rows are centered: 'none', or 'public' (the given `mean`); the tau is "
+         "translation invariant, so a private mean would buy nothing.", ("none", "public")),
+]
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #7cb7ad67
+register(Algorithm("g_dppca", plan_g_dppca, g_dppca, "central", "approximate", "subspace",
+                   "g-DPPCA (Kim & Jung 2025): Gaussian noise on the generalised Kendall's tau, top-k eigenvectors; "
+                   "robust to heavy tails, no clipping", estimator="RobustKendallPCA", parameters=_OWN,
+                   attributes={"winsorization_radius_": "winsorization_radius"}, dask=True, location_invariant=True))

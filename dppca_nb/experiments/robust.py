@@ -57,7 +57,7 @@ def robust_methods(k: int, epsilon: float, delta: float, p: int, *, which=None, 
         return lambda X, rng: run(*private_centring(X, epsilon, delta, radius=R5, split=split, random_state=rng), rng)
     methods = {                                        # equal guarantee: every method at the same (epsilon, delta) in all
         "g-DPPCA (spherical)": lambda X, rng: g_dppca(X, k, epsilon, delta, random_state=rng),
-        "g-DPPCA (winsorized)": lambda X, rng: g_dppca(X, k, epsilon, delta, transform="winsorized", random_state=rng),
+        "g-DPPCA (winsorized)": lambda X, rng: g_dppca(X, k, epsilon, delta, pair_transform="winsorized", random_state=rng),
         "AG (R=sqrt p)": centred(lambda X, e, d, rng: analyze_gauss(X, k, e, d, radius=R1, random_state=rng), "gaussian"),
         "AG (R=5 sqrt p)": centred(lambda X, e, d, rng: analyze_gauss(X, k, e, d, radius=R5, random_state=rng), "gaussian"),
         "SGPCA (R=sqrt p)": centred(lambda X, e, d, rng: sgpca(X, k, e, d, radius=R1, random_state=rng), "basic"),

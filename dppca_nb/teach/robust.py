@@ -49,7 +49,7 @@ def robustness_errors(df: float = float("inf"), fraction: float = 0.05, n: int =
     for _ in range(reps):
         X, _, V = _sample(df, fraction, int(n), p, k, rng)
         errs["g-DPPCA (spherical)"].append(subspace_distance(g_dppca(X, k, epsilon, ROBUST_DELTA, **kw), V))
-        errs["g-DPPCA (winsorized)"].append(subspace_distance(g_dppca(X, k, epsilon, ROBUST_DELTA, transform="winsorized", **kw), V))
+        errs["g-DPPCA (winsorized)"].append(subspace_distance(g_dppca(X, k, epsilon, ROBUST_DELTA, pair_transform="winsorized", **kw), V))
         for m in ROBUST_EXPLORER_METHODS[2:]:
             errs[m].append(subspace_distance(analyze_gauss(X, k, epsilon, ROBUST_DELTA, radius=_radius(m, p), **kw), V))
     return {m: (float(np.mean(e)), float(np.std(e, ddof=1) / math.sqrt(reps)) if reps > 1 else 0.0)
