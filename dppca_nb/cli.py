@@ -20,7 +20,7 @@ import numpy as np
 from .core.linalg import top_k_eigvecs, random_subspace_level
 from .core.validation import check_k, Diagnostics
 from .privacy.contract import Contract, Release
-from .privacy.mechanisms import gaussian_sigma
+from .privacy.mechanisms import gaussian_sigma, NOISE_SHAPES
 from .privacy.centering import ClippingWarning
 from .algorithms.registry import (Algorithm, Parameter, PARAMETERS, algorithms, get_algorithm, parameter,
                                           check_parameter)
@@ -29,9 +29,10 @@ from .algorithms.registry import (Algorithm, Parameter, PARAMETERS, algorithms, 
 __all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'DIAGNOSTICS_LABEL', 'SHOW_COLUMNS', 'SHOW_COMPONENTS', 'CLIError', 'method_name',
            'get_method', 'budget_delta', 'fit_options', 'parse_option', 'select_columns', 'read_numeric_csv',
            'read_mean', 'read_bounds', 'box_radius', 'check_output', 'estimator_for', 'flag_of', 'scaled_pipeline',
-           'norm_bounds', 'fit_estimator', 'fit_release', 'diagnostics_text', 'part_words', 'budget_parts',
-           'privacy_sentence', 'collect_warnings', 'fit_record', 'result_text', 'explain_text', 'site_renderer',
-           'render_docs', 'option_flags', 'build_parser', 'main']
+           'norm_bounds', 'fit_estimator', 'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit',
+           'fit_release', 'diagnostics_text', 'part_words', 'budget_parts', 'privacy_sentence', 'collect_warnings',
+           'fit_record', 'result_text', 'explain_text', 'site_renderer', 'render_docs', 'option_flags', 'build_parser',
+           'main']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
 class CLIError(Exception):
@@ -130,7 +131,11 @@ def fit_options(alg: Algorithm) -> dict:
     from dppca_nb.estimators import fit_parameters              # scikit-learn: loaded when a method is run
     out = {}
     for name in fit_parameters(alg):
-        flag = None if name in _FIT_OWN else _described(name, alg).cli_flag
+        if name in _FIT_OWN: continue
+        try: flag = _described(name, alg).cli_flag
+        except KeyError:
+            if name in alg.options: raise            # every option of the algorithm is described
+            continue                                 # an estimator's own setting (how it transforms): not fit's
         if flag is not None: out[flag] = name
     return out
 
@@ -518,7 +523,7 @@ def _check_fit_options(alg: Algorithm, method: str, options: dict) -> None:
         raise CLIError(f"{flag_of('mean_radius', alg)}: only with a private mean ({flag} private)")
 
 # %% ../nbs/09_cli/00_cli.ipynb #32c307d6
-SCALE_SHARE = 0.2        # the private scaler's share of the budget (--scale-share)
+SCALE_SHARE = 0.5        # the private scaler's share of the budget (--scale-share)
 
 def _scaled_budget(alg: Algorithm, epsilon: float, delta: float, share: float) -> tuple:
     "(epsilon, delta) left to the method beside a private scaler with `share` of both (a pure method: all of delta)."
@@ -654,6 +659,160 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
     return est
 
 
+# %% ../nbs/09_cli/00_cli.ipynb #8e29a717
+def _utility_level() -> float:
+    "The share of the random level at which a release is 'near' it (the estimators' UTILITY_LEVEL)."
+    from dppca_nb import estimators
+    return getattr(estimators, "UTILITY_LEVEL", 0.7)
+
+class _UtilityWarning(UserWarning):     # TRANSITION: until the estimators define their UtilityWarning
+    "A release near the random level, or degenerate."
+_UtilityWarning.__name__ = _UtilityWarning.__qualname__ = "UtilityWarning"
+
+def _utility_warning(text: str) -> None:
+    "Warn `text` as the estimators' UtilityWarning."
+    from dppca_nb import estimators
+    warnings.warn(text + " (From released values and public quantities only: this warning may be printed and "
+                  "published.)", getattr(estimators, "UtilityWarning", _UtilityWarning), stacklevel=3)
+
+def _main_contract(c: Contract) -> Contract:
+    "The method's own release in a composed contract (the PCA of a pipeline, then its main part)."
+    names = dict(c.parts)
+    if "pca" in names: return _main_contract(names["pca"])
+    return names.get("main", c)
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #04ebaeba
+def scaler_error(scaler, V, ev, rest: float) -> float:
+    """First-order expected ||P_hat - P||_F that a private scaler's noise adds to a top-k subspace, from the released
+    scaler values, the released components and variances, and public quantities (post-processing).
+
+    Parameters
+    ----------
+    scaler : PrivateStandardScaler
+        Fitted (its bounds, released mean_ and scale_, and its contract's noise scale).
+    V : array (p, k)
+        The released components (columns).
+    ev : array (k,)
+        Their released variances.
+    rest : float
+        The released mean variance of the other directions.
+
+    Returns
+    -------
+    float
+        The estimate (inf where a component's variance does not exceed the others').
+    """
+    V, p = np.asarray(V, dtype=np.float64), len(scaler.scale_)
+    lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (p,)) for b in scaler.bounds)
+    half, sigma, var = (hi - lo) / 2, scaler.contract_.noise_scale, np.asarray(scaler.scale_) ** 2
+    u = (np.asarray(scaler.mean_) - (hi + lo) / 2) / half
+    delta2 = (half ** 2 * sigma * np.sqrt(1 + 4 * u * u) / (2 * var)) ** 2
+    beta2 = half ** 2 * sigma ** 2 / var
+    rest_w = np.clip(1 - (V * V).sum(axis=1), 0.0, None)       # sum over j > k of v_jm^2
+    total = 0.0
+    for i, lam in enumerate(np.asarray(ev, dtype=np.float64)):
+        if lam <= rest: return math.inf
+        a = (lam + rest) ** 2 * float(np.sum(delta2 * V[:, i] ** 2 * rest_w))
+        total += (a + float(np.sum(beta2 * rest_w)) * float(np.sum(beta2 * V[:, i] ** 2))) / (lam - rest) ** 2
+    return math.sqrt(2 * total)
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #b2dfec8b
+def _cov_noise_sd(est) -> float | None:
+    "Off-diagonal noise sd of a released covariance (None: not a Gaussian matrix of public scale, or thresholded after it)."
+    from dppca_nb import estimators as E
+    alg = get_method(est._algorithm_key)
+    if alg.attributes or not hasattr(E, "release_noise_sd"): return None      # thresholded after the noise (or no helper)
+    return E.release_noise_sd(_main_contract(est.contract_), getattr(est, "noise_shape", "vecd"))
+
+def released_spectrum(est, k: int):
+    """(V (p, k), the variances of the k components, the mean variance of the other directions) as released, or None.
+    Of a released covariance: its top-k eigenvectors and its eigenvalues, debiased for the noise (post-processing)."""
+    if hasattr(est, "components_"):
+        ev, rest = getattr(est, "explained_variance_", None), getattr(est, "noise_variance_", None)
+        return None if ev is None or rest is None else (est.components_.T, np.asarray(ev, dtype=np.float64), float(rest))
+    from dppca_nb import estimators as E
+    w, U = np.linalg.eigh(np.asarray(est.covariance_))
+    w, U = w[::-1], U[:, ::-1]
+    spec = E.debiased_spectrum(w, _cov_noise_sd(est))[0] if hasattr(E, "debiased_spectrum") else np.clip(w, 0.0, None)
+    return U[:, :k], spec[:k], float(spec[k:].mean()) if k < w.size else 0.0
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #f3f42029
+def covariance_assessment(est, k: int) -> tuple:
+    """(expected error, interval, note) of the top-k subspace of a released covariance, from its eigenvalues and the
+    public noise scale; warns (UtilityWarning) where that is near the random level or the subspace is undetermined.
+
+    Parameters
+    ----------
+    est : estimator
+        A fitted covariance estimator (`covariance_`, `contract_`).
+    k : int
+        Number of components taken.
+
+    Returns
+    -------
+    tuple
+        (float or None, (float, float) or None, str).
+    """
+    from dppca_nb import estimators as E
+    ev = np.linalg.eigvalsh(np.asarray(est.covariance_))[::-1]
+    p, name = ev.size, type(est).__name__
+    level = random_subspace_level(p, k)
+    if k < p and ev[k - 1] - ev[k] <= 1e-12 * max(abs(ev[0]), 1e-300):
+        _utility_warning(f"{name}: the released covariance's eigenvalues {k} and {k + 1} are equal ({ev[k - 1]:.3g}): "
+                         f"its top-{k} subspace is not determined, and the components printed are one arbitrary choice "
+                         "(coordinate axes where the covariance is diagonal); more rows or a larger epsilon would change that.")
+    sd = _cov_noise_sd(est)
+    if sd is None or not hasattr(E, "expected_subspace_error"):
+        return None, None, "None: no error bound from released values is derived for this covariance release"
+    shape = getattr(est, "noise_shape", "vecd")
+    e, iv = E.expected_subspace_error(E.debiased_spectrum(ev, sd)[0], k, sd / NOISE_SHAPES[shape].offdiag, shape)
+    if e >= _utility_level() * level:
+        _utility_warning(f"{name}: the expected error {e:.3g} of its top-{k} subspace is at or near the {level:.3g} of a "
+                         f"random {k}-dimensional subspace of R^{p}; more rows or a larger epsilon would change that.")
+    return e, iv, ("E||P_hat - P||_F of the top-k eigenvectors against the non-private PCA of the clipped, centered rows, "
+                   "from the released covariance's eigenvalues and the public noise scale (post-processing)")
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #e9e814f8
+def assess_fit(est, k: int) -> tuple:
+    """(expected error, interval, note) of what `fit` released: the estimator's own, a released covariance's top-k
+    subspace's (`covariance_assessment`), and for a scaled fit that plus the scaler's part (`scaler_error`), in
+    quadrature, against the PCA of the exactly standardized table. Warns (UtilityWarning) where a sum `fit` made is near
+    the random level and the parts did not warn.
+
+    Parameters
+    ----------
+    est : estimator or PrivatePipeline
+        Fitted by `fit_estimator`.
+    k : int
+        Number of components released.
+
+    Returns
+    -------
+    tuple
+        (float or None, (float, float) or None, str).
+    """
+    pipe, est = (est, est[-1]) if hasattr(est, "steps") else (None, est)
+    if hasattr(est, "components_"):
+        e, iv = getattr(est, "expected_error_", None), getattr(est, "expected_error_interval_", None)
+        note = getattr(est, "expected_error_note_", None if e is not None else "None: not estimated for this method")
+    else: e, iv, note = covariance_assessment(est, k)
+    sp = None if pipe is None or e is None else released_spectrum(est, k)
+    if sp is None: return e, iv, note
+    level, s = random_subspace_level(sp[0].shape[0], k), scaler_error(pipe[0], *sp)
+    total = min(math.hypot(e, s), level)
+    if total >= _utility_level() * level > e:
+        _utility_warning(f"{type(est).__name__} after the private scaler: the expected error {total:.3g} (the scaler's "
+                         f"part {min(s, level):.3g}) is at or near the {level:.3g} of a random {k}-dimensional subspace; "
+                         "narrower --bounds, a larger --scale-share, more rows or a larger epsilon would change that.")
+    return total, None if iv is None else (iv[0], min(iv[1] + 2 * s, level)), (
+        "E||P_hat - P||_F against the non-private PCA of the standardized table: the method's own expected error and "
+        "the private scaler's first-order part (scaler_error), in quadrature")
+
+
 # %% ../nbs/09_cli/00_cli.ipynb #11cebe65
 def _variance_share(est, k: int):
     """Each component's share of the private total variance: `explained_variance_ratio_` where the estimator releases it; of a
@@ -682,8 +841,8 @@ def fit_release(est, method: str, k=None) -> Release:
         value: the components, one per row (`components_`, or a released covariance's top-k eigenvectors,
         post-processing); contract: the fit's (the pipeline's with a scaler); diagnostics: its curator-only diagnostics
         (NOT private); extras: the values released with them (the scaler's mean and scale, a private mean, privately
-        released radii, the private eigenvalues, the variance shares, the method's released attributes) and what the
-        estimator computed from them (`expected_error`, `expected_error_interval`).
+        released radii, the private eigenvalues, the variance shares, the method's released attributes) and what was
+        computed from them (`expected_error`, `expected_error_interval`, `expected_error_note`: `assess_fit`).
     """
     alg, out, pipe = get_method(method), {}, None
     if hasattr(est, "steps"): pipe, est = est, est[-1]
@@ -700,8 +859,8 @@ def fit_release(est, method: str, k=None) -> Release:
     share = _variance_share(est, len(V))
     if share is not None: out["variance_share"] = share
     out.update({key: getattr(est, attr) for attr, key in alg.attributes.items()})
-    for key in ("expected_error", "expected_error_interval"):
-        if hasattr(est, key + "_"): out[key] = getattr(est, key + "_")
+    e, iv, note = assess_fit(est if pipe is None else pipe, len(V))
+    out.update(expected_error=e, expected_error_interval=iv, expected_error_note=note)
     contract = est.contract_ if pipe is None else pipe.contract_
     diag = est.diagnostics_not_private_ if pipe is None else Diagnostics(
         scaler=dict(pipe[0].diagnostics_not_private_), **est.diagnostics_not_private_)
@@ -1012,7 +1171,9 @@ def _error_lines(rec: dict) -> list:
     r, level = rec["released"], rec["random_level"]
     what = "the rows as scaled" if rec["inputs"].get("scale") == "private" else "the same rows"
     if r.get("expected_error") is None:
-        return [f"Expected error: not estimated for this method (a random subspace scores {level:.2f})."]
+        why = (r.get("expected_error_note") or "").removeprefix("None: ")
+        return [f"Expected error: not estimated ({why or 'this method has none'}); a random subspace scores {level:.2f},",
+                "and nothing here says whether this release does better."]
     lo_hi = r.get("expected_error_interval")
     rng = "" if lo_hi is None else f" (likely {lo_hi[0]:.2f} to {lo_hi[1]:.2f})"
     return [f"Expected error {r['expected_error']:.2f}{rng}, where a random subspace scores {level:.2f}: the distance",
@@ -1406,7 +1567,7 @@ def main(argv=None) -> int:
          "docs": _cmd_docs}[a.command](a)
     except CLIError as e:
         print(f"dppca {a.command}: error: {e}", file=sys.stderr); return 2
-    except (ValueError, TypeError, KeyError, OSError) as e:
+    except (ValueError, TypeError, KeyError, OSError, RuntimeError) as e:   # RuntimeError: a sampler that gave up
         msg = str(e).strip("'\"").splitlines()[0] if str(e) else type(e).__name__
         print(f"dppca {a.command}: error: {msg}", file=sys.stderr); return 2
     return 0
