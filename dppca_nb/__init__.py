@@ -25,6 +25,7 @@ __all__ = [
     "PrivacyAccountant",
 ]
 
+# %% ../nbs/11_api/00_api.ipynb #02b73d84
 _HOMES = {                             # public name that is not a registered algorithm's -> its module under dppca_nb
     "privacy_table": "estimators", "ClippingWarning": "privacy.centering", "PrivateStandardScaler": "preprocessing",
     "PrivatePipeline": "preprocessing", "private_pipeline": "preprocessing", "check_pipeline": "preprocessing",
@@ -40,6 +41,7 @@ def _registered(name: str):
         if name == alg.key: return getattr(importlib.import_module(alg.function.__module__), name)
     return None
 
+# %% ../nbs/11_api/00_api.ipynb #756cd00d
 def __getattr__(name: str):
     "Import the module that defines the public `name` on first use (PEP 562); an unknown name raises AttributeError."
     if name in _HOMES: value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
@@ -48,6 +50,7 @@ def __getattr__(name: str):
     globals()[name] = value            # later lookups find it directly, without calling __getattr__
     return value
 
+# %% ../nbs/11_api/00_api.ipynb #756cd00f
 def __dir__() -> list[str]:
     "The module's own names and the whole public API, loaded or not."
     return sorted(set(globals()) | set(__all__))

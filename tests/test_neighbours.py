@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from dppca_nb.core import validation as core
+from dppca_nb.backends.statistics import clip_rows
 
 warnings.filterwarnings("ignore")       # PrivacyWarnings of deliberately weak settings and numerical warnings
 
@@ -52,7 +53,7 @@ def _neighbour(X, kind):
     elif kind == "far":                             # far outside the ball: clipped, so n_clipped differs
         Y[0] = 100.0 * np.ones(P) / math.sqrt(P)
     elif kind == "gap":                             # along u_{k+1}: the empirical eigengap lambda_k - lambda_{k+1} shrinks
-        Xc = core.clip_rows(X)[0]
+        Xc = clip_rows(X)[0]
         w, Q = np.linalg.eigh(Xc.T @ Xc / len(X))
         Y[0] = Q[:, ::-1][:, K]
     elif kind == "duplicate":                       # a copy of another row: an exact tie for Kendall's pair terms
@@ -77,7 +78,7 @@ def test_neighbours_differ_as_intended():
         X, Y = _pair(kind)
         assert (X != Y).any(axis=1).sum() == 1 and (X[0] != Y[0]).any()
     X, Y = _pair("far")
-    assert core.clip_rows(Y)[1] == core.clip_rows(X)[1] + 1
+    assert clip_rows(Y)[1] == clip_rows(X)[1] + 1
     X, Y = _pair("gap")
     assert abs(empirical_eigengap(X, K) - empirical_eigengap(Y, K)) > 1e-3
 
@@ -212,7 +213,7 @@ PRIVATE_RADIUS_RELEASE = ("winsorization_radius",   # the privately released win
 
 
 def _moment_sum(X, R=1.0):
-    Xc, c = core.clip_rows(X, R)
+    Xc, c = clip_rows(X, R)
     return Xc.T @ Xc, c
 
 
@@ -223,7 +224,7 @@ def _local_release(X):
 
 
 def _mean_release(X, delta=DLT, model="central"):
-    Xc, c = core.clip_rows(X)
+    Xc, c = clip_rows(X)
     return ES.private_mean_release(Xc.sum(axis=0), N, EPS, delta, model=model, n_clipped=c, random_state=SEED)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from dppca_nb.core import validation as core
+from dppca_nb.backends.statistics import clip_rows
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)
 
@@ -106,7 +107,7 @@ def _lookup(info, key):
 
 def second_moment(R):
     def stat(X):
-        Xc = core.clip_rows(X, R)[0]
+        Xc = clip_rows(X, R)[0]
         return Xc.T @ Xc / Xc.shape[0]
     return stat
 
@@ -200,7 +201,7 @@ def test_second_moment_paper_warns_and_certifies():
 
 def _report(X):
     "The statistic of a one-record data set: clip(x) clip(x)^T, x clipped to the unit ball (the randomizer's input)."
-    x = core.clip_rows(X, 1.0)[0]
+    x = clip_rows(X, 1.0)[0]
     return x.T @ x
 
 
@@ -226,7 +227,7 @@ def test_local_report_radius(R):
     from dppca_nb.algorithms import local
     c = local.plan_local_second_moment(N, P, EPS, DLT, radius=R).contract
     assert c.sensitivity_norm.startswith("Frobenius")
-    stat = lambda X: (lambda x: x.T @ x)(core.clip_rows(X, R)[0])
+    stat = lambda X: (lambda x: x.T @ x)(clip_rows(X, R)[0])
     rng = np.random.default_rng(3)
     found = max(search(stat, frobenius, b, R, rng=rng, rows=[0])[0]
                 for b in (R * np.eye(P)[:1], R * _unit(rng.standard_normal((1, P)))))
@@ -237,7 +238,7 @@ def test_local_report_radius(R):
 # --- the private mean -------------------------------------------------------------------------------------
 
 def _mean(R):
-    return lambda X: core.clip_rows(X, R)[0].mean(axis=0)
+    return lambda X: clip_rows(X, R)[0].mean(axis=0)
 
 
 @pytest.mark.parametrize("R", [1.0, 3.0])
@@ -324,7 +325,7 @@ def test_nsggd_gradient(b):
 
 def _moment_sum(R):
     def stat(X):
-        Xc = core.clip_rows(X, R)[0]
+        Xc = clip_rows(X, R)[0]
         return Xc.T @ Xc
     return stat
 

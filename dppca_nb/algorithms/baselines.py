@@ -5,7 +5,8 @@
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #d5414bf5
 from __future__ import annotations
 import numpy as np
-from ..core.validation import check_data, check_k, check_epsilon, check_delta, check_positive, clip_rows, as_generator
+from ..core.validation import check_data, check_k, check_epsilon, check_delta, check_positive, as_generator
+from ..backends.statistics import clip_rows
 from ..core.linalg import top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian
 from ..privacy.releases import plan_second_moment

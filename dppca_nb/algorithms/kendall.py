@@ -532,7 +532,7 @@ def _kendall_tau_xp(X, pair_transform, r, method, pair_design, seed, block_rows,
     if pair_design["design"] == "regular":
         perm = np.random.default_rng(seed).permutation(n)
         i, j = _pairs_of(perm, pair_design["degree"])
-        S, _, n_exact = kendall_pairs_sum_xp(X, i, j, pair_transform, r, centre_rows=np.sort(perm[:_CENTER_ROWS]))
+        S, _, n_exact = kendall_pairs_sum_xp(X, i, j, pair_transform, r, center_rows=np.sort(perm[:_CENTER_ROWS]))
         K = (S + S.T) / (2 * pair_design["n_pairs"])
     else:
         S, _, n_exact = kendall_sums_xp(X, None, pair_transform, r, block_rows=block_rows, name="X")

@@ -10,7 +10,7 @@ import warnings
 from dataclasses import dataclass
 import numpy as np
 from ..core.validation import (PrivacyWarning, as_generator, check_data, check_k, check_epsilon, check_delta,
-                                      check_positive, check_choice, check_int, clip_rows)
+                                      check_positive, check_choice, check_int)
 from ..core.linalg import top_k_eigvecs
 from ..data.datasets import wishart_second_moment
 from ..privacy.mechanisms import (SECOND_MOMENT_SENSITIVITY, NOISE_SHAPES, second_moment_sensitivity,
@@ -19,7 +19,7 @@ from ..privacy.discrete import (NOISES, check_noise_calibration, discrete_calibr
                                        discrete_gaussian_release)
 from ..privacy.releases import certified_epsilon, discrete_guarantee
 from ..privacy.contract import Contract, Plan, Release
-from ..backends.statistics import check_rows, is_dask, second_moment_sums, randomized_report_sums
+from ..backends.statistics import check_rows, clip_rows, is_dask, second_moment_sums, randomized_report_sums
 from .registry import Algorithm, Parameter, register, release_rows
 
 # %% auto #0

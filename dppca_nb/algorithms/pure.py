@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 import numpy as np
-from ..core.validation import check_k, check_epsilon, check_positive, check_choice, check_int, clip_rows
+from ..core.validation import check_k, check_epsilon, check_positive, check_choice, check_int
+from ..backends.statistics import clip_rows
 from ..core.linalg import symmetrize
 from ..privacy.mechanisms import snapping_laplace, snapping_scale, snapping_epsilon, snapping_grid
 from ..privacy.samplers import bingham_sample, matrix_bingham_sample

@@ -10,11 +10,11 @@ import warnings
 import numpy as np
 from scipy import stats
 from ..core.validation import (PrivacyWarning, as_generator, check_data, check_k, check_epsilon, check_delta,
-                                      check_positive, check_choice, check_int, clip_rows)
+                                      check_positive, check_choice, check_int)
 from ..core.linalg import orthonormalize, haar_orthogonal, symmetrize
 from ..privacy.mechanisms import cauchy_noise, gaussian_delta, gaussian_sigma
 from ..privacy.contract import Contract, Plan, Release
-from ..backends.statistics import check_rows, second_moment_sums
+from ..backends.statistics import check_rows, clip_rows, second_moment_sums
 from .registry import Algorithm, Parameter, register, release_rows
 
 # %% auto #0

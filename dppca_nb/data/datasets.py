@@ -37,10 +37,6 @@ def sparse_orthonormal(p: int, k: int, s: int, random_state=None) -> np.ndarray:
         Number of non-zero rows.
     random_state : None, int or numpy.random.Generator
         Source of randomness.
-
-    Returns
-    -------
-    ndarray, shape (p, k)
     """
     k = check_k(k, p)
     if not isinstance(s, (int, np.integer)) or not k <= s <= p:
@@ -50,8 +46,9 @@ def sparse_orthonormal(p: int, k: int, s: int, random_state=None) -> np.ndarray:
     V[:s] = random_orthonormal(s, k, rng)
     return V[rng.permutation(p)]
 
-def spiked_covariance(p: int, k: int, lam: float = 1.0, *, s: int | None = None, random_state=None):
-    """Wang & Xu's Sigma = lam/(5p(lam+1)) VV^T + 1/(5p(lam+1)) I; returns `(Sigma, V)`, V row-sparse if `s` is given.
+# %% ../../nbs/02_data/00_datasets.ipynb #abe5825d
+def spiked_covariance(p: int, k: int, spike: float = 1.0, *, s: int | None = None, random_state=None):
+    """Wang & Xu's Sigma = spike/(5p(spike+1)) VV^T + 1/(5p(spike+1)) I; returns `(Sigma, V)`, V row-sparse if `s` is given.
 
     Parameters
     ----------
@@ -59,28 +56,23 @@ def spiked_covariance(p: int, k: int, lam: float = 1.0, *, s: int | None = None,
         Dimension.
     k : int in [1, p]
         Rank of the spike.
-    lam : float >= 0
-        Spike strength (the papers' lambda; the top-k eigenvalues are lam + 1 times the others).
+    spike : float >= 0
+        The paper's lambda, the relative eigengap: the top-k eigenvalues are spike + 1 times the others.
     s : int in [k, p] or None
         Number of non-zero rows of V (None: dense V).
     random_state : None, int or numpy.random.Generator
         Source of randomness.
-
-    Returns
-    -------
-    Sigma : ndarray, shape (p, p)
-    V : ndarray, shape (p, k)
-        Orthonormal spike directions.
     """
     k = check_k(k, p)
-    lam = check_positive(lam, "lam", allow_zero=True)
+    spike = check_positive(spike, "spike", allow_zero=True)
     rng = as_generator(random_state)
     V = random_orthonormal(p, k, rng) if s is None else sparse_orthonormal(p, k, s, rng)
-    c = 1.0 / (5 * p * (lam + 1))
-    return lam * c * (V @ V.T) + c * np.eye(p), V
+    c = 1.0 / (5 * p * (spike + 1))
+    return spike * c * (V @ V.T) + c * np.eye(p), V
 
 # %% ../../nbs/02_data/00_datasets.ipynb #8bd7e624
 def _sqrt_psd(Sigma, name="Sigma"):
+    "The symmetric square root of a symmetric positive semi-definite `Sigma`, or a ValueError naming `name`."
     S = np.asarray(Sigma, dtype=np.float64)
     if S.ndim != 2 or S.shape[0] != S.shape[1]: raise ValueError(f"{name}: expected a square matrix, got shape {S.shape}")
     if not np.isfinite(S).all(): raise ValueError(f"{name}: expected finite entries")
@@ -89,6 +81,7 @@ def _sqrt_psd(Sigma, name="Sigma"):
     if w.min() < -1e-10 * max(1.0, abs(w.max())): raise ValueError(f"{name}: expected a positive semi-definite matrix, smallest eigenvalue {w.min():.3g}")
     return (U * np.sqrt(np.clip(w, 0, None))) @ U.T
 
+# %% ../../nbs/02_data/00_datasets.ipynb #34af49ef
 def sample_gaussian(Sigma, n: int, random_state=None) -> np.ndarray:
     """n i.i.d. rows from N(0, Sigma).
 
@@ -100,14 +93,11 @@ def sample_gaussian(Sigma, n: int, random_state=None) -> np.ndarray:
         Number of rows.
     random_state : None, int or numpy.random.Generator
         Source of randomness.
-
-    Returns
-    -------
-    ndarray, shape (n, p)
     """
     M = _sqrt_psd(Sigma)
     return as_generator(random_state).standard_normal((check_int(n, "n"), M.shape[0])) @ M
 
+# %% ../../nbs/02_data/00_datasets.ipynb #369f50b8
 def sample_multivariate_t(Sigma, n: int, df: float, random_state=None) -> np.ndarray:
     """n i.i.d. rows from the multivariate t with shape `Sigma` and `df` degrees of freedom.
 
@@ -121,10 +111,6 @@ def sample_multivariate_t(Sigma, n: int, df: float, random_state=None) -> np.nda
         Degrees of freedom.
     random_state : None, int or numpy.random.Generator
         Source of randomness.
-
-    Returns
-    -------
-    ndarray, shape (n, p)
     """
     M = _sqrt_psd(Sigma)
     df = check_positive(df, "df")
@@ -132,6 +118,17 @@ def sample_multivariate_t(Sigma, n: int, df: float, random_state=None) -> np.nda
     Z = rng.standard_normal((check_int(n, "n"), M.shape[0])) @ M
     return Z / np.sqrt(rng.chisquare(df, size=(Z.shape[0], 1)) / df)
 
+# %% ../../nbs/02_data/00_datasets.ipynb #2ee4658e
+def _outlier_center(p, avoid, rng):
+    "A random point at distance 10 sqrt(p) from the origin, orthogonal to the columns of `avoid` (if given)."
+    d = rng.standard_normal(p)
+    if avoid is not None:
+        W = orthonormalize(avoid)
+        if W.shape[0] != p: raise ValueError(f"avoid: expected {p} rows, got {W.shape[0]}")
+        d -= W @ (W.T @ d)
+    return 10 * np.sqrt(p) * d / np.linalg.norm(d)
+
+# %% ../../nbs/02_data/00_datasets.ipynb #fcaf5157
 def contaminate(X, fraction: float, *, mean=None, scale: float = 1.0, avoid=None, random_state=None):
     """Replace round(fraction * n) random rows of `X` by N(mean, scale^2 I) outliers; return `(X_new, outlier_rows)`.
 
@@ -142,7 +139,7 @@ def contaminate(X, fraction: float, *, mean=None, scale: float = 1.0, avoid=None
     fraction : float in [0, 1]
         Share of rows replaced.
     mean : None or array_like, shape (p,)
-        Centre of the outliers (None: a random point at distance 10 sqrt(p), orthogonal to `avoid`).
+        Center of the outliers (None: a random point at distance 10 sqrt(p), orthogonal to `avoid`).
     scale : float >= 0
         Standard deviation of each outlier coordinate around `mean`.
     avoid : None or array_like, shape (p, k)
@@ -162,13 +159,7 @@ def contaminate(X, fraction: float, *, mean=None, scale: float = 1.0, avoid=None
     if f > 1: raise ValueError(f"fraction: expected a number in [0, 1], got {f}")
     scale = check_positive(scale, "scale", allow_zero=True)
     rng = as_generator(random_state)
-    if mean is None:
-        d = rng.standard_normal(p)
-        if avoid is not None:
-            W = orthonormalize(avoid)
-            if W.shape[0] != p: raise ValueError(f"avoid: expected {p} rows, got {W.shape[0]}")
-            d -= W @ (W.T @ d)
-        mean = 10 * np.sqrt(p) * d / np.linalg.norm(d)
+    if mean is None: mean = _outlier_center(p, avoid, rng)
     mean = np.broadcast_to(np.asarray(mean, dtype=np.float64), (p,))
     m = int(round(f * n))
     rows = np.sort(rng.choice(n, size=m, replace=False))
@@ -177,7 +168,7 @@ def contaminate(X, fraction: float, *, mean=None, scale: float = 1.0, avoid=None
 
 # %% ../../nbs/02_data/00_datasets.ipynb #08a82cda
 def wishart_second_moment(Sigma, n: int, random_state=None) -> np.ndarray:
-    """Exact sample of sum_i x_i x_i^T for n i.i.d. N(0, Sigma) rows (Wishart by Bartlett's decomposition), O(p^3).
+    """Exact sample of sum_i x_i x_i^T for n i.i.d. N(0, Sigma) rows (Wishart by Bartlett's decomposition), O(p^3); the rows are not clipped.
 
     Parameters
     ----------
@@ -187,11 +178,6 @@ def wishart_second_moment(Sigma, n: int, random_state=None) -> np.ndarray:
         Number of rows summed.
     random_state : None, int or numpy.random.Generator
         Source of randomness.
-
-    Returns
-    -------
-    ndarray, shape (p, p)
-        A draw of W_p(n, Sigma) (rows are not clipped).
     """
     M = _sqrt_psd(Sigma)
     n, p = check_int(n, "n"), M.shape[0]
@@ -206,10 +192,12 @@ def wishart_second_moment(Sigma, n: int, random_state=None) -> np.ndarray:
 
 # %% ../../nbs/02_data/00_datasets.ipynb #ea1e91bf
 def _check_trace(trace) -> float:
+    "The trace of a design, a number in (0, 1] (rows of the unit ball have E||x||^2 = tr Sigma <= 1)."
     t = check_positive(trace, "trace")
     if t > 1: raise ValueError(f"trace: expected a number in (0, 1] (E||x||^2 = tr Sigma <= 1 for rows in the unit ball), got {t}")
     return t
 
+# %% ../../nbs/02_data/00_datasets.ipynb #29861d58
 def block_covariance(p: int, block_size: int, correlation=0.6, *, trace: float = 0.5) -> np.ndarray:
     """Block-diagonal Sigma, blocks (1 - r) I + r 11^T of size `block_size` (s = block_size - 1), scaled to trace `trace`.
 
@@ -261,12 +249,6 @@ def reference_design(p: int = 40, k: int = 5, spike: float = 0.013, *, trace: fl
         tr Sigma = E||x||^2.
     random_state : None, int or numpy.random.Generator
         Source of randomness for V (Haar).
-
-    Returns
-    -------
-    Sigma : ndarray, shape (p, p)
-    V : ndarray, shape (p, k)
-        Orthonormal spike directions.
     """
     k = check_k(k, p)
     a, trace = check_positive(spike, "spike"), check_positive(trace, "trace")
@@ -291,11 +273,6 @@ def spherical_spike(n: int, p: int, k: int, gap: float, random_state=None) -> tu
         Population eigengap.
     random_state : int, numpy Generator or None
         Seed.
-
-    Returns
-    -------
-    tuple (ndarray (n, p), ndarray (p, k))
-        (X, V).
     """
     k = check_k(k, p)
     if k == p: raise ValueError(f"k: expected k < p = {p} for a data set with an eigengap, got {k}")
@@ -314,17 +291,20 @@ def spherical_spike(n: int, p: int, k: int, gap: float, random_state=None) -> tu
 class DatasetUnavailableError(OSError):
     "Raised when a data set cannot be downloaded or found locally; the message says how to proceed offline."
 
+# %% ../../nbs/02_data/00_datasets.ipynb #bc6d1867
 def _data_dir() -> Path:
     import importlib.resources
     return Path(str(importlib.resources.files("dppca_nb"))) / "data"
 
 def _prepare(X, standardize, normalize):
+    "Checked rows, columns standardized (optional), then rows scaled to unit norm (optional)."
     X = check_data(X)
     if standardize:
         sd = X.std(0)
         X = (X - X.mean(0)) / np.where(sd > 0, sd, 1.0)
     return normalize_rows(X) if normalize else X
 
+# %% ../../nbs/02_data/00_datasets.ipynb #b2008313
 def load_bundled(name: str, *, standardize: bool = True, normalize: bool = True, return_labels: bool = False):
     """A small real data set that needs no network: 'covtype_sample', 'digits' or 'breast_cancer'.
 
@@ -333,7 +313,7 @@ def load_bundled(name: str, *, standardize: bool = True, normalize: bool = True,
     name : {"covtype_sample", "digits", "breast_cancer"}
         The data set.
     standardize : bool
-        Centre and scale every column to unit variance first.
+        Center and scale every column to unit variance first.
     normalize : bool
         Then scale every row to unit norm (the papers' preprocessing).
     return_labels : bool
@@ -356,6 +336,7 @@ def load_bundled(name: str, *, standardize: bool = True, normalize: bool = True,
     X = _prepare(X, standardize, normalize)
     return (X, y) if return_labels else X
 
+# %% ../../nbs/02_data/00_datasets.ipynb #d34f2f4c
 def load_covtype(*, source: str = "full", standardize: bool = True, normalize: bool = True,
                  data_home=None, return_labels: bool = False):
     """Covertype (581,012 x 54) through `sklearn.datasets.fetch_covtype`; `source='sample'` uses the bundled 10,000 rows.
@@ -365,7 +346,7 @@ def load_covtype(*, source: str = "full", standardize: bool = True, normalize: b
     source : {"full", "sample", "auto"}
         "full" downloads (or reads the cache), "sample" the bundled rows, "auto" the full set if available, else the sample.
     standardize : bool
-        Centre and scale every column to unit variance first.
+        Center and scale every column to unit variance first.
     normalize : bool
         Then scale every row to unit norm (the papers' preprocessing).
     data_home : None or path
@@ -399,8 +380,21 @@ def load_covtype(*, source: str = "full", standardize: bool = True, normalize: b
     X = _prepare(X, standardize, normalize)
     return (X, y) if return_labels else X
 
+# %% ../../nbs/02_data/00_datasets.ipynb #cd94af35
 BUZZ_URL = "https://archive.ics.uci.edu/static/public/248/buzz+in+social+media.zip"
 
+def _read_member(archive, pattern):
+    "The bytes of the first file of `archive` whose name matches `pattern`, looking into nested zips too; None if none."
+    with zipfile.ZipFile(archive) as z:
+        members = [m for m in z.namelist() if pattern.search(m)]
+        if members: return z.read(members[0])
+        for m in (m for m in z.namelist() if m.endswith(".zip")):   # the UCI archive nests its parts as zips
+            zi = zipfile.ZipFile(io.BytesIO(z.read(m)))
+            hits = [x for x in zi.namelist() if pattern.search(x)]
+            if hits: return zi.read(hits[0])
+    return None
+
+# %% ../../nbs/02_data/00_datasets.ipynb #c1199531
 def _download(url, dest):
     dest = Path(dest); dest.parent.mkdir(parents=True, exist_ok=True)
     with urllib.request.urlopen(url, timeout=60) as r, tempfile.NamedTemporaryFile(dir=dest.parent, delete=False) as tmp:
@@ -408,6 +402,7 @@ def _download(url, dest):
     os.replace(tmp.name, dest)
     return dest
 
+# %% ../../nbs/02_data/00_datasets.ipynb #e30aaa4d
 def load_buzz(variant: str = "Twitter", *, standardize: bool = True, normalize: bool = True,
               data_home=None, url: str = BUZZ_URL, return_target: bool = False):
     """Buzz in social media (UCI 248), regression part: 'Twitter' (77 features) or 'TomsHardware' (96 features).
@@ -417,7 +412,7 @@ def load_buzz(variant: str = "Twitter", *, standardize: bool = True, normalize: 
     variant : {"Twitter", "TomsHardware"}
         Which regression data set.
     standardize : bool
-        Centre and scale every column to unit variance first.
+        Center and scale every column to unit variance first.
     normalize : bool
         Then scale every row to unit norm (the papers' preprocessing).
     data_home : None or path
@@ -447,17 +442,7 @@ def load_buzz(variant: str = "Twitter", *, standardize: bool = True, normalize: 
             raise DatasetUnavailableError(
                 f"Buzz could not be downloaded from {url} ({type(e).__name__}: {e}). Download the UCI archive "
                 f"'Buzz in social media' by hand to {archive}, or work offline with load_bundled(...).") from e
-    with zipfile.ZipFile(archive) as z:
-        inner = [m for m in z.namelist() if m.endswith(".zip")]
-        pattern = re.compile(rf"regression/{variant}/{variant}\.data$")
-        members = [m for m in z.namelist() if pattern.search(m)]
-        if not members and inner:   # the UCI archive nests its parts as zips
-            for m in inner:
-                zi = zipfile.ZipFile(io.BytesIO(z.read(m)))
-                hits = [x for x in zi.namelist() if pattern.search(x)]
-                if hits: raw = zi.read(hits[0]); break
-            else: raw = None
-        else: raw = z.read(members[0]) if members else None
+    raw = _read_member(archive, re.compile(rf"regression/{variant}/{variant}\.data$"))
     if raw is None: raise DatasetUnavailableError(f"{archive} holds no regression/{variant}/{variant}.data")
     data = np.loadtxt(io.BytesIO(raw), delimiter=",")
     X, y = data[:, :-1], data[:, -1]

@@ -5,7 +5,7 @@
 # %% ../../nbs/07_experiments/06_baselines_study.ipynb #fc7cdfb9
 from __future__ import annotations
 import numpy as np
-from ..core.validation import clip_rows
+from ..backends.statistics import clip_rows
 from ..privacy.mechanisms import gaussian_sigma, gaussian_delta
 from ..data.datasets import spiked_covariance, sample_gaussian
 from ..core.linalg import subspace_distance, random_subspace_level, top_k_eigvecs

@@ -15,7 +15,7 @@ import numpy as np
 from ..core.validation import (as_generator, check_epsilon, check_delta, check_positive, check_choice, check_int,
                                       Diagnostics)
 from ..backends.statistics import (is_dask, check_rows, clipped_row_sums, randomized_mean_reports,
-                                          moment_summary, centred_second_moment, map_blocks, sub_block_rows,
+                                          moment_summary, centered_second_moment, map_blocks, sub_block_rows,
                                           second_moment_sums, CORRECT_UP_TO)
 from .mechanisms import gaussian_sigma, snapping_grid, snapping_laplace, snapping_scale
 from .accounting import PrivacyAccountant, split_budget, exact_gaussian
@@ -436,7 +436,7 @@ def _release_radii_one_pass(X, rng, radius_plans, mean_plan, main, main_plan, R,
     main_plan = main(main_plan.contract.epsilon, main_plan.contract.delta, R)
     if (pre["norms"] > CORRECT_UP_TO * R).any():        # rows far beyond R: the exact second pass (no cancellation)
         stat = second_moment_sums(X, radius=R, center=center)
-    else: stat = centred_second_moment(X, dict(pre, radius=R), center)
+    else: stat = centered_second_moment(X, dict(pre, radius=R), center)
     return center, R, main_plan.release(X, rng, statistic=stat)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #869f0446
@@ -468,7 +468,7 @@ def _release_fit(X, rng, contract, main, main_plan, mean_plan, radius_plans, R, 
         R = radius_plans["radius"].release(X, rng, center=center).value
         main_plan = main(main_plan.contract.epsilon, main_plan.contract.delta, R)
     if R is not None: extras["radius"] = float(R)
-    if pre is not None: rel = main_plan.release(X, rng, statistic=centred_second_moment(X, pre, center))
+    if pre is not None: rel = main_plan.release(X, rng, statistic=centered_second_moment(X, pre, center))
     elif "center" in main_plan.inputs: rel = main_plan.release(X, rng, center=center)
     else: rel = main_plan.release(X if center is None or not np.any(center) else X - center, rng)
     diag.update(rel.diagnostics)

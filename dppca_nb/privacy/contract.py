@@ -22,11 +22,50 @@ def _num(v, name, *, allow_none=True):
     return check_positive(v, name, allow_zero=True, allow_inf=True)
 
 def _count(v, name):
+    "A public count as a Python int (None kept)."
     if v is None: return None
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
         raise TypeError(f"{name}: expected an int or None, got {type(v).__name__} {v!r}")
     return int(v)
 
+# %% ../../nbs/03_privacy/03_contract.ipynb #153bd9e1
+def _check_fields(c):
+    "Normalise and check the fields of Contract `c` (frozen: set through object.__setattr__)."
+    s = lambda k, v: object.__setattr__(c, k, v)
+    if not isinstance(c.mechanism, str) or not c.mechanism:
+        raise TypeError(f"mechanism: expected a non-empty str, got {c.mechanism!r}")
+    check_choice(c.model, "model", MODELS)
+    check_choice(c.measure, "measure", MEASURES)
+    s("epsilon", check_epsilon(c.epsilon))
+    s("delta", check_delta(c.delta, allow_zero=True))
+    if c.measure == "pure" and c.delta != 0:
+        raise ValueError(f"delta: a pure contract has delta = 0, got {c.delta}")
+    if c.measure == "zCDP" and c.rho is None: raise ValueError("rho: a zCDP contract states its rho")
+    for name in ("rho", "sensitivity", "noise_scale", "grid", "epsilon_certified"): s(name, _num(getattr(c, name), name))
+    for name in ("n", "p", "k"): s(name, _count(getattr(c, name), name))
+    s("notes", (c.notes,) if isinstance(c.notes, str) else tuple(str(x) for x in c.notes))
+    for flag in ("worst_case", "exact_sampler_only"):
+        if not isinstance(getattr(c, flag), bool):
+            raise TypeError(f"{flag}: expected a bool, got {type(getattr(c, flag)).__name__} {getattr(c, flag)!r}")
+
+# %% ../../nbs/03_privacy/03_contract.ipynb #153bd9e3
+def _check_parts(c):
+    "Normalise the parts of Contract `c` to ((name, Contract), ...) and refuse a whole stronger than its parts."
+    parts = c.parts.items() if isinstance(c.parts, dict) else c.parts
+    parts = tuple((str(a), b) for a, b in parts)
+    for a, b in parts:
+        if not isinstance(b, Contract): raise TypeError(f"parts: {a!r} is a {type(b).__name__}, expected a Contract")
+    object.__setattr__(c, "parts", parts)
+    exact = [a for a, b in parts if b.exact_sampler_only]
+    if exact and not c.exact_sampler_only:
+        raise ValueError(f"exact_sampler_only: the part(s) {exact} are certified for the exact sampler only, so the "
+                         "whole is too; pass exact_sampler_only=True")
+    weak = [a for a, b in parts if not b.worst_case]
+    if c.worst_case and weak:
+        raise ValueError(f"worst_case: the part(s) {weak} hold only on data of a model, so the whole does too; "
+                         "pass worst_case=False")
+
+# %% ../../nbs/03_privacy/03_contract.ipynb #153bd9e5
 @dataclass(frozen=True)
 class Contract:
     """What one release promises, fixed from public quantities before the data are read; `statement()` says it in one line.
@@ -34,118 +73,67 @@ class Contract:
     Parameters
     ----------
     mechanism : str
-        Name of the mechanism (non-empty).
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in [0, 1)
-        Failure probability (0 for a pure contract).
-    measure : {"pure", "approximate", "zCDP"}
-        Kind of guarantee.
+        What is released and how, in words (non-empty).
+    epsilon, delta : float
+        The budget: epsilon > 0, delta in [0, 1) (0 for a pure contract).
+    measure, rho : {"pure", "approximate", "zCDP"}, float or None
+        Kind of guarantee; a "zCDP" contract states its rho.
     model : {"central", "local"}
         Trust model.
-    neighbouring : str
-        Neighbouring relation, e.g. "replace-one".
-    domain : str
-        The input domain the guarantee holds on.
-    rho : float or None
-        zCDP parameter (required for measure "zCDP").
-    sensitivity : float or None
-        Sensitivity of the released statistic.
-    sensitivity_norm : str or None
-        Its norm: "l2", "l1", "Frobenius", ...
-    noise : str or None
-        Noise family.
-    noise_scale : float or None
-        Noise scale (None: data-dependent or set by an earlier private release).
+    neighbouring, domain : str
+        The neighbouring relation (e.g. "replace-one") and the input domain the guarantee holds on.
+    sensitivity, sensitivity_norm : float or None, str or None
+        How far one neighbour moves the released statistic, and in which norm ("l2", "l1", "Frobenius", ...).
+    noise, noise_scale, calibration : str or None, float or None, str or None
+        Noise family, its scale (None: data-dependent or set by an earlier private release), how it was calibrated.
     grid : float or None
         The public lattice the released values lie on (discrete noise, snapping), if any.
-    calibration : str or None
-        How the noise was calibrated.
     epsilon_certified : float or None
         Epsilon the noise actually certifies.
-    parts : tuple of (name, Contract) or dict
-        Sub-contracts of a composed release.
-    composition : str or None
-        How the parts compose.
-    n : int or None
-        Number of rows (public).
-    p : int or None
-        Dimension.
-    k : int or None
-        Subspace dimension.
+    parts, composition : tuple of (name, Contract) or dict, str or None
+        Sub-contracts of a composed release, and how they compose.
+    n, p, k : int or None
+        The public shape.
     notes : tuple of str or str
         Free remarks.
-    worst_case : bool
-        True (default): the guarantee holds for every pair of neighbours in `domain`. False: only on data of a
-        model the notes describe (not worst-case DP); a contract with such a part is not worst-case either.
-    exact_sampler_only : bool
-        False (default): the guarantee covers the released floating-point values. True: a pure guarantee of a
-        continuous draw (an exponential mechanism on the sphere, Cauchy noise) that holds for the exact sampler; its
-        floating-point output is not on a public lattice, so the guarantee does not cover the low-order bits
-        (Mironov 2012). A contract with such a part says so too.
+    worst_case, exact_sampler_only : bool
+        worst_case=False: the guarantee holds only on data of a model (the notes say which). exact_sampler_only=True:
+        a pure guarantee of a continuous draw, for the exact sampler only, not for its floating-point output.
     """
     mechanism: str
     epsilon: float
     delta: float = 0.0
-    measure: str = "approximate"             # "pure" | "approximate" | "zCDP"
-    model: str = "central"                   # "central" | "local"
+    measure: str = "approximate"
+    model: str = "central"
     neighbouring: str = "replace-one"
     domain: str = "rows clipped to ||x||_2 <= 1"
-    rho: float | None = None                 # required for zCDP; an extra on (epsilon, delta) noise that is also rho-zCDP
+    rho: float | None = None
     sensitivity: float | None = None
-    sensitivity_norm: str | None = None      # "l2", "l1", "Frobenius", ...
-    noise: str | None = None                 # the noise family
-    noise_scale: float | None = None         # None: data-dependent or set by an earlier private release (see notes)
-    grid: float | None = None                # the public lattice the released values lie on (discrete noise, snapping)
-    calibration: str | None = None           # "analytic", "classic", the discrete Gaussian's words, ...
+    sensitivity_norm: str | None = None
+    noise: str | None = None
+    noise_scale: float | None = None
+    grid: float | None = None
+    calibration: str | None = None
     epsilon_certified: float | None = None
-    parts: tuple = ()                        # ((name, Contract), ...); a dict is accepted
+    parts: tuple = ()
     composition: str | None = None
     n: int | None = None
     p: int | None = None
     k: int | None = None
-    notes: tuple = ()                        # strings; one string is accepted
-    worst_case: bool = True                  # False: holds only on data of a model (the notes say which)
-    exact_sampler_only: bool = False         # True: a pure claim of a continuous draw, for the exact sampler only
+    notes: tuple = ()
+    worst_case: bool = True
+    exact_sampler_only: bool = False
 
-    def __post_init__(self):
-        s = lambda k, v: object.__setattr__(self, k, v)
-        if not isinstance(self.mechanism, str) or not self.mechanism:
-            raise TypeError(f"mechanism: expected a non-empty str, got {self.mechanism!r}")
-        check_choice(self.model, "model", MODELS)
-        check_choice(self.measure, "measure", MEASURES)
-        s("epsilon", check_epsilon(self.epsilon))
-        s("delta", check_delta(self.delta, allow_zero=True))
-        if self.measure == "pure" and self.delta != 0:
-            raise ValueError(f"delta: a pure contract has delta = 0, got {self.delta}")
-        if self.measure == "zCDP" and self.rho is None: raise ValueError("rho: a zCDP contract states its rho")
-        for name in ("rho", "sensitivity", "noise_scale", "grid", "epsilon_certified"): s(name, _num(getattr(self, name), name))
-        for name in ("n", "p", "k"): s(name, _count(getattr(self, name), name))
-        parts = self.parts.items() if isinstance(self.parts, dict) else self.parts
-        parts = tuple((str(a), b) for a, b in parts)
-        for a, b in parts:
-            if not isinstance(b, Contract): raise TypeError(f"parts: {a!r} is a {type(b).__name__}, expected a Contract")
-        s("parts", parts)
-        s("notes", (self.notes,) if isinstance(self.notes, str) else tuple(str(x) for x in self.notes))
-        if not isinstance(self.worst_case, bool):
-            raise TypeError(f"worst_case: expected a bool, got {type(self.worst_case).__name__} {self.worst_case!r}")
-        if not isinstance(self.exact_sampler_only, bool):
-            raise TypeError(f"exact_sampler_only: expected a bool, got {self.exact_sampler_only!r}")
-        exact = [a for a, b in parts if b.exact_sampler_only]
-        if exact and not self.exact_sampler_only:
-            raise ValueError(f"exact_sampler_only: the part(s) {exact} are certified for the exact sampler only, so the "
-                             "whole is too; pass exact_sampler_only=True")
-        weak = [a for a, b in parts if not b.worst_case]
-        if self.worst_case and weak:
-            raise ValueError(f"worst_case: the part(s) {weak} hold only on data of a model, so the whole does too; "
-                             "pass worst_case=False")
+    def __post_init__(self): _check_fields(self); _check_parts(self)
 
 # %% ../../nbs/03_privacy/03_contract.ipynb #0442c41e
 def _g(x): return f"{x:.4g}"
 
 def _over(c: Contract) -> bool:
+    "Does the noise certify more epsilon than was requested (a paper's calibration below the true sensitivity)?"
     return c.epsilon_certified is not None and c.epsilon_certified > c.epsilon * (1 + 1e-9)
 
+# %% ../../nbs/03_privacy/03_contract.ipynb #170b390e
 def _guarantee(self) -> str:
     "The guarantee in the papers' words, at the certified epsilon where it exceeds the requested one."
     L = "LDP" if self.model == "local" else "DP"
@@ -157,7 +145,11 @@ def _guarantee(self) -> str:
     if self.exact_sampler_only: g += " for the exact sampler (its floating-point draws are not certified)"
     return g + (f" (certified; the requested epsilon={self.epsilon:g} is not)" if _over(self) else "")
 
+Contract.guarantee = property(_guarantee)
+
+# %% ../../nbs/03_privacy/03_contract.ipynb #fd519ba9
 def _noise_words(c: Contract) -> str:
+    "The noise family, scale and grid, and the sensitivity with its norm, in words."
     bits = []
     if c.noise is not None:
         bits.append(c.noise.replace("_", " ") + " noise" + ("" if c.noise_scale is None else f", scale {_g(c.noise_scale)}")
@@ -166,6 +158,7 @@ def _noise_words(c: Contract) -> str:
         bits.append(f"sensitivity {_g(c.sensitivity)}" + (f" ({c.sensitivity_norm})" if c.sensitivity_norm else ""))
     return ", ".join(bits)
 
+# %% ../../nbs/03_privacy/03_contract.ipynb #d061d993
 def _statement(self) -> str:
     "One line: the guarantee, the neighbours, the domain, the mechanism, the shape, the noise, the parts."
     nb = self.neighbouring + (" neighbours, n public" if self.neighbouring == "replace-one" else "")
@@ -180,7 +173,6 @@ def _statement(self) -> str:
     if not self.worst_case and self.notes: out += "; " + "; ".join(self.notes)   # which model, in the plan's words
     return out + "."
 
-Contract.guarantee = property(_guarantee)
 Contract.statement = _statement
 
 # %% ../../nbs/03_privacy/03_contract.ipynb #e674caf7
@@ -201,6 +193,9 @@ def _part(self, name: str) -> Contract:
         if a == name: return b
     raise KeyError(f"name: no part {name!r}; the parts are {[a for a, _ in self.parts]}")
 
+Contract.part = _part
+
+# %% ../../nbs/03_privacy/03_contract.ipynb #3177c17a
 def _as_dict(self) -> dict:
     "The contract as plain data: every field, parts as {name: dict}, notes as a list."
     d = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -208,7 +203,6 @@ def _as_dict(self) -> dict:
     d["notes"] = list(self.notes)
     return d
 
-Contract.part = _part
 Contract.as_dict = _as_dict
 
 # %% ../../nbs/03_privacy/03_contract.ipynb #bb126065

@@ -88,6 +88,7 @@ def gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
 
 # %% ../../nbs/03_privacy/00_mechanisms.ipynb #401e3042
 def _analytic_sigma(eps, delta, sens):
+    "The smallest sigma with gaussian_delta(eps, sigma, sens) <= delta: Brent's method on log sigma, then stepped up past rounding."
     f = lambda ls: math.log(max(gaussian_delta(eps, math.exp(ls), sens), 1e-300)) - math.log(delta)
     lo = hi = math.log(sens * math.sqrt(2 * math.log(1.25 / delta)) / eps)
     while f(lo) <= 0: lo -= 1.0
@@ -97,6 +98,7 @@ def _analytic_sigma(eps, delta, sens):
     while gaussian_delta(eps, sigma, sens) > delta: sigma *= 1 + 1e-9
     return sigma
 
+# %% ../../nbs/03_privacy/00_mechanisms.ipynb #c47c7410
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, calibration: str = "analytic") -> float:
     """Noise standard deviation for an (epsilon, delta)-DP Gaussian mechanism with l2 `sensitivity`.
 
@@ -137,7 +139,8 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, calibration
 
 # %% ../../nbs/03_privacy/00_mechanisms.ipynb #fc9370e4
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
-    """Smallest epsilon for which N(0, sigma^2) noise on an l2-`sensitivity` query is (epsilon, delta)-DP.
+    """Smallest epsilon for which N(0, sigma^2) noise on an l2-`sensitivity` query is (epsilon, delta)-DP (0.0 if
+    delta already holds at epsilon = 0).
 
     Parameters
     ----------
@@ -147,11 +150,6 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
         Failure probability.
     sensitivity : float > 0
         l2 sensitivity of the query under the chosen neighbouring relation.
-
-    Returns
-    -------
-    float
-        The certified epsilon (0.0 if sigma is so large that delta holds at epsilon = 0).
     """
     s, dlt = check_positive(sigma, "sigma"), check_delta(delta)
     sens = check_positive(sensitivity, "sensitivity")
@@ -174,6 +172,7 @@ NOISE_SHAPES = {s.name: s for s in (
     NoiseShape("vecd", math.sqrt(0.5), math.sqrt(2.0), "Frobenius (vecd)", "Frobenius: diagonal sd sigma, off-diagonal sigma / sqrt 2"),
     NoiseShape("upper", 1.0, 1.0, "l2, upper triangle", "upper triangle: sd sigma on every entry"))}
 
+# %% ../../nbs/03_privacy/00_mechanisms.ipynb #caef556f
 def sym_dim(p: int) -> int:
     "The number of free coordinates of a symmetric p x p matrix, p(p+1)/2."
     return check_int(p, "p") * (p + 1) // 2
@@ -224,11 +223,6 @@ def laplace_scale(epsilon: float, sensitivity: float) -> float:
         Privacy loss (pure DP).
     sensitivity : float > 0
         l1 sensitivity of the query under the chosen neighbouring relation.
-
-    Returns
-    -------
-    float
-        The Laplace scale b.
     """
     return check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
 
@@ -244,14 +238,10 @@ def laplace_noise(scale: float, size=None, random_state=None):
         Output shape; None returns a float.
     random_state : None, int or numpy.random.Generator
         Source of randomness.
-
-    Returns
-    -------
-    float or ndarray
-        The noise.
     """
     return as_generator(random_state).laplace(0.0, check_positive(scale, "scale", allow_zero=True), size)
 
+# %% ../../nbs/03_privacy/00_mechanisms.ipynb #330eaa04
 def cauchy_noise(scale: float, size=None, random_state=None):
     """i.i.d. Cauchy noise with median 0 and half-width `scale` (density 1 / (pi scale (1 + (z/scale)^2))).
 
@@ -263,11 +253,6 @@ def cauchy_noise(scale: float, size=None, random_state=None):
         Output shape; None returns a float.
     random_state : None, int or numpy.random.Generator
         Source of randomness.
-
-    Returns
-    -------
-    float or ndarray
-        The noise.
     """
     return check_positive(scale, "scale", allow_zero=True) * as_generator(random_state).standard_cauchy(size)
 
@@ -275,6 +260,7 @@ def cauchy_noise(scale: float, size=None, random_state=None):
 SNAPPING_ERROR = 2.0 ** -49          # Mironov's floating-point term: 2^-49 B / lambda per coordinate
 SNAPPING_MAX_RATIO = 2.0 ** 46       # the theorem needs lambda < B < 2^46 lambda
 
+# %% ../../nbs/03_privacy/00_mechanisms.ipynb #2b3d9520
 def snapping_grid(scale: float) -> float:
     """Lambda: the smallest power of two >= `scale`, the grid of the snapping mechanism.
 
@@ -282,11 +268,6 @@ def snapping_grid(scale: float) -> float:
     ----------
     scale : float > 0
         Laplace scale lambda of the snapping mechanism.
-
-    Returns
-    -------
-    float
-        Lambda, a power of two with scale <= Lambda < 2 scale.
     """
     s = check_positive(scale, "scale")
     m, e = math.frexp(s)                                      # s = m 2^e, 0.5 <= m < 1
@@ -315,12 +296,14 @@ def full_resolution_uniform(size=None, random_state=None):
 
 # %% ../../nbs/03_privacy/00_mechanisms.ipynb #953d1196
 def _check_snapping(scale, bound):
+    "The theorem's condition scale < bound < 2^46 scale, or a ValueError naming `bound`."
     lam = check_positive(scale, "scale")
     B = check_positive(bound, "bound")
     if not lam < B < SNAPPING_MAX_RATIO * lam:
         raise ValueError(f"bound: Mironov's theorem needs scale < bound < 2^46 scale, got bound={B!r}, scale={lam!r}")
     return lam, B
 
+# %% ../../nbs/03_privacy/00_mechanisms.ipynb #4cad19ed
 def snapping_epsilon(scale: float, sensitivity: float, bound: float, *, dimension: int = 1) -> float:
     """Certified epsilon (sensitivity + dimension 2^-49 bound) / scale of `snapping_laplace` (Mironov 2012; d > 1 is our reading).
 
@@ -420,11 +403,6 @@ def check_square(A, name: str = "A") -> np.ndarray:
         The matrix to check (not modified).
     name : str
         Argument name used in error messages.
-
-    Returns
-    -------
-    ndarray, shape (p, p)
-        A float64 copy or view of `A`.
     """
     try: M = np.asarray(A, dtype=np.float64)
     except (TypeError, ValueError):
@@ -433,4 +411,3 @@ def check_square(A, name: str = "A") -> np.ndarray:
         raise ValueError(f"{name}: expected a square p x p matrix, got shape {M.shape}")
     if not np.isfinite(M).all(): raise ValueError(f"{name}: expected finite values")
     return M
-

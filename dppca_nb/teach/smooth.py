@@ -8,7 +8,8 @@ import functools
 import inspect
 import math
 import numpy as np
-from ..core.validation import check_positive, check_epsilon, check_delta, check_k, as_generator, clip_rows
+from ..core.validation import check_positive, check_epsilon, check_delta, check_k, as_generator
+from ..backends.statistics import clip_rows
 from ..core.linalg import subspace_distance, random_subspace_level, orthonormalize, top_k_eigvecs, random_orthonormal
 from ..privacy.mechanisms import gaussian_sigma, second_moment_sensitivity, symmetric_gaussian
 from ..data.datasets import sample_gaussian, wishart_second_moment
