@@ -26,13 +26,13 @@ from .algorithms.registry import (Algorithm, Parameter, PARAMETERS, algorithms, 
                                           check_parameter)
 
 # %% auto #0
-__all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'DIAGNOSTICS_LABEL', 'SHOW_COLUMNS', 'SHOW_COMPONENTS', 'CLIError', 'method_name',
-           'get_method', 'budget_delta', 'fit_options', 'parse_option', 'select_columns', 'read_numeric_csv',
-           'read_mean', 'read_bounds', 'box_radius', 'check_output', 'estimator_for', 'flag_of', 'scaled_pipeline',
-           'norm_bounds', 'fit_estimator', 'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit',
-           'fit_release', 'diagnostics_text', 'part_words', 'budget_parts', 'privacy_sentence', 'collect_warnings',
-           'fit_record', 'result_text', 'explain_text', 'site_renderer', 'render_docs', 'option_flags', 'build_parser',
-           'main']
+__all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL', 'SHOW_COLUMNS', 'SHOW_COMPONENTS', 'CLIError',
+           'method_name', 'get_method', 'budget_delta', 'fit_options', 'parse_option', 'select_columns',
+           'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius', 'check_output', 'estimator_for', 'flag_of',
+           'scaled_pipeline', 'norm_bounds', 'fit_estimator', 'scaler_error', 'released_spectrum',
+           'covariance_assessment', 'assess_fit', 'fit_release', 'diagnostics_text', 'part_words', 'budget_parts',
+           'privacy_sentence', 'collect_warnings', 'fit_record', 'result_text', 'explain_text', 'site_renderer',
+           'render_docs', 'option_flags', 'build_parser', 'main']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
 class CLIError(Exception):
@@ -524,6 +524,8 @@ def _check_fit_options(alg: Algorithm, method: str, options: dict) -> None:
 
 # %% ../nbs/09_cli/00_cli.ipynb #32c307d6
 SCALE_SHARE = 0.5        # the private scaler's share of the budget (--scale-share)
+NEEDS_BOUNDS = ("--bounds: --scale private needs public bounds of every column (values outside are clipped for the "
+                "scaler's release): --bounds LO:HI or --bounds FILE")
 
 def _scaled_budget(alg: Algorithm, epsilon: float, delta: float, share: float) -> tuple:
     "(epsilon, delta) left to the method beside a private scaler with `share` of both (a pure method: all of delta)."
@@ -556,9 +558,7 @@ def scaled_pipeline(alg: Algorithm, est, bounds, epsilon: float, delta: float, r
         Not fitted: steps "scaler" and "pca".
     """
     from dppca_nb.preprocessing import PrivateStandardScaler, PrivatePipeline
-    if bounds is None:
-        raise CLIError("--bounds: --scale private needs public bounds of every column (values outside are clipped "
-                       "for the scaler's release): --bounds LO:HI or --bounds FILE")
+    if bounds is None: raise CLIError(NEEDS_BOUNDS)
     seed = None if random_state is None else np.random.default_rng(np.random.SeedSequence([random_state, 1]))
     sc = PrivateStandardScaler(bounds=bounds, epsilon=epsilon, delta=delta, random_state=seed)
     return PrivatePipeline([("scaler", sc), ("pca", est)])
@@ -1483,7 +1483,7 @@ def _cmd_fit(a):
     budget_delta(a.method, dlt, a.scale)
     if a.scale == "private":                                      # the scaler's flags, before any private work too
         _scaled_budget(alg, eps, dlt, a.scale_share)
-        if a.bounds is None: scaled_pipeline(alg, None, None, eps, dlt)
+        if a.bounds is None: raise CLIError(NEEDS_BOUNDS)
     out, side = check_output(a.out, a.data, a.force)              # before any private work: the run can be saved
     X, names = read_numeric_csv(a.data, a.delimiter, columns=a.columns, drop=a.drop)
     if a.mean is not None: options["mean"] = read_mean(a.mean, names, a.delimiter)
