@@ -17,7 +17,7 @@ from dppca_nb.data.datasets import sample_gaussian, reference_design
 
 __all__ = ['SIZES', 'SECTIONS', 'machine_info', 'best_time', 'run_limited', 'bench_kendall', 'bench_kendall_design', 'bench_local', 'fantope_instance',
            'bench_fantope', 'pca_methods', 'bench_libraries', 'bench_dask', 'bingham3_mean', 'bench_bingham',
-           'bench_explorers', 'bench_fit_cost', 'bench_private_radius', 'bench_local_randomizer', 'bench_accuracy', 'GOALS', 'goals_table', 'run_all', 'merge_results', 'results_markdown', 'load_results', 'speedup_figure']
+           'bench_explorers', 'bench_fit_cost', 'bench_private_radius', 'bench_local_randomizer', 'bench_accuracy', 'bench_adaptive_fit', 'GOALS', 'goals_table', 'run_all', 'merge_results', 'results_markdown', 'load_results', 'speedup_figure']
 
 def machine_info(blas_threads: int | None = None) -> dict:
     "The machine, the library versions and the BLAS in use (with its thread count under the current limits)."
@@ -592,6 +592,34 @@ def bench_accuracy(n: int = 100_000, p: int = 40, *, k: int = 5, epsilon: float 
                          error_not_private=e_sk, seconds_not_private=t_sk))
     return rows
 
+def bench_adaptive_fit(n: int = 100_000, p: int = 100, *, epsilon: float = 1.0, delta: float = 1e-5, repeat: int = 5,
+                       seed: int = 0) -> list:
+    """The adaptive DP-PCA's fit (`algorithms.adaptive`) over one `X.T @ X` on the same float64 array, in interleaved
+    rounds: `adaptive_dp_pca` (k = 1, the secret shuffle: one gather of the rows), the same with shuffle=False (one
+    streaming pass over row blocks), `adaptive_dp_kpca` at k = 3 (three deflated runs), and `AdaptiveNoisePCA` at its
+    defaults (private centring) and with centering='none'. The goal: at most 5x one X.T @ X for adaptive_dp_pca."""
+    from dppca_nb.algorithms.adaptive import adaptive_dp_pca, adaptive_dp_kpca
+    from dppca_nb.estimators import AdaptiveNoisePCA
+    X = _spiked(p, 1, n, seed)[0]
+    methods = [("adaptive_dp_pca (k=1)", lambda: adaptive_dp_pca(X, 1, epsilon, delta, random_state=0)),
+               ("adaptive_dp_pca (k=1, shuffle=False)", lambda: adaptive_dp_pca(X, 1, epsilon, delta, shuffle=False, random_state=0)),
+               ("adaptive_dp_kpca (k=3, deflation)", lambda: adaptive_dp_kpca(X, 3, epsilon, delta, random_state=0)),
+               ("AdaptiveNoisePCA(1, centering='none').fit", lambda: AdaptiveNoisePCA(1, epsilon=epsilon, delta=delta,
+                                                                                      centering="none", random_state=0).fit(X)),
+               ("AdaptiveNoisePCA(1).fit (private centring)", lambda: AdaptiveNoisePCA(1, epsilon=epsilon, delta=delta,
+                                                                                       random_state=0).fit(X))]
+    best, cpu = _interleaved_best([("one X.T @ X", lambda: X.T @ X)] + methods, repeat)
+    t0, c0 = best["one X.T @ X"], cpu["one X.T @ X"]
+    rows = []
+    for name, fn in methods:
+        ratio, cratio = best[name] / t0, cpu[name] / c0
+        mem = _peak_extra(fn) / X.nbytes
+        goal = " (goal <= 5x)" if name == "adaptive_dp_pca (k=1)" else ""
+        rows.append(_row("Adaptive fit cost", f"n={n:.0e}, p={p}, float64", "one X.T @ X", t0, name, best[name],
+                         f"{ratio:.2f}x one X.T @ X{goal} (CPU time: {cratio:.2f}x); extra peak memory {mem:.2f}x the data",
+                         cost_ratio=ratio, cpu_ratio=cratio, memory_ratio=mem))
+    return rows
+
 # The goals of the accuracy-and-scale work: (label, section, method prefix, field, goal, unit, what).
 GOALS = (
     ("1", "Accuracy", "AnalyzeGaussPCA()", "error", 0.062, "", "AnalyzeGaussPCA error (defaults), mean of the fits"),
@@ -662,7 +690,8 @@ SIZES = {
                  fit_cost=dict(n=1_000_000, p=20, repeat=9),
                  private_radius=dict(sizes=((100_000, 40), (1_000_000, 20)), repeat=9),
                  local_randomizer=dict(n=100_000, p=40, repeat=5),
-                 accuracy=dict(n=100_000, p=40, n_fits=10, n_smooth=300_000, smooth_fits=10)),
+                 accuracy=dict(n=100_000, p=40, n_fits=10, n_smooth=300_000, smooth_fits=10),
+                 adaptive=dict(n=100_000, p=100, repeat=5)),
     "small": dict(kendall=dict(ns=(200, 400), p=20, n_fast=2000),
                   kendall_design=dict(n=20_000, p=10, n_error=1000, n_seeds=2, n_full_time=1000, repeat=1),
                   local=dict(n=5000, p=10, n_wishart=1e9),
@@ -674,11 +703,12 @@ SIZES = {
                   fit_cost=dict(n=20_000, p=10, repeat=1),
                   private_radius=dict(sizes=((20_000, 10),), repeat=1),
                   local_randomizer=dict(n=2000, p=10, repeat=1),
-                  accuracy=dict(n=5000, p=10, k=2, n_fits=2, n_smooth=10_000, smooth_fits=2)),
+                  accuracy=dict(n=5000, p=10, k=2, n_fits=2, n_smooth=10_000, smooth_fits=2),
+                  adaptive=dict(n=20_000, p=20, repeat=1)),
 }
 
 SECTIONS = ("kendall", "kendall_design", "local", "fantope", "libraries", "dask", "bingham", "explorers", "fit_cost",
-            "private_radius", "local_randomizer", "accuracy")
+            "private_radius", "local_randomizer", "accuracy", "adaptive")
 
 def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log=print) -> dict:
     "Run the benchmark sections at `size` ('full' or 'small') under `blas_threads` BLAS threads; a dict for `results_markdown`."
@@ -687,7 +717,8 @@ def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log
     check_choice(size, "size", tuple(SIZES))
     funcs = dict(kendall=bench_kendall, kendall_design=bench_kendall_design, local=bench_local, fantope=bench_fantope, libraries=bench_libraries, dask=bench_dask,
                  bingham=bench_bingham, explorers=bench_explorers, fit_cost=bench_fit_cost,
-                 private_radius=bench_private_radius, local_randomizer=bench_local_randomizer, accuracy=bench_accuracy)
+                 private_radius=bench_private_radius, local_randomizer=bench_local_randomizer, accuracy=bench_accuracy,
+                 adaptive=bench_adaptive_fit)
     for s in sections: check_choice(s, "sections", SECTIONS)
     out = dict(size=size, rows=[], pca=[], dask_memory=None, bingham=None, seconds={})
     with threadpool_limits(limits=blas_threads, user_api="blas"):
@@ -705,7 +736,8 @@ def run_all(size: str = "full", *, blas_threads: int = 1, sections=SECTIONS, log
     return out
 
 _ROW_SECTION = {"Kendall's tau": "kendall", "Kendall's tau design": "kendall_design", "Local model": "local", "Fantope": "fantope", "Dask vs numpy": "dask",
-                "Explorers": "explorers", "Fit cost": "fit_cost", "Private radius": "private_radius", "Local randomizer": "local_randomizer", "Accuracy": "accuracy"}
+                "Explorers": "explorers", "Fit cost": "fit_cost", "Private radius": "private_radius", "Local randomizer": "local_randomizer", "Accuracy": "accuracy",
+                "Adaptive fit cost": "adaptive"}
 
 def merge_results(old: dict, new: dict) -> dict:
     """`old` with the sections that `new` ran replaced by `new`'s results (rows kept in section order); the

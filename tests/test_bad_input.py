@@ -777,3 +777,34 @@ def test_robust_estimator_bad_parameters():
                      (dict(degree=0), "degree")):
         with pytest.raises((ValueError, TypeError), match=text):
             _est("RobustKendallPCA", **kw).fit(GOOD)
+
+
+# --- subspace distances, rates, NSGGD's stopping rule ----------------------------------------------
+
+def test_subspace_distance_bad_input():
+    la = pytest.importorskip("dppca_nb.core.linalg")
+    U = np.eye(5)[:, :2]
+    for f in (la.subspace_distance, la.principal_angles, la.sin_theta_distance):
+        with pytest.raises(ValueError, match="same number of rows"):
+            f(U, np.eye(4)[:, :2])
+        with pytest.raises(ValueError, match="V: expected finite"):
+            f(U, np.full((5, 2), np.nan))
+        with pytest.raises(ValueError, match="U: expected a p x k matrix"):
+            f(np.zeros((5, 2, 1)), U)
+    with pytest.raises(ValueError, match="same shape"):
+        la.sin_theta_distance(U, np.eye(5)[:, :3])
+
+
+def test_rate_class_bad_guarantee():
+    b = pytest.importorskip("dppca_nb.theory.bounds")
+    for bad in ("central", "", None, "Pure"):
+        with pytest.raises(ValueError, match="guarantee"):
+            b.theorem1_lower.rate_class.covers(bad)
+
+
+@pytest.mark.parametrize("tol", [-1e-6, math.nan, math.inf, "0"])
+def test_nsggd_bad_tol(tol):
+    bl = pytest.importorskip("dppca_nb.algorithms.baselines")
+    X = np.random.default_rng(0).standard_normal((20, 4))
+    with pytest.raises((ValueError, TypeError), match="tol"):
+        bl.nsggd(X, 1, 1.0, 1e-5, n_iter=2, tol=tol)

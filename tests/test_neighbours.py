@@ -177,14 +177,17 @@ def _mods():
     from dppca_nb.algorithms import smooth
     from dppca_nb.algorithms import pure
     from dppca_nb.algorithms import robust
+    from dppca_nb.algorithms import adaptive
     from dppca_nb import estimators
     return dict(baselines=baselines, mechanisms=mechanisms, sparse_cov=sparse_cov, local=local,
-                local_sparse=local_sparse, smooth=smooth, pure=pure, robust=robust, estimators=estimators)
+                local_sparse=local_sparse, smooth=smooth, pure=pure, robust=robust, adaptive=adaptive,
+                estimators=estimators)
 
 
 M = _mods()
-B, MEC, SC, LOC, LSP, SM, PU, RB, ES = (M[k] for k in ("baselines", "mechanisms", "sparse_cov", "local",
-                                                      "local_sparse", "smooth", "pure", "robust", "estimators"))
+B, MEC, SC, LOC, LSP, SM, PU, RB, AD, ES = (M[k] for k in ("baselines", "mechanisms", "sparse_cov", "local",
+                                                          "local_sparse", "smooth", "pure", "robust", "adaptive",
+                                                          "estimators"))
 kw = dict(random_state=SEED)
 ri = dict(random_state=SEED, return_info=True)
 rr = dict(random_state=SEED, return_release=True)
@@ -210,6 +213,7 @@ LOCAL_SPARSE_RELEASE = ("admm_iterations", "admm_converged", "support", "fantope
 PURE_RELEASE = ("eigenvalues",)          # the snapped Laplace eigenvalues / n (the release's extras)
 PRIVATE_RADIUS_RELEASE = ("winsorization_radius",   # the privately released winsorization radius
                           "tau_contract")           # the tau's contract at that radius (its sensitivity and noise scale)
+ADAPTIVE_RELEASE = ("spreads",)          # the privately released spread of every minibatch's gradients
 
 
 def _moment_sum(X, R=1.0):
@@ -306,6 +310,19 @@ ENTRIES = [
     ("g_dppca[private radius]", lambda X: _released(RB.g_dppca(X, K, EPS, DLT, **WPRIV, **rr)), PRIVATE_RADIUS_RELEASE),
     ("g_dppca[discrete]", lambda X: _released(RB.g_dppca(X, K, EPS, DLT, **DISC, **rr)), ()),
     ("plan_winsorization_radius", lambda X: _released(RB.plan_winsorization_radius(N, P, EPS).release(X, SEED)), ()),
+    # adaptive noise (single-pass private Oja): the spreads are releases; n = 40 gives one minibatch per run, so the
+    # n_steps=2 variants make the center of the second step a function of the first step's releases
+    ("adaptive_dp_pca", lambda X: AD.adaptive_dp_pca(X, 1, EPS, DLT, **rr), ADAPTIVE_RELEASE),
+    ("adaptive_dp_pca[2 steps]", lambda X: AD.adaptive_dp_pca(X, 1, EPS, DLT, n_steps=2, **rr), ADAPTIVE_RELEASE),
+    ("adaptive_dp_kpca[deflation, 2 steps]", lambda X: AD.adaptive_dp_kpca(X, K, EPS, DLT, n_steps=2, **rr),
+     ADAPTIVE_RELEASE),
+    ("adaptive_dp_kpca[block, 2 steps, radius2]",
+     lambda X: AD.adaptive_dp_kpca(X, K, EPS, DLT, subspace="block", n_steps=2, radius=2.0, **rr), ADAPTIVE_RELEASE),
+    ("adaptive_dp_kpca[no shuffle, Oja step]",
+     lambda X: AD.adaptive_dp_kpca(X, K, EPS, DLT, n_steps=2, shuffle=False, step_size=1.0, **rr), ADAPTIVE_RELEASE),
+    ("adaptive_dp_kpca[dask]", lambda X: AD.adaptive_dp_kpca(_dask(X), K, EPS, DLT, n_steps=2, **rr), ADAPTIVE_RELEASE),
+    ("adaptive_dp_kpca[epsilon=50, spread_share=0.9]",     # a sharp spread: it moves with the data (the key is a release)
+     lambda X: AD.adaptive_dp_kpca(X, K, 50.0, DLT, spread_share=0.9, **rr), ADAPTIVE_RELEASE),
     # private mean
     ("private_mean[gaussian]", lambda X: ES.private_mean(X, EPS, DLT, **kw), ()),
     ("private_mean[snapping]", lambda X: ES.private_mean(X, EPS, 0.0, **kw), ()),
@@ -385,6 +402,11 @@ STILL_RELEASES = {   # releases that legitimately come out identical on these ne
           "grid points by one, so the same seed mostly draws the same point on both neighbours"
        for n in ("noisy_kendall[private radius]", "g_dppca[private radius]", "noisy_kendall[dask, private radius]",
                  "g_dppca[dask, private radius]")},
+    **{n: "each spread is an exponential-mechanism draw among public grid points 1.6% apart: with the same seed the "
+          "same point, unless the replaced row moves a count near it (with n = 40 rows in minibatches of 13 and 27, rarely)"
+       for n in ("adaptive_dp_pca", "adaptive_dp_pca[2 steps]", "adaptive_dp_kpca[deflation, 2 steps]",
+                 "adaptive_dp_kpca[block, 2 steps, radius2]", "adaptive_dp_kpca[no shuffle, Oja step]",
+                 "adaptive_dp_kpca[dask]")},
 }
 
 
@@ -419,6 +441,7 @@ EST_RELEASE = {
     "RobustKendallPCA": COMMON_RELEASE,                                # centering 'none': mean_ = 0 is public
     "PureDPPCA": COMMON_RELEASE | {"explained_variance_", "explained_variance_ratio_"},   # snapped Laplace eigenvalues / n
     "PureDPSubspace": COMMON_RELEASE,                                  # one exponential-mechanism draw: the basis only
+    "AdaptiveNoisePCA": COMMON_RELEASE | {"spreads_"},                 # the private spread of every minibatch
     "DPThresholdCovariance": {"diagnostics_not_private_",
                               "covariance_", "precision_"},                 # the noisy thresholded covariance
 }
@@ -450,6 +473,8 @@ EST_CASES = [(n, {}) for n in EST_NAMES] + [
     ("DPThresholdCovariance", dict(radius="private")),
     ("SmoothSensitivityPCA", dict(radius="private")),
     ("PureDPPCA", dict(radius="private")),
+    ("AdaptiveNoisePCA", dict(radius="private", n_steps=2)),
+    ("AdaptiveNoisePCA", dict(subspace="block", centering="none", n_steps=2)),
     ("LocalGaussianPCA", dict(radius=2.0, centering="private", mean_radius=3.0)),
     ("AnalyzeGaussPCA", dict(n_components=0.7)),
     ("AnalyzeGaussPCA", dict(centering="none")),

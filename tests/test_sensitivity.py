@@ -417,3 +417,88 @@ def test_smooth_bound(case, delta):
     assert found <= smooth.local_sensitivity_bound(X, k, norm) + 1e-12
     if case == "flip":                                   # not idle: e_1 -> e_2 flips the top eigenvector
         assert found >= (math.sqrt(2) if norm == "l2" else 2.0) * (1 - 1e-9)   # ||e_1 - e_2|| in l2 and in l1
+
+
+# --- adaptive noise (algorithms.adaptive): one step's clipped gradient mean, its private spread, the row clipping ---
+
+def _adaptive_mean(W, C, tau, R):
+    "The statistic one step perturbs: C + (1/b) sum_i clip_tau(x_i (W'x_i)' - C), rows clipped to R first."
+    from dppca_nb.algorithms.adaptive import clipped_gradient_sum
+    def stat(X):
+        Xc = core.clip_rows(X, R)[0]
+        return C + clipped_gradient_sum(Xc, W, C, tau)[0] / len(Xc)
+    return stat
+
+
+@pytest.mark.parametrize("R", [1.0, 2.0])
+@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("tau_rel", [0.02, 0.4, 3.0], ids=["clipping", "partly", "none clipped"])
+def test_adaptive_gradient(k, R, tau_rel):
+    """The clipped mean moves by at most `gradient_sensitivity` = min(2 tau, c_k R^2)/b (c_1 = 1, c_k = sqrt 2) for any
+    public iterate W and center C, and the search reaches it: 2 tau/b where the clipping binds, c_k R^2/b where not."""
+    from dppca_nb.algorithms import adaptive
+    from dppca_nb.core.linalg import random_orthonormal
+    rng = np.random.default_rng(11)
+    tau = tau_rel * R ** 2
+    sens = adaptive.gradient_sensitivity(tau, R, N, k)
+    found = 0.0
+    for t in range(3):
+        W = random_orthonormal(P, k, rng)
+        C = rng.standard_normal((P, k)) * 0.02 * R ** 2                 # a public center near 0
+        u = _unit((np.eye(P) - W @ W.T) @ rng.standard_normal(P))
+        X = _data(20 + t, scale=0.3 * R)
+        pair = ([R * (W[:, 0] + u) / math.sqrt(2), R * (W[:, 0] - u) / math.sqrt(2)] if k == 1
+                else [R * W[:, 0], R * W[:, 1]])                          # the pairs that attain c_k R^2
+        X[0] = pair[0]
+        found = max(found, search(_adaptive_mean(W, C, tau, R), frobenius, X, R, rng=rng, rows=[0], n_random=100,
+                                  hill=30, extra=[pair[1], R * u, -pair[0]])[0])
+    assert found <= sens * (1 + REL), (found, sens)
+    want = 2 * tau / N if 2 * tau < (1 if k == 1 else math.sqrt(2)) * R ** 2 else sens
+    assert found >= 0.7 * want, (found, want)                          # not idle
+    release = adaptive.release_gradient(np.zeros((P, k)), np.zeros((P, k)), N, tau, R, 0.25, np.random.default_rng(0))
+    assert release.shape == (P, k)                                      # its noise sd is sens / mu (tested in the notebook)
+
+
+def _spread_counts(W, C, R, bounds):
+    "The counts the private spread's exponential mechanism reads: how many of the rows' window points lie below each grid point."
+    from dppca_nb.algorithms.adaptive import deviation_norms, spread_histogram
+    def stat(X):
+        Xc = core.clip_rows(X, R)[0]
+        h = spread_histogram(deviation_norms(Xc, W, C), bounds)
+        return np.concatenate([[0], np.cumsum(h[:-1])])
+    return stat
+
+
+def linf(a, b):
+    return float(np.abs(np.asarray(a) - np.asarray(b)).max())
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_adaptive_spread_counts(k):
+    """Replacing one row moves every count below a grid point by at most m (each row adds m window points: the sensitivity
+    the contract states and the exponent epsilon / (2 m) uses), and by m somewhere."""
+    from dppca_nb.algorithms import adaptive
+    from dppca_nb.core.linalg import random_orthonormal
+    m = adaptive.SPREAD_WINDOW[0]
+    c = adaptive.plan_adaptive_dp_kpca(N, P, k, EPS, DLT).contract.part("spread")
+    assert c.sensitivity == float(m) and c.measure == "pure"
+    rng = np.random.default_rng(12)
+    bounds = adaptive.spread_bounds(1.0, 1e-6)
+    found = 0.0
+    for t in range(3):
+        W, C = random_orthonormal(P, k, rng), rng.standard_normal((P, k)) * 0.05
+        found = max(found, search(_spread_counts(W, C, 1.0, bounds), linf, _data(30 + t), 1.0, rng=rng, n_random=80,
+                                  hill=20)[0])
+    assert found == float(m)
+
+
+def test_adaptive_rows_clipped():
+    "Rows far outside the ball enter as rows at the bound: a row 100 R e_1 and R e_1 give the same release."
+    from dppca_nb.algorithms import adaptive
+    X = _data(40)
+    Y, Z = X.copy(), X.copy()
+    Y[0], Z[0] = 100.0 * np.eye(P)[0], np.eye(P)[0]
+    a = adaptive.adaptive_dp_kpca(Y, K, EPS, DLT, n_steps=2, random_state=3, return_release=True)
+    b = adaptive.adaptive_dp_kpca(Z, K, EPS, DLT, n_steps=2, random_state=3, return_release=True)
+    np.testing.assert_allclose(a.value, b.value, atol=1e-12)
+    assert a.diagnostics["n_clipped"] == b.diagnostics["n_clipped"] + 1

@@ -11,7 +11,7 @@ from ..core.linalg import top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian
 from ..privacy.releases import plan_second_moment
 from ..privacy.contract import Plan
-from .registry import Algorithm, register, release_rows
+from .registry import Algorithm, Parameter, register, release_rows
 from ..core.validation import normalize_rows, check_choice, check_int, add_diagnostics
 from ..core.linalg import random_orthonormal, orthonormalize
 import math
@@ -19,7 +19,8 @@ from ..privacy.contract import Contract, Release
 from .registry import Parameter
 
 # %% auto #0
-__all__ = ['plan_analyze_gauss', 'analyze_gauss', 'sgpca_projector_sensitivity', 'plan_sgpca', 'sgpca', 'nsggd']
+__all__ = ['plan_analyze_gauss', 'analyze_gauss', 'sgpca_projector_sensitivity', 'plan_sgpca', 'sgpca', 'nsggd_contract',
+           'plan_nsggd', 'nsggd']
 
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #f68e1db5
 def plan_analyze_gauss(n: int, p: int, k: int | None, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
@@ -171,14 +172,87 @@ def _lad_gradient(B, V):
     w = np.zeros(len(B)); on = r > 1e-12; w[on] = 1 / r[on]
     return (Rs * w[:, None]).T @ C / len(B)
 
-def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_size: int | None = None,
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #def8c739
+def _nsggd_noise(n_iter: int, b: int, eps: float, dlt: float, accounting: str) -> tuple:
+    "The sd s of each step's Gaussian noise for T = `n_iter` steps of sensitivity 2/b, and the run's (mu-GDP, rho-zCDP)."
+    sens = 2.0 / b                                            # replace-one, full batch or fixed-size minibatch
+    if accounting == "gaussian":                              # T steps = one Gaussian mechanism, sensitivity sqrt(T) sens
+        s = gaussian_sigma(eps, dlt, math.sqrt(n_iter) * sens, "analytic")
+    else:
+        L = math.log(1 / dlt)
+        s = sens * math.sqrt(n_iter / (2 * (math.sqrt(L + eps) - math.sqrt(L)) ** 2))   # rho + 2 sqrt(rho L) = eps
+    mu = math.sqrt(n_iter) * sens / s                         # the run is mu-GDP, and rho = mu^2 / 2 zCDP (both exact)
+    return s, mu, mu * mu / 2
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #fcce1b8a
+def _geodesic_descent(Xn, V, n_iter: int, b: int, s: float, eta0: float, tol: float, rng):
+    """At most `n_iter` noisy geodesic steps from V; stops after the first step shorter than `tol` (its length read from
+    the noisy gradient only). Returns (V, steps run)."""
+    n, (p, k) = len(Xn), V.shape
+    for t in range(1, n_iter + 1):
+        B = Xn if b == n else Xn[rng.choice(n, b, replace=False)]
+        G = _lad_gradient(B, V) + s * rng.standard_normal((p, k))
+        G -= V @ (V.T @ G)                                    # tangent space
+        Ug, sv, Wt = np.linalg.svd(G, full_matrices=False)
+        eta = eta0 / math.sqrt(t)
+        V = orthonormalize((V @ Wt.T * np.cos(eta * sv)) @ Wt + (Ug * np.sin(eta * sv)) @ Wt)
+        if eta * sv[0] < tol: break                           # the largest angle turned by this step
+    return V, t
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #508fd2f1
+def nsggd_contract(n: int, p: int, k: int, epsilon: float, delta: float, *, n_iter: int = 1000, batch_size=None,
+                   neighbouring: str = "replace", accounting: str = "gaussian") -> Contract:
+    "NSGGD's contract: T noisy averaged gradients of normalised rows, sensitivity sqrt(T) 2/b stacked, composed exactly or by zCDP."
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    if neighbouring == "add_remove":
+        raise ValueError("neighbouring: 'add_remove' is not supported: the averaged gradient and its noise scale depend on "
+                         "n, which adding or removing a row changes (one added row can move the average by 2/(n+1)); "
+                         "the package's releases are replace-one with n public: use neighbouring='replace'")
+    check_choice(neighbouring, "neighbouring", ("replace",))
+    check_choice(accounting, "accounting", ("gaussian", "zcdp"))
+    T = check_int(n_iter, "n_iter")
+    b = n if batch_size is None else check_int(batch_size, "batch_size")
+    if b > n: raise ValueError(f"batch_size: expected an integer between 1 and n = {n}, got {batch_size!r}")
+    s, mu, rho = _nsggd_noise(T, b, eps, dlt, accounting)
+    common = dict(sensitivity=math.sqrt(T) * 2.0 / b, sensitivity_norm=f"Frobenius, the {T} averaged gradients stacked",
+                  noise="gaussian", noise_scale=s, domain="rows normalised to ||x||_2 = 1", n=n, p=p, k=k)
+    what = "NSGGD (reconstructed): Gaussian noise on each geodesic gradient"
+    note = f"batch size {b}; each step's average moves by at most 2/b = {2.0 / b:.4g}; the run is {mu:.4g}-GDP"
+    if accounting == "gaussian":         # the T steps are one Gaussian mechanism of sensitivity sqrt(T) 2/b (exact)
+        return Contract(what, eps, dlt, calibration="analytic", rho=rho,
+                        composition=f"exact: {T} Gaussian steps as one Gaussian mechanism",
+                        notes=(note, f"the noise is also {rho:.4g}-zCDP (an extra: the (epsilon, delta) is the analytic "
+                                     "Gaussian's, not a conversion of this rho)"), **common)
+    return Contract(what, eps, dlt, measure="zCDP", rho=rho, calibration="zCDP",
+                    composition=f"zCDP: {T} steps of rho / {T} each", notes=(note,), **common)
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #5f0a1b2c
+def plan_nsggd(n: int, p: int, k: int, epsilon: float, delta: float, *, n_iter: int = 1000, tol: float = 1e-6,
+               batch_size: int | None = None, step_size: float = 1.0, neighbouring: str = "replace",
+               accounting: str = "gaussian") -> Plan:
+    "NSGGD fixed before the data; the release runs at most n_iter noisy steps and stops early on a short noisy step."
+    k = check_k(k, p)
+    c = nsggd_contract(n, p, k, epsilon, delta, n_iter=n_iter, batch_size=batch_size, neighbouring=neighbouring,
+                       accounting=accounting)
+    b = n if batch_size is None else int(batch_size)
+    eta0, tol = check_positive(step_size, "step_size"), check_positive(tol, "tol", allow_zero=True)
+    s = c.noise_scale
+    def run(X, rng):
+        V0 = random_orthonormal(p, k, rng)
+        V, steps = _geodesic_descent(normalize_rows(check_data(X)), V0, int(n_iter), b, s, eta0, tol, rng)
+        return Release(V, c, {}, {"n_steps": int(steps)})    # the stop is read from the noisy steps: released
+    return Plan(c, run)
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #6a1b2c3d
+def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 1000, tol: float = 1e-6, batch_size: int | None = None,
           step_size: float = 1.0, neighbouring: str = "replace", accounting: str = "gaussian", random_state=None,
-          return_info: bool = False):
+          return_release: bool = False):
     """NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent on the LAD subspace energy.
 
     `accounting="gaussian"` (default): the T Gaussian steps are one Gaussian mechanism of sensitivity sqrt(T) 2/b
     (exact composition, analytic calibration); `"zcdp"`: zCDP per step and the classic conversion (1.31x the noise
-    at epsilon 1, delta 1e-5; the releases of before, seed for seed).
+    at epsilon 1, delta 1e-5).
 
     Parameters
     ----------
@@ -186,12 +260,14 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_s
         Data rows; normalised to the unit sphere.
     k : int, 1 <= k <= p
         Dimension of the principal subspace.
-    epsilon : float > 0
-        Privacy loss.
-    delta : float in (0, 1)
-        Failure probability of (epsilon, delta)-DP.
+    epsilon, delta : float
+        The budget: (epsilon, delta)-DP, replace-one, n public.
     n_iter : int >= 1
-        Number T of noisy gradient steps.
+        Number T of noisy gradient steps the noise is calibrated for (public; the default converges on the robust
+        study's data).
+    tol : float >= 0
+        Stop early after a step that turns the subspace by less than `tol` radians, read from the noisy gradient only
+        (post-processing of the released steps: the guarantee is that of all T steps; 0 runs all of them).
     batch_size : int in [1, n] or None
         Rows per step (None: all n).
     step_size : float > 0
@@ -202,54 +278,27 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 100, batch_s
         Exact composition as one Gaussian mechanism, or zCDP with the classic conversion.
     random_state : int, numpy Generator or None
         Seed of the noise.
-    return_info : bool
-        Also return the `info` dict.
+    return_release : bool
+        Return the whole `Release` (its extras: `n_steps`, the steps run) instead of V.
 
     Returns
     -------
-    V : ndarray (p, k)
+    V : ndarray (p, k), or Release
         Orthonormal basis of the released subspace.
-    info : dict, only if `return_info`
-        (epsilon, delta)-DP, replace-one, n public. Public: mechanism, epsilon, delta, neighbouring, accounting,
-        sensitivity 2 / b, sigma, mu (GDP), rho (zCDP), n_iter, batch_size. Under `diagnostics_not_private`:
-        n_clipped (0).
     """
-    X = check_data(X)
-    n, p = X.shape
-    k = check_k(k, p)
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    if neighbouring == "add_remove":
-        raise ValueError("neighbouring: 'add_remove' is not supported: the averaged gradient and its noise scale depend on "
-                         "n, which adding or removing a row changes (one added row can move the average by 2/(n+1)); "
-                         "the package's releases are replace-one with n public: use neighbouring='replace'")
-    check_choice(neighbouring, "neighbouring", ("replace",))
-    check_choice(accounting, "accounting", ("gaussian", "zcdp"))
-    n_iter = check_int(n_iter, "n_iter")
-    b = n if batch_size is None else check_int(batch_size, "batch_size")
-    if b > n: raise ValueError(f"batch_size: expected an integer between 1 and n = {n}, got {batch_size!r}")
-    eta0 = check_positive(step_size, "step_size")
-    rng = as_generator(random_state)
-    Xn = normalize_rows(X)
-    sens = 2.0 / b                                            # replace-one, full batch or fixed-size minibatch
-    if accounting == "gaussian":                              # T steps = one Gaussian mechanism, sensitivity sqrt(T) sens
-        s = gaussian_sigma(eps, dlt, math.sqrt(n_iter) * sens, "analytic")
-    else:
-        L = math.log(1 / dlt)
-        s = sens * math.sqrt(n_iter / (2 * (math.sqrt(L + eps) - math.sqrt(L)) ** 2))   # rho + 2 sqrt(rho L) = eps
-    mu = math.sqrt(n_iter) * sens / s                         # the run is mu-GDP, and rho = mu^2 / 2 zCDP (both exact)
-    rho = mu * mu / 2
-    V = random_orthonormal(p, k, rng)
-    for t in range(1, n_iter + 1):
-        B = Xn if b == n else Xn[rng.choice(n, b, replace=False)]
-        G = _lad_gradient(B, V) + s * rng.standard_normal((p, k))
-        G -= V @ (V.T @ G)                                    # tangent space
-        Ug, sv, Wt = np.linalg.svd(G, full_matrices=False)
-        eta = eta0 / math.sqrt(t)
-        V = orthonormalize((V @ Wt.T * np.cos(eta * sv)) @ Wt + (Ug * np.sin(eta * sv)) @ Wt)
-    if not return_info: return V
-    how = ("exact composition: one Gaussian mechanism of sensitivity sqrt(T) 2/b" if accounting == "gaussian"
-           else "zCDP composition, classic conversion")
-    return V, add_diagnostics(dict(mechanism=f"NSGGD (reconstructed): Gaussian noise on each geodesic gradient, {how}",
-                   epsilon=eps, delta=dlt, neighbouring="replace-one", accounting=accounting,
-                   sensitivity=sens, sigma=s, mu=mu, rho=rho, rho_step=rho / n_iter, n_iter=int(n_iter), batch_size=int(b)),
-                           n_clipped=0)          # rows are normalised, none clipped (kept where readers look for it)
+    return release_rows(plan_nsggd, X, k, epsilon, delta, n_iter=n_iter, tol=tol, batch_size=batch_size,
+                        step_size=step_size, neighbouring=neighbouring, accounting=accounting,
+                        random_state=random_state, return_release=return_release)
+
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #8c3d4e5f
+register(Algorithm("nsggd", plan_nsggd, nsggd, "central", "approximate", "subspace",
+                   "NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent",
+                   quick=dict(n_iter=5), parameters={p.name: p for p in (
+                       Parameter("n_iter", "int >= 1", "Number T of noisy gradient steps the noise is calibrated for.", ("int>=1",)),
+                       Parameter("tol", "float >= 0", "Stop after a noisy step that turns the subspace by less than tol "
+                                 "(post-processing).", ("real>=0",)),
+                       Parameter("batch_size", "int >= 1 or None", "Rows per step (None: all n).", ("int>=1", "none")),
+                       Parameter("step_size", "float > 0", "Initial step; step t uses step_size / sqrt(t).", ("real>0",)),
+                       Parameter("neighbouring", "{'replace'}", "Replace-one only.", (("replace",),)),
+                       Parameter("accounting", "{'gaussian', 'zcdp'}", "Exact composition of the T steps as one Gaussian "
+                                 "mechanism, or zCDP.", (("gaussian", "zcdp"),)))}))

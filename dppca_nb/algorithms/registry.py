@@ -16,7 +16,7 @@ from ..privacy.contract import Plan, Release
 from ..backends.statistics import check_rows
 
 # %% auto #0
-__all__ = ['ACCEPTS', 'PARAMETERS', 'MODELS', 'ALGORITHM_MEASURES', 'OUTPUTS', 'REGISTRY', 'R2_KEYS', 'Parameter', 'parameter',
+__all__ = ['ACCEPTS', 'PARAMETERS', 'MODELS', 'ALGORITHM_MEASURES', 'OUTPUTS', 'REGISTRY', 'Parameter', 'parameter',
            'check_parameter', 'Algorithm', 'register', 'algorithms', 'get_algorithm', 'release_rows']
 
 # %% ../../nbs/04_algorithms/09_registry.ipynb #29467478
@@ -155,8 +155,6 @@ class Algorithm:
 # %% ../../nbs/04_algorithms/09_registry.ipynb #9e3b5c7f
 def _options(self) -> dict:
     "{option: default} of the planner: its keyword arguments after (n, p, k, epsilon, delta)."
-    legacy = getattr(self.planner, "option_defaults", None)     # TRANSITION: an entry not yet planned in its module
-    if legacy is not None: return legacy()
     sig = inspect.signature(self.planner)
     return {a.name: a.default for a in list(sig.parameters.values())[5:]}
 
@@ -223,96 +221,3 @@ def release_rows(planner: Callable, X, k, epsilon, delta, *, random_state=None, 
     n, p = (int(s) for s in X.shape)
     r = planner(n, p, k, epsilon, delta, **options).release(X, random_state)
     return r if return_release else r.value
-
-# %% ../../nbs/04_algorithms/09_registry.ipynb #9b1d3f5a
-from ..core.validation import (check_epsilon, check_delta, check_positive, public_info, DIAGNOSTICS_KEY)
-from ..privacy.contract import Contract
-from ..privacy.mechanisms import (second_moment_sensitivity, gaussian_sigma, gaussian_epsilon,
-                                         NOISE_SHAPES)
-from ..privacy.releases import certified_epsilon, discrete_guarantee as _discrete_guarantee
-from ..privacy.discrete import (discrete_calibration, discrete_gaussian_rho, DISCRETE_CALIBRATION_WORDS)
-import numbers
-
-_SHAPE_NORM = {k: s.norm for k, s in NOISE_SHAPES.items()}
-def _offdiag_note(noise_shape, sigma):
-    return f"noise shape {noise_shape}: sd {sigma:.4g} on the diagonal, {sigma * NOISE_SHAPES[noise_shape].offdiag:.4g} off it"
-
-R2_KEYS = ("sensitivity", "sigma", "sigma_aggregate", "grid", "eigenvalues", "lam")
-def _rescaled_info(info: dict, R: float) -> dict:
-    out = dict(info)
-    for key in R2_KEYS:
-        if key in out and out[key] is not None: out[key] = out[key] * R ** 2
-    d = out.get(DIAGNOSTICS_KEY)
-    if d is not None and "gap" in d:
-        d = type(d)(d); d["gap"] = d["gap"] * R ** 2; out[DIAGNOSTICS_KEY] = d
-    out["radius"] = R
-    return out
-
-
-def _legacy(key, function, planner, model, measure, output, summary, *, cli=None, options=(), call_options=(),
-            radius_by_scaling=False, **kw):
-    mod, _, name = function.rpartition(".")
-    def fn(*a, **o): return getattr(importlib.import_module(mod), name)(*a, **o)
-    fn.__module__, fn.__name__ = mod, name
-    def call(X, k, eps, dlt, rng, o):
-        f = fn
-        if output == "covariance": return f(X, eps, dlt, random_state=rng, return_info=True, **o)
-        if measure == "pure": return f(X, k, eps, random_state=rng, return_info=True, **o)
-        return f(X, k, eps, dlt, random_state=rng, return_info=True, **o)
-    def plan(n, p, k, epsilon, delta, **o):
-        if measure == "pure": delta = 0.0
-        c = planner(n, p, k, epsilon, delta, **{a: v for a, v in o.items() if a in options})
-        def run(X, rng):
-            oo = dict(o)
-            if radius_by_scaling:
-                R = oo.pop("radius", 1.0)
-                R = 1.0 if R is None else check_positive(R, "radius")
-                if R != 1.0:
-                    lam = oo.get("lam")
-                    if isinstance(lam, numbers.Real) and not isinstance(lam, bool): oo["lam"] = lam / R ** 2
-                    out, info = call(X / R, k, epsilon, delta, rng, oo)
-                    info = _rescaled_info(info, R)
-                else: out, info = call(X, k, epsilon, delta, rng, oo)
-            else: out, info = call(X, k, epsilon, delta, rng, oo)
-            pub = public_info(info)
-            return Release(out, c, info.get(DIAGNOSTICS_KEY) or {}, pub)
-        return Plan(c, run)
-    def defaults():
-        f = getattr(importlib.import_module(mod), name)
-        sig = inspect.signature(f)
-        return {a: sig.parameters[a].default for a in options + call_options if a in sig.parameters}
-    plan.option_defaults = defaults
-    quick = kw.pop("quick", {})
-    alg = Algorithm(key, plan, fn, model, measure, output, summary, aliases=(cli,) if cli else (), quick=quick, **kw)
-    return register(alg)
-
-# %% ../../nbs/04_algorithms/09_registry.ipynb #baeffb79
-def _plan_nsggd(n, p, k, epsilon, delta, *, n_iter=100, batch_size=None, neighbouring="replace", accounting="gaussian"):
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    if neighbouring == "add_remove":
-        raise ValueError("neighbouring: 'add_remove' is not supported (the averaged gradient's noise scale depends on n); "
-                         "use neighbouring='replace'")
-    check_choice(neighbouring, "neighbouring", ("replace",))
-    T = check_int(n_iter, "n_iter")
-    b = n if batch_size is None else check_int(batch_size, "batch_size")
-    if b > n: raise ValueError(f"batch_size: expected an integer between 1 and n = {n}, got {batch_size!r}")
-    check_choice(accounting, "accounting", ("gaussian", "zcdp"))
-    sens = 2.0 / b
-    if accounting == "gaussian":       # the T steps are one Gaussian mechanism of sensitivity sqrt(T) 2/b (exact)
-        sigma = gaussian_sigma(eps, dlt, math.sqrt(T) * sens, "analytic")
-        rho = (math.sqrt(T) * sens / sigma) ** 2 / 2
-        calibration, composition = "analytic (T steps = one Gaussian mechanism)", f"exact: {T} Gaussian steps as one"
-    else:
-        L = math.log(1 / dlt)
-        rho = (math.sqrt(L + eps) - math.sqrt(L)) ** 2                 # rho + 2 sqrt(rho L) = eps
-        sigma, calibration = sens * math.sqrt(T / (2 * rho)), "zCDP"
-        composition = f"zCDP: {T} steps of rho / {T} each"
-    return Contract("NSGGD (reconstructed): Gaussian noise on each geodesic gradient", eps, dlt,
-                    measure="zCDP", rho=rho, sensitivity=sens, sensitivity_norm="Frobenius, one averaged gradient",
-                    noise="gaussian", noise_scale=sigma, calibration=calibration,
-                    domain="rows normalised to ||x||_2 = 1", composition=composition,
-                    n=n, p=p, k=k, notes=(f"batch size {b}",))
-
-_legacy("nsggd", "dppca_nb.algorithms.baselines.nsggd", _plan_nsggd, "central", "approximate", "subspace",
-                   "NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent, zCDP",
-                   options=("n_iter", "batch_size", "neighbouring", "accounting"), call_options=("step_size",), quick=dict(n_iter=5))

@@ -66,6 +66,22 @@ def _frame(U, name):
     if not np.isfinite(U).all(): raise ValueError(f"{name}: expected finite entries")
     return U
 
+def _frames(U, V):
+    "Both frames as float64 p x k arrays with the same number of rows."
+    U, V = _frame(U, "U"), _frame(V, "V")
+    if U.shape[0] != V.shape[0]:
+        raise ValueError(f"U, V: expected the same number of rows, got {U.shape[0]} and {V.shape[0]}")
+    return U, V
+
+# %% ../../nbs/00_core/01_linalg.ipynb #8bf0201d
+def _distance_sq(U, V) -> float:
+    "||UU^T - VV^T||_F^2: the short formula far apart, the two residuals (no cancellation) below 1."
+    M = U.T @ V
+    d2 = U.shape[1] + V.shape[1] - 2 * np.sum(M ** 2)
+    if d2 < 1: d2 = np.sum((V - U @ M) ** 2) + np.sum((U - V @ M.T) ** 2)
+    return float(max(d2, 0.0))
+
+# %% ../../nbs/00_core/01_linalg.ipynb #c267739e
 def subspace_distance(U, V, squared: bool = False) -> float:
     r"""Frobenius distance $\|UU^T - VV^T\|_F$ between the column spans of orthonormal frames `U` and `V`.
 
@@ -81,12 +97,9 @@ def subspace_distance(U, V, squared: bool = False) -> float:
     Returns
     -------
     float
-        In [0, sqrt(k_U + k_V)].
+        In [0, sqrt(k_U + k_V)], accurate to machine precision near 0.
     """
-    U, V = _frame(U, "U"), _frame(V, "V")
-    if U.shape[0] != V.shape[0]:
-        raise ValueError(f"U, V: expected the same number of rows, got {U.shape[0]} and {V.shape[0]}")
-    d2 = max(U.shape[1] + V.shape[1] - 2 * np.sum((U.T @ V) ** 2), 0.0)
+    d2 = _distance_sq(*_frames(U, V))
     return float(d2 if squared else np.sqrt(d2))
 
 # %% ../../nbs/00_core/01_linalg.ipynb #8721fc6e
@@ -103,11 +116,14 @@ def principal_angles(U, V) -> np.ndarray:
     Returns
     -------
     ndarray, shape (min(k_U, k_V),)
-        Angles in [0, pi/2].
+        Angles in [0, pi/2]: from the sines below pi/4, from the cosines above (both accurate there).
     """
-    U, V = _frame(U, "U"), _frame(V, "V")
-    s = np.linalg.svd(U.T @ V, compute_uv=False)
-    return np.arccos(np.clip(s, -1, 1))
+    U, V = _frames(U, V)
+    if V.shape[1] > U.shape[1]: U, V = V, U
+    M = U.T @ V
+    cos = np.clip(np.linalg.svd(M, compute_uv=False), 0, 1)                 # descending
+    sin = np.clip(np.linalg.svd(V - U @ M, compute_uv=False)[::-1], 0, 1)   # ascending
+    return np.where(cos ** 2 < 0.5, np.arccos(cos), np.arcsin(sin))
 
 # %% ../../nbs/00_core/01_linalg.ipynb #cbcd4561
 def sin_theta_distance(U, V) -> float:
@@ -122,9 +138,9 @@ def sin_theta_distance(U, V) -> float:
     -------
     float
     """
-    U, V = _frame(U, "U"), _frame(V, "V")
+    U, V = _frames(U, V)
     if U.shape != V.shape: raise ValueError(f"U, V: expected frames of the same shape, got {U.shape} and {V.shape}")
-    return float(np.sqrt(max(U.shape[1] - np.sum((U.T @ V) ** 2), 0.0)))
+    return float(np.sqrt(_distance_sq(U, V) / 2))
 
 # %% ../../nbs/00_core/01_linalg.ipynb #e549f9b7
 def orthonormalize(V) -> np.ndarray:

@@ -21,7 +21,7 @@ from ..core.linalg import random_orthonormal, orthonormalize
 # %% auto #0
 __all__ = ['BUZZ_URL', 'sparse_orthonormal', 'spiked_covariance', 'sample_gaussian', 'sample_multivariate_t', 'contaminate',
            'wishart_second_moment', 'block_covariance', 'banded_covariance', 'column_sparsity', 'reference_design',
-           'spherical_spike', 'DatasetUnavailableError', 'load_bundled', 'load_covtype', 'load_buzz']
+           'spherical_spike', 'DatasetUnavailableError', 'load_bundled', 'load_covtype', 'load_buzz', 'signed_spike']
 
 # %% ../../nbs/02_data/00_datasets.ipynb #d9672799
 def sparse_orthonormal(p: int, k: int, s: int, random_state=None) -> np.ndarray:
@@ -448,3 +448,34 @@ def load_buzz(variant: str = "Twitter", *, standardize: bool = True, normalize: 
     X, y = data[:, :-1], data[:, -1]
     X = _prepare(X, standardize, normalize)
     return (X, y) if return_target else X
+
+# %% ../../nbs/02_data/00_datasets.ipynb #0e40b3bc
+def signed_spike(n: int, p: int, k: int = 1, spike=0.5, sigma0: float = 1e-3, *, random_state=None):
+    """n rows x_i = V (s_i * spike) + sigma0 g_i: random signs s_i in {-1, 1}^k, V Haar (p x k), g_i ~ N(0, I_p); returns (X, V).
+
+    Parameters
+    ----------
+    n, p : int >= 1
+        Rows and dimension.
+    k : int in [1, p]
+        Number of spikes.
+    spike : float > 0 or array of k floats > 0
+        The spikes' sizes a_j (the second moment is sum_j a_j^2 v_j v_j^T + sigma0^2 I).
+    sigma0 : float >= 0
+        The rows' own noise level.
+    random_state : None, int or numpy.random.Generator
+        Source of randomness (V first, then the signs, then g).
+
+    Returns
+    -------
+    X : ndarray, shape (n, p)
+    V : ndarray, shape (p, k)
+    """
+    n, k = check_int(n, "n"), check_k(k, check_int(p, "p"))
+    a = np.broadcast_to(np.asarray(spike, dtype=np.float64), (k,)).copy()
+    if not (np.isfinite(a).all() and (a > 0).all()): raise ValueError(f"spike: expected positive sizes, got {spike!r}")
+    s0 = check_positive(sigma0, "sigma0", allow_zero=True)
+    rng = as_generator(random_state)
+    V = random_orthonormal(p, k, rng)
+    S = rng.choice(np.array([-1.0, 1.0]), size=(n, k))
+    return (S * a) @ V.T + s0 * rng.standard_normal((n, p)), V

@@ -115,7 +115,8 @@ def register_study(study: Study) -> Study:
     return study
 
 STUDY_MODULES = ("dppca_nb.experiments.local", "dppca_nb.experiments.sparse_cov", "dppca_nb.experiments.smooth",
-                 "dppca_nb.experiments.pure", "dppca_nb.experiments.robust", "dppca_nb.experiments.baselines")
+                 "dppca_nb.experiments.pure", "dppca_nb.experiments.robust", "dppca_nb.experiments.baselines",
+                 "dppca_nb.experiments.adaptive")
 
 def load_all_studies() -> dict[str, Study]:
     """Import every module of `STUDY_MODULES` (each registers its studies when imported) and return the registry.

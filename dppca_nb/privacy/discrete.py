@@ -9,7 +9,7 @@ import math
 import numpy as np
 from ..core.validation import as_generator, check_int, check_positive, check_epsilon, check_delta, check_choice
 from .accounting import zcdp_delta, zcdp_to_dp
-from .mechanisms import gaussian_delta, NOISE_SHAPES   # noqa: F401  (NOISE_SHAPES: TRANSITION re-export)
+from .mechanisms import gaussian_delta
 
 # %% auto #0
 __all__ = ['DISCRETE_CALIBRATIONS', 'NOISES', 'DISCRETE_CALIBRATION_WORDS', 'sample_discrete_gaussian', 'discrete_grid',
@@ -287,7 +287,6 @@ def check_discrete_calibration(calibration: str, choices: tuple = ("analytic",))
 
 # %% ../../nbs/03_privacy/02_discrete.ipynb #53f0a46f
 NOISES = ("gaussian", "discrete_gaussian")    # the noise families of a Gaussian release
-_OLD_NOISE = {"continuous": "gaussian", "discrete": "discrete_gaussian"}   # TRANSITION: the old names, until every caller is planned
 
 # %% ../../nbs/03_privacy/02_discrete.ipynb #8cfe36d8
 def check_noise_calibration(calibration: str, noise: str = "gaussian") -> None:
@@ -301,7 +300,6 @@ def check_noise_calibration(calibration: str, noise: str = "gaussian") -> None:
     noise : {"gaussian", "discrete_gaussian"}
         The noise family the caller will calibrate.
     """
-    noise = _OLD_NOISE.get(noise, noise)
     check_choice(noise, "noise", NOISES)
     if noise == "discrete_gaussian": return check_discrete_calibration(calibration, DISCRETE_CALIBRATIONS)
     if calibration == "zcdp":

@@ -39,9 +39,7 @@ def second_moment_sensitivity(rule="tight", *, n: int = 1, radius: float = 1.0) 
     float
         The sensitivity c radius^2 / n.
     """
-    if isinstance(rule, str):
-        base = SECOND_MOMENT_SENSITIVITY.get(check_choice(rule, "sensitivity_rule", tuple(SECOND_MOMENT_SENSITIVITY)))
-    else: base = check_positive(rule, "sensitivity_rule")        # TRANSITION: a number, until every caller passes a rule
+    base = SECOND_MOMENT_SENSITIVITY[check_choice(rule, "sensitivity_rule", tuple(SECOND_MOMENT_SENSITIVITY))]
     n = check_int(n, "n")
     return base * check_positive(radius, "radius") ** 2 / n
 

@@ -6,15 +6,17 @@
 from __future__ import annotations
 import math
 import warnings
+from dataclasses import dataclass
 import numpy as np
 from ..core.validation import check_epsilon, check_delta, check_k, check_positive, check_int
 from ..core.linalg import random_subspace_level
 
 # %% auto #0
-__all__ = ['BoundConditionWarning', 'spectrum_terms', 'effective_noise_variance', 'theorem1_lower', 'theorem2_upper',
-           'theorem3_lower', 'theorem4_upper', 'nonprivate_rate', 'nonprivate_sparse_rate', 'random_level',
-           'projection_distance', 'threshold_error_bound', 'naive_error_bound', 'gaussian_gamma', 'local_critical_n',
-           'local_error_prediction', 'clipped_rows_bound']
+__all__ = ['RATES', 'BoundConditionWarning', 'spectrum_terms', 'effective_noise_variance', 'RateClass', 'rate_class',
+           'theorem1_lower', 'theorem2_upper', 'theorem3_lower', 'theorem4_upper', 'nonprivate_rate',
+           'nonprivate_sparse_rate', 'random_level', 'projection_distance', 'threshold_error_bound',
+           'naive_error_bound', 'gaussian_gamma', 'local_critical_n', 'local_error_prediction', 'clipped_rows_bound',
+           'gaussian_gradient_spread', 'adaptive_rate']
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #7e82eecf
 class BoundConditionWarning(UserWarning):
@@ -58,6 +60,50 @@ def _spec(p, k, eigenvalues, Sigma):
     if eigenvalues is not None and np.asarray(eigenvalues).size != p: raise ValueError(f"eigenvalues: expected {p} values")
     return spectrum_terms(k, eigenvalues=eigenvalues, Sigma=Sigma)
 
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #59ffe2e9
+_GUARANTEES = ("pure", "approximate", "none")
+
+@dataclass(frozen=True)
+class RateClass:
+    "What a rate function's curve is: its legend label and the class of estimators and guarantees it holds for."
+    name: str            # the function
+    label: str           # legend text, e.g. "Theorem 1's rate for pure epsilon-LDP, constants unknown"
+    side: str            # "lower" (no estimator of the class does better, up to a constant), "upper" (one algorithm's
+                         # error is at most this, up to a constant), "minimax" (both: the best estimator's rate), "level"
+    guarantee: str       # "pure" (epsilon-LDP, delta = 0), "approximate" ((epsilon, delta)-LDP) or "none" (not private)
+    estimators: str      # "every" estimator with that guarantee, or the algorithm bounded ("local_gaussian", "local_sparse")
+    sparse: bool         # the row-sparse model (s given)
+    source: str          # paper and statement
+    constants: str = "unknown"              # "unknown" (set to 1) or "exact"
+    loss: str = "||sin Theta||_F^2"
+
+    def covers(self, guarantee: str, algorithm: str | None = None, sparse: bool | None = None) -> bool:
+        """Does this rate speak about an estimator with `guarantee` ("pure", "approximate", "none") running `algorithm`
+        (on the row-sparse model or not, if `sparse` is given)?
+
+        A lower rate for every pure epsilon-LDP estimator says nothing about (epsilon, delta) mechanisms with delta > 0;
+        a non-private minimax rate is below every estimator; an algorithm's upper rate is about that algorithm only."""
+        if guarantee not in _GUARANTEES: raise ValueError(f"guarantee: expected one of {_GUARANTEES}, got {guarantee!r}")
+        if sparse is not None and self.side != "level" and self.sparse != sparse: return False
+        if self.side == "level" or (self.guarantee == "none" and self.side in ("lower", "minimax")): return True
+        if self.side == "lower": return guarantee == self.guarantee
+        return guarantee == self.guarantee and algorithm == self.estimators
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #f0d449a9
+RATES: dict = {}          # function name -> RateClass, filled by `rate_class`
+
+def rate_class(label: str, side: str, guarantee: str, estimators: str, source: str, *, sparse: bool = False,
+               constants: str = "unknown", loss: str = "||sin Theta||_F^2"):
+    "Decorator: attach a `RateClass` to a rate function (as `f.rate_class`) and list it in `RATES`."
+    def deco(f):
+        f.rate_class = RATES[f.__name__] = RateClass(f.__name__, label, side, guarantee, estimators, sparse, source, constants, loss)
+        return f
+    return deco
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #bb66e001
+@rate_class("Theorem 1's rate for pure epsilon-LDP, constants unknown", "lower", "pure", "every",
+            "Wang & Xu, Theorem 1 (non-interactive pure epsilon-LDP, minimax lower bound)")
 def theorem1_lower(n, p: int, k: int, epsilon: float, *, eigenvalues=None, Sigma=None, C: float = 1.0, C_n: float = 1.0,
                    check: str = "warn"):
     "Theorem 1 [R form], rate (constants unknown) of the minimax lower bound on E||sin Theta||_F^2 for pure epsilon-LDP PCA, C sigma_k^2 kp/(n eps^2)."
@@ -70,6 +116,8 @@ def theorem1_lower(n, p: int, k: int, epsilon: float, *, eigenvalues=None, Sigma
     if np.any(n < n_min): _violate(f"Theorem 1 needs n >= C_n sigma_k^2 min(k, p-k) / eps^2 = {n_min:.3g}", check)
     return _out(check_positive(C, "C") * s2 * k * p / (n * eps ** 2))
 
+@rate_class("Theorem 2's rate for Algorithm 1 ((epsilon, delta)-LDP), constants unknown", "upper", "approximate", "local_gaussian",
+            "Wang & Xu, Theorem 2 (Algorithm 1, Gaussian reports)")
 def theorem2_upper(n, p: int, k: int, epsilon: float, delta: float, *, eigenvalues=None, Sigma=None, C: float = 1.0,
                    log_delta: bool = False, check: str = "warn"):
     "Theorem 2 [R form], rate (constants unknown): Algorithm 1's ||sin Theta||_F^2 ~ C lambda_1^2/gap^2 kp/(n eps^2) (times ln(1.25/delta) if `log_delta`)."
@@ -79,6 +127,10 @@ def theorem2_upper(n, p: int, k: int, epsilon: float, delta: float, *, eigenvalu
     f = math.log(1.25 / dlt) if log_delta else 1.0
     return _out(check_positive(C, "C") * l1 ** 2 / (lk - lk1) ** 2 * k * p * f / (n * eps ** 2))
 
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #472cd3ab
+@rate_class("Theorem 3's rate for pure epsilon-LDP, row-sparse, constants unknown", "lower", "pure", "every",
+            "Wang & Xu, Theorem 3 (non-interactive pure epsilon-LDP, row-sparse minimax lower bound)", sparse=True)
 def theorem3_lower(n, p: int, k: int, s: int, epsilon: float, *, eigenvalues=None, Sigma=None, sigma2: float | None = None,
                    C: float = 1.0, C_n: float = 1.0, check: str = "warn"):
     "Theorem 3 [R form], rate (constants unknown) of the minimax lower bound for row-sparse pure epsilon-LDP PCA, C sigma_k^2 k s log p/(n eps^2)."
@@ -95,6 +147,8 @@ def theorem3_lower(n, p: int, k: int, s: int, epsilon: float, *, eigenvalues=Non
     if np.any(n < n_min): _violate(f"Theorem 3 needs n >= C_n (s-k) sigma^2 (k + log p) / eps^2 = {n_min:.3g}", check)
     return _out(check_positive(C, "C") * s2 * k * s * math.log(p) / (n * eps ** 2))
 
+@rate_class("Theorem 4's rate for Algorithm 2 ((epsilon, delta)-LDP, row-sparse), constants unknown", "upper", "approximate", "local_sparse",
+            "Wang & Xu, Theorem 4 (Algorithm 2, Fantope program on Gaussian reports)", sparse=True)
 def theorem4_upper(n, p: int, k: int, s: int, epsilon: float, delta: float, *, eigenvalues=None, Sigma=None,
                    C: float = 1.0, log_delta: bool = False, check: str = "warn"):
     "Theorem 4 [R form], rate (constants unknown): Algorithm 2's ||sin Theta||_F^2 ~ C lambda_1^2/gap^2 s^2 log p/(n eps^2)."
@@ -106,18 +160,26 @@ def theorem4_upper(n, p: int, k: int, s: int, epsilon: float, delta: float, *, e
     f = math.log(1.25 / dlt) if log_delta else 1.0
     return _out(check_positive(C, "C") * l1 ** 2 / (lk - lk1) ** 2 * s ** 2 * math.log(p) * f / (n * eps ** 2))
 
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #cf8a4b5a
+@rate_class("non-private minimax rate, constants unknown", "minimax", "none", "every",
+            "Cai, Ma & Wu 2013")
 def nonprivate_rate(n, p: int, k: int, *, eigenvalues=None, Sigma=None, C: float = 1.0):
     "Non-private minimax rate of ||sin Theta||_F^2 (Cai, Ma & Wu 2013): C sigma_k^2 kp/n."
     p = _p(p); k = check_k(k, p); n = _n(n)
     l1, lk, lk1 = _spec(p, k, eigenvalues, Sigma)
     return _out(check_positive(C, "C") * l1 * lk1 / (lk - lk1) ** 2 * k * p / n)
 
+@rate_class("non-private row-sparse minimax rate, constants unknown", "minimax", "none", "every",
+            "Vu & Lei 2013", sparse=True)
 def nonprivate_sparse_rate(n, p: int, k: int, s: int, *, eigenvalues=None, Sigma=None, C: float = 1.0):
     "Non-private row-sparse rate (Vu & Lei 2013): C sigma_k^2 s (k + log p)/n."
     p = _p(p); k = check_k(k, p); n = _n(n)
     l1, lk, lk1 = _spec(p, k, eigenvalues, Sigma)
     return _out(check_positive(C, "C") * l1 * lk1 / (lk - lk1) ** 2 * s * (k + math.log(p)) / n)
 
+@rate_class("random-subspace level", "level", "none", "every",
+            "a uniformly random k-subspace (exact)", constants="exact")
 def random_level(p: int, k: int, *, metric: str = "sin2") -> float:
     "Error of a uniformly random k-subspace: E||sin Theta||_F^2 = k(1-k/p) ('sin2') or sqrt(2k(1-k/p)) ('projection')."
     if metric not in ("sin2", "projection"): raise ValueError(f"metric: expected 'sin2' or 'projection', got {metric!r}")
@@ -127,6 +189,7 @@ def random_level(p: int, k: int, *, metric: str = "sin2") -> float:
 def projection_distance(sin2):
     "Convert ||sin Theta||_F^2 to ||P_hat - P||_F = sqrt(2 sin2) (the experiments' metric)."
     return np.sqrt(2 * np.asarray(sin2, dtype=np.float64)) if np.ndim(sin2) else math.sqrt(2 * sin2)
+
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #9d6ec1f5
 from ..core.validation import check_choice                           # noqa: E402
@@ -269,3 +332,25 @@ def clipped_rows_bound(Sigma, n, *, radius: float = 1.0) -> float:
     a, b, c = 2 * lmax, 2 * l2, tr - 1            # solve a u^2 + b u + c = 0 for u = sqrt(t)
     u = (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)
     return float(min(n, n * math.exp(-u * u)))
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #1fa01d77
+def gaussian_gradient_spread(eigenvalues) -> float:
+    "s = (E||(x x^T - Sigma) v_1||^2)^(1/2) = sqrt(lambda_1 (tr Sigma + lambda_1)) for Gaussian rows N(0, Sigma)."
+    lam = np.sort(np.asarray(eigenvalues, dtype=np.float64))[::-1]
+    return math.sqrt(lam[0] * (lam.sum() + lam[0]))
+
+def adaptive_rate(n, p: int, k: int, epsilon: float, delta: float, *, eigenvalues, spread: float | None = None,
+                  C: float = 1.0):
+    """Rate (constants unknown) of the adaptive DP-PCA's ||P_hat - P||_F: C (s / gap) (sqrt(k / n) + k sqrt(p ln(1/delta)) / (epsilon n)).
+
+    `spread` s: the gradients' spread at the top eigenvector (None: Gaussian rows, `gaussian_gradient_spread`); gap:
+    lambda_k - lambda_(k+1). A rate, not a bound: C is unknown (1 by default)."""
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    k = check_k(k, check_int(p, "p"))
+    lam = np.sort(np.asarray(eigenvalues, dtype=np.float64))[::-1]
+    if len(lam) != p or k >= p or not lam[k - 1] > lam[k]:
+        raise ValueError(f"eigenvalues: expected {p} values with a gap lambda_k > lambda_(k+1), k = {k} < p")
+    s = gaussian_gradient_spread(lam) if spread is None else check_positive(spread, "spread", allow_zero=True)
+    n = np.asarray(n, dtype=np.float64)
+    out = C * s / (lam[k - 1] - lam[k]) * (np.sqrt(k / n) + k * math.sqrt(p * math.log(1 / dlt)) / (eps * n))
+    return float(out) if out.ndim == 0 else out

@@ -9,15 +9,17 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, special, stats
 from scipy.sparse.csgraph import connected_components
+from ..core.linalg import random_subspace_level
 from ..core.validation import check_epsilon, check_delta, check_k, check_int, check_positive, check_choice
 from ..privacy.mechanisms import gaussian_sigma, second_moment_sensitivity
-from ..privacy.discrete import NOISE_SHAPES
+from ..privacy.mechanisms import NOISE_SHAPES
 
 # %% auto #0
 __all__ = ['ERROR_BOUND_METHODS', 'ErrorBounds', 'projection_cap', 'NoiseMoments', 'noise_moments', 'SamplingMoments',
            'gaussian_sampling_moments', 'no_sampling', 'noisy_top_k_bounds', 'spherical_kendall_spectrum',
            'kendall_zeta1_cross', 'kendall_sampling_moments', 'frame_noise_error', 'smooth_bounds',
-           'dp_threshold_bounds', 'clip_probability', 'sparse_sign_fano_lower', 'fantope_duality_gap', 'error_bounds']
+           'dp_threshold_bounds', 'clip_probability', 'sparse_sign_fano_lower', 'fantope_duality_gap', 'error_bounds',
+           'adaptive_bounds']
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #82eb8465
 @dataclass(frozen=True)
@@ -276,6 +278,8 @@ def _cauchy_truncated_terms(p: int, k: int):
     ex4 = v * v * (kq * kq + 2 * kq) + np.maximum(mu4 - 3 * v * v, 0.0) * kq
     return np.exp(p * k * np.log(2 / np.pi * at)), (v * kq) ** 1.5 / np.sqrt(ex4), m * math.sqrt(p * k)
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #027f4ab4
 def frame_noise_error(scale: float, p: int, k: int, noise: str = "gaussian") -> tuple:
     """(lower, upper) on E||P_hat - P_U||_F for P_hat the span of U R + scale Z (U a p x k frame, R Haar, Z i.i.d. Gaussian or Cauchy).
 
@@ -309,6 +313,28 @@ def frame_noise_error(scale: float, p: int, k: int, noise: str = "gaussian") -> 
         lo = float(np.max(pa * s * mux / (1 + s * r)))
     return math.sqrt(2) * max(lo, 0.0), math.sqrt(2) * min(up, capsin)
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #dccc1271
+def _smooth_gaussian_lower(s_min, pb, ex_lo, s_max, s_glob, p, k):
+    """Lower bounds on E||sin Theta(P_hat, V)||_F for Gaussian frame noise, given a data event of probability >= 1 - pb
+    on which the scale lies in [s_min, s_max] (s_glob: the largest scale, always)."""
+    capsin, kq = math.sqrt(min(k, p - k)), k * (p - k)
+    c0, mu, best = kq - 1, math.sqrt(kq), 0.0
+    for z0 in (math.sqrt(p) + math.sqrt(k)) * np.geomspace(1, 4, 12):
+        pz = math.exp(-max(z0 - math.sqrt(p) - math.sqrt(k), 0.0) ** 2 / 2)      # P(||W||_2 > z0)
+        # (a) E_W||V_perp^T M||_F >= sqrt(||sin Theta(U, V)||^2 + s^2 (kq - 1)) (Poincare), convex in the first term;
+        # E (Y - ymax)_+ <= s_max E(||G||_F - capsin z0)_+ + s_glob mu P(the data event fails), G Gaussian
+        ymax = capsin * (1 + s_max * z0)
+        ey = math.sqrt(ex_lo ** 2 + s_min ** 2 * c0) - s_min * math.sqrt(c0) * pb
+        over = s_max * math.sqrt(2 * math.pi) * stats.norm.sf(max(capsin * z0 - mu, 0.0)) + s_glob * mu * pb
+        best = max(best, (ey - over - ymax * (pb + pz)) / (1 + s_max * z0))
+        # (b) pairing W with -W: E_W sin Theta >= s E[||X||_F 1{||W|| <= z0}] / (1 + s z0), increasing in s, so s_min
+        # serves on the data event whatever the upper end; E[||X|| 1] >= sqrt(kq - 1) - sqrt(kq pz) (Cauchy-Schwarz)
+        mz = math.sqrt(c0) - math.sqrt(kq * pz)
+        best = max(best, (1 - pb) * s_min * mz / (1 + s_min * z0))
+    return max(best, 0.0)
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #1678bc38
 def smooth_bounds(eigenvalues, n: int, k: int, epsilon: float, delta: float, *, constants: str = "optimized") -> dict:
     "Bounds on E||P_hat - P||_F of smooth-sensitivity PCA (Gaussian noise if delta > 0, Cauchy if delta = 0) on Gaussian rows, with the algorithm's `constants`."
     from dppca_nb.algorithms.smooth import smooth_sensitivity_parameters, smooth_bound_from_gap
@@ -319,11 +345,11 @@ def smooth_bounds(eigenvalues, n: int, k: int, epsilon: float, delta: float, *, 
     gap, cap = npb["gap"], npb["cap"]
     scale = lambda g: smooth_bound_from_gap(g, int(n), p, k, par["beta"], par["norm"]) / par["alpha"]
     up, lo, s_lo, s_hi = cap, 0.0, math.nan, math.nan
-    capsin, kp = math.sqrt(min(k, p - k)), k * (p - k)
     s_glob = scale(-1.0)                                                # the largest scale (no gap: the global bound)
     ex_lo = npb["lower"] / math.sqrt(2)                                  # E||sin Theta(U, V)||_F >= this
     ct = _cauchy_truncated_terms(p, k) if par["noise"] != "gaussian" else None
-    for b in np.geomspace(1e-3, 2, 30) * gap:                           # Weyl: |gap_hat - gap| <= 2||S_n - Sigma||
+    # Weyl: |gap_hat - gap| <= 2||S_n - Sigma||; b beyond the gap too (small n: only there is P(||S_n - Sigma|| > b) < 1)
+    for b in np.concatenate([np.geomspace(1e-3, 2, 30) * gap, np.geomspace(2 * gap, max(4 * gap, 50 * math.sqrt(samp.fro2)), 12)[1:]]):
         pb = samp.tail(b)
         s_min, s_max = scale(gap + 2 * b), scale(gap - 2 * b)           # the scale is decreasing in the gap
         f_lo_min, _ = frame_noise_error(s_min, p, k, par["noise"])
@@ -331,17 +357,7 @@ def smooth_bounds(eigenvalues, n: int, k: int, epsilon: float, delta: float, *, 
         u = npb["upper"] + f_up_max + cap * pb
         l = max(f_lo_min * (1 - pb) - npb["upper"], npb["lower"] - f_up_max - cap * pb)
         if par["noise"] == "gaussian":
-            # sin Theta(P_hat, V) >= ||V_perp^T M||_F / sigma_max(M), M = U R + s Z, sigma_max(M) <= 1 + s||Z||_2, and
-            # E_Z||V_perp^T M||_F >= sqrt(||sin Theta(U, V)||^2 + s^2 (k(p-k) - 1)) (Poincare), convex in the first term
-            c0 = kp - 1
-            mu = math.sqrt(kp)                                          # E||V_perp^T Z||_F <= mu
-            for z0 in (math.sqrt(p) + math.sqrt(k)) * np.geomspace(1, 4, 12):
-                pz = math.exp(-max(z0 - math.sqrt(p) - math.sqrt(k), 0.0) ** 2 / 2)
-                ymax = capsin * (1 + s_max * z0)
-                ey = math.sqrt(ex_lo ** 2 + s_min ** 2 * c0) - s_min * math.sqrt(c0) * pb
-                # E (Y - ymax)_+ <= s_max E(||G||_F - capsin z0)_+ + s_glob mu P(gap event fails), G Gaussian
-                over = s_max * math.sqrt(2 * math.pi) * stats.norm.sf(max(capsin * z0 - mu, 0.0)) + s_glob * mu * pb
-                l = max(l, math.sqrt(2) * (ey - over - ymax * (pb + pz)) / (1 + s_max * z0))
+            l = max(l, math.sqrt(2) * _smooth_gaussian_lower(s_min, pb, ex_lo, s_max, s_glob, p, k))
         else:
             # Cauchy: on A_m (every |Z_ab| <= m), sigma_max(M) <= 1 + s m sqrt(pk), and given the data and A_m the entries are
             # symmetric, so E||a + s X||_F >= max(||a||_F, s E||X||_F) with a = V_perp^T U (||a|| = sin Theta(U, V)); the scale
@@ -354,6 +370,7 @@ def smooth_bounds(eigenvalues, n: int, k: int, epsilon: float, delta: float, *, 
         if l > lo: lo, s_lo = l, s_min
     return dict(lower=min(max(lo, 0.0), cap), upper=min(up, cap), cap=cap, gap=gap, nonprivate=npb, noise=par["noise"],
                 scale_range=(s_lo, s_hi), alpha=par["alpha"], beta=par["beta"], constants=par["constants"])
+
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #b5a04757
 def _product_tail_one(a, b, S, n, u, sign):
@@ -755,14 +772,14 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
         else:
             fb = _fantope_upper(float(lam[0]), float(lam[k - 1] - lam[k]), int(s), n, p, sig, pen, eta, noise_shape, cap)
             up = fb["upper"]
-            upper_ok = fb["beta"] <= 0.05 and up < cap
+            upper_ok = fb["beta"] <= 0.05 and up < random_subspace_level(p, k)   # informative: below a blind guess's error
             if math.isfinite(fb["fro"]):
                 notes.append(f"Fantope bound (Vu et al. 2013): ||X_hat - Pi||_F <= {fb['fro']:.3g} and ||P_hat - P||_F <= twice that "
                              f"when ||S_hat - Sigma||_max <= t = {fb['t']:.3g} <= lam = {pen:.3g} ('{pen_rule}'), which fails "
                              f"with probability <= {fb['beta']:.2g} (charged at the cap)")
             if not upper_ok:
                 notes.append(f"upper ~ the largest distance: the condition lam = {pen:.3g} ('{pen_rule}') >= ||S_hat - Sigma||_max "
-                             f"is not shown (P(fails) <= {fb['beta_lam']:.2g}, above 0.05, or the bound exceeds the cap)"
+                             f"is not shown (P(fails) <= {fb['beta_lam']:.2g}, above 0.05), or the bound is not below a random subspace's error"
                              + ("; the 'rate' penalty is below the noise's max" if pen_rule == "rate" else ""))
             notes.append(f"at a Fantope optimum within eta = {eta:.3g} of the best objective" + (
                 " (eta = 0: the exact optimum; ADMM reaches it only to its tolerance, a condition not proven here: "
@@ -772,3 +789,36 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
     hold = q <= 0.01 and (method != "local_sparse" or lo > 0 or upper_ok)
     return ErrorBounds(method, float(lo), float(min(up, cap)), cls, 1.0, bool(hold), tuple(notes), "||P_hat - P||_F", cap)
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #19fb1a99
+def adaptive_bounds(n, p: int, k: int | None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
+                    data: str = "gaussian") -> ErrorBounds:
+    "The entry of the adaptive DP-PCA: lower = the central minimax bound (this estimator is rotation-equivariant); no explicit upper bound (the cap)."
+    from dppca_nb.theory.minimax import minimax_lower_bound
+    check_choice(data, "data", ("gaussian", "clipped"))
+    p = check_int(p, "p", minimum=2)
+    if eigenvalues is None: raise ValueError("eigenvalues: expected the population spectrum (p values)")
+    if k is None: raise ValueError("k: expected the subspace dimension")
+    lam, k = _lam(eigenvalues, p), check_k(k, p)
+    cap = projection_cap(p, k)
+    mm = minimax_lower_bound("central", n=n, p=p, k=k, epsilon=epsilon, delta=delta, eigenvalues=lam)
+    notes = ("upper = the largest distance: no explicit bound is derived (noise scaled by released, data-dependent "
+             "spreads; clipping bias; the iteration's error propagation), see theory.bounds.adaptive_rate for the rate",
+             "lower: minimax_lower_bound('central') (rotation-equivariant estimator: the same mean error at every V); "
+             "the same with the rows clipped to the unit ball")
+    return ErrorBounds("adaptive_dp_pca", float(mm.lower), float(cap),
+                       "every (epsilon, delta)-DP estimator of Gaussian rows with this spectrum (Bayes risk), so this "
+                       "rotation-equivariant one at every V", 1.0, False, notes, "||P_hat - P||_F", cap)
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #666c143c
+ERROR_BOUND_METHODS = ERROR_BOUND_METHODS + ("adaptive_dp_pca",)
+_error_bounds_before_adaptive = error_bounds
+
+def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5,
+                 **options) -> ErrorBounds:
+    """Explicit lower and upper bounds on the MEAN error of `method` on n Gaussian rows N(0, V diag(eigenvalues) V^T).
+
+    The methods of `ERROR_BOUND_METHODS`, with their options (see the entry point above); "adaptive_dp_pca" takes
+    `eigenvalues` and `data` and returns `adaptive_bounds`."""
+    if method == "adaptive_dp_pca": return adaptive_bounds(n, p, k, epsilon, delta, **options)
+    return _error_bounds_before_adaptive(method, n, p, k, epsilon, delta, **options)
