@@ -22,7 +22,7 @@ from .core.validation import check_k, Diagnostics
 from .privacy.contract import Contract, Release
 from .privacy.mechanisms import gaussian_sigma, NOISE_SHAPES
 from .privacy.centering import ClippingWarning
-from .algorithms.registry import (Algorithm, Parameter, PARAMETERS, algorithms, get_algorithm, parameter,
+from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorithm, parameter,
                                           check_parameter)
 
 # %% auto #0
@@ -108,13 +108,6 @@ def budget_delta(method: str, delta: float | None, scale: str = "none") -> float
 # %% ../nbs/09_cli/00_cli.ipynb #5e465ce0
 _FIT_OWN = ("n_components", "epsilon", "delta", "random_state", "mean")   # -k, the budget, --seed, --mean FILE
 
-def _described(name: str, alg: Algorithm) -> Parameter:
-    "The table's description of option `name` of `alg` (TRANSITION: an entry not yet planned in its module: a number or a word)."
-    try: return parameter(name, alg.parameters)
-    except KeyError:
-        if getattr(alg.planner, "option_defaults", None) is None or name not in alg.options: raise
-        return Parameter(name, "a number or a word", "An option of the algorithm (see its function).")
-
 def fit_options(alg: Algorithm) -> dict:
     """The options `fit` takes for `alg` besides its own arguments: the estimator's parameters that have a flag.
 
@@ -132,7 +125,7 @@ def fit_options(alg: Algorithm) -> dict:
     out = {}
     for name in fit_parameters(alg):
         if name in _FIT_OWN: continue
-        try: flag = _described(name, alg).cli_flag
+        try: flag = parameter(name, alg.parameters).cli_flag
         except KeyError:
             if name in alg.options: raise            # every option of the algorithm is described
             continue                                 # an estimator's own setting (how it transforms): not fit's
@@ -175,9 +168,7 @@ def parse_option(text: str, name: str, alg: Algorithm, flag: str):
         The value (a word, a number, None, a bool, a tuple of numbers); a CLIError naming the flag and the parameter's
         type if no reading is accepted.
     """
-    par = _described(name, alg)
-    if not par.accepts:                       # TRANSITION: an undescribed option, checked by its algorithm
-        return next((v for a in ("int>=0", "real>0", "none", "bool") if (v := _read(text, a)) is not _NO), text)
+    par = parameter(name, alg.parameters)
     for a in par.accepts:
         v = _read(text, a)
         if v is _NO: continue
@@ -491,7 +482,7 @@ def flag_of(name: str, alg: Algorithm | None = None) -> str | None:
     """
     if name in _OWN_FLAGS: return _OWN_FLAGS[name]
     for a in ([alg] if alg is not None else []) + list(algorithms().values()):
-        try: return _described(name, a).cli_flag
+        try: return parameter(name, a.parameters).cli_flag
         except KeyError: continue
     return None
 
@@ -665,7 +656,7 @@ def _utility_level() -> float:
     from dppca_nb import estimators
     return getattr(estimators, "UTILITY_LEVEL", 0.7)
 
-class _UtilityWarning(UserWarning):     # TRANSITION: until the estimators define their UtilityWarning
+class _UtilityWarning(UserWarning):     # where `estimators` defines no UtilityWarning: one of the same name
     "A release near the random level, or degenerate."
 _UtilityWarning.__name__ = _UtilityWarning.__qualname__ = "UtilityWarning"
 
@@ -680,7 +671,6 @@ def _main_contract(c: Contract) -> Contract:
     names = dict(c.parts)
     if "pca" in names: return _main_contract(names["pca"])
     return names.get("main", c)
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #04ebaeba
 def scaler_error(scaler, V, ev, rest: float) -> float:
@@ -1376,7 +1366,7 @@ def option_flags() -> dict:
     for alg in algorithms().values():
         for flag, name in fit_options(alg).items():
             if flag in _FIT_FLAGS: raise ValueError(f"{alg.key}: the option {name!r} has the flag {flag} of fit's own argument")
-            out.setdefault(flag, {})[method_name(alg)] = _described(name, alg)
+            out.setdefault(flag, {})[method_name(alg)] = parameter(name, alg.parameters)
     return out
 
 def _option_help(flag: str, pars: dict, n_methods: int) -> tuple:
