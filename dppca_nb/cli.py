@@ -1161,8 +1161,8 @@ def _error_lines(rec: dict) -> list:
     r, level = rec["released"], rec["random_level"]
     what = "the rows as scaled" if rec["inputs"].get("scale") == "private" else "the same rows"
     if r.get("expected_error") is None:
-        why = (r.get("expected_error_note") or "").removeprefix("None: ")
-        return [f"Expected error: not estimated ({why or 'this method has none'}); a random subspace scores {level:.2f},",
+        why = (r.get("expected_error_note") or "").removeprefix("None: ").removeprefix("not estimated ")
+        return [f"Expected error: not estimated ({why or 'this method gives none'}); a random subspace scores {level:.2f},",
                 "and nothing here says whether this release does better."]
     lo_hi = r.get("expected_error_interval")
     rng = "" if lo_hi is None else f" (likely {lo_hi[0]:.2f} to {lo_hi[1]:.2f})"
@@ -1193,7 +1193,6 @@ def result_text(rec: dict, out) -> str:
              *_error_lines(rec), _rows_line(rec), rec["privacy"]["sentence"],
              f"Wrote the components to {out} and the public record to {out}.json (--explain: the guarantee in full)."]
     return "\n".join(lines)
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #201fe4f7
 def explain_text(rec: dict) -> str:
