@@ -75,7 +75,7 @@ def test_stdout_prints_the_result(iris):
     # it names what was released privately, each with its share of the budget, and the shares sum to 100%
     pcts = [float(x) for x in re.findall(r"\(([\d.]+)%\)", sentence)]
     assert len(pcts) == len(rec["privacy"]["parts"]) >= 2 and abs(sum(pcts) - 100) < 0.2 * len(pcts)
-    assert "the mean" in sentence and "the covariance" in sentence or "the components" in sentence
+    assert "the mean (" in sentence and ("the covariance (" in sentence or "the components (" in sentence)
     # the jargon stays under --explain: no statement, no mechanism names, no parts list on standard output
     assert rec["privacy"]["statement"] not in out and "vecd" not in out and "split_budget" not in out
     assert err == ""
