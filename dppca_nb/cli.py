@@ -1098,6 +1098,8 @@ def fit_record(est, release: Release, method: str, names, comps_file, *, scale: 
     if pca is not est: inputs.update(epsilon=c.epsilon, delta=c.delta, scale_share=scale_share)
     if bounds is not None: inputs["bounds"] = dict(lo=bounds[0], hi=bounds[1])
     if radius_from is not None: inputs["radius_from"] = radius_from
+    if "radius" in inputs and inputs["radius"] is None and hasattr(pca, "_radii"):    # the estimator's default bound
+        inputs["radius"] = pca._radii()[0]                                             # (public: planned from n, p)
     parts, words = budget_parts(c, alg)
     privacy = dict(sentence=privacy_sentence(c, parts), statement=c.statement(), parts=parts, composition=words)
     ev = release.extras.get("eigenvalues")
@@ -1113,7 +1115,6 @@ def fit_record(est, release: Release, method: str, names, comps_file, *, scale: 
                released=dict(components=release.value, **release.extras, warnings=list(released_warnings)),
                not_included=NOT_SHOWN)
     return _jsonable(rec)
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #b15274ae
 SHOW_COLUMNS, SHOW_COMPONENTS = 40, 8      # the most data columns (rows of the table) and components printed
@@ -1149,11 +1150,10 @@ def _rows_line(rec: dict) -> str:
             "" if i.get("centering", "none") == "none" else ", then " + _CENTERED[i["centering"]])
     elif rec["location_invariant"]: head = "Rows compared in pairs (the method is location invariant: no centering)"
     else: head = "Rows " + _CENTERED[i.get("centering", "none")]
-    if "radius" not in i: return head + "."
+    if i.get("radius") is None: return head + "."
     if i["radius"] == "private": bound = f"clipped to norm <= {r['radius']:.4g}, a bound released privately (--radius private)"
     else: bound = f"clipped to norm <= {i['radius']:.4g} ({_BOUND_FROM[i.get('radius_from', '--radius')]})"
     return f"{head}, {bound}."
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #033f2c07
 def _error_lines(rec: dict) -> list:
