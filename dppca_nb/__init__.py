@@ -13,14 +13,17 @@ import importlib
 __all__ = [
     # the scikit-learn estimators, generated from the algorithm registry
     "AnalyzeGaussPCA", "LocalGaussianPCA", "LocalSparsePCA", "SmoothSensitivityPCA", "RobustKendallPCA", "PureDPPCA",
-    "PureDPSubspace", "DPThresholdCovariance", "privacy_table", "ClippingWarning",
+    "PureDPSubspace", "DPThresholdCovariance", "AdaptiveNoisePCA", "privacy_table", "ClippingWarning",
     # private preprocessing and pipelines (the budget of every step on one accountant)
     "PrivateStandardScaler", "PrivatePipeline", "private_pipeline", "check_pipeline",
     # the algorithms as functions (paper notation: each returns V, p x k, or the released matrix)
     "analyze_gauss", "sgpca", "nsggd", "local_gaussian_pca", "local_sparse_pca", "dp_threshold_covariance",
     "smooth_sensitivity_pca", "pure_dp_pca", "pure_dp_subspace", "g_dppca", "kendall_tau",
+    "adaptive_dp_pca", "adaptive_dp_kpca",
     # the error bounds of each method, with explicit constants
     "error_bounds",
+    # the registry of algorithms and their plans (a plan: every noise scale fixed before the data)
+    "get_algorithm", "Plan", "Release", "Contract",
     # the budget
     "PrivacyAccountant",
 ]
@@ -30,6 +33,8 @@ _HOMES = {                             # public name that is not a registered al
     "privacy_table": "estimators", "ClippingWarning": "privacy.centering", "PrivateStandardScaler": "preprocessing",
     "PrivatePipeline": "preprocessing", "private_pipeline": "preprocessing", "check_pipeline": "preprocessing",
     "kendall_tau": "algorithms.kendall", "error_bounds": "theory.error_bounds", "PrivacyAccountant": "privacy.accounting",
+    "adaptive_dp_pca": "algorithms.adaptive", "get_algorithm": "algorithms.registry",
+    "Plan": "privacy.contract", "Release": "privacy.contract", "Contract": "privacy.contract",
 }
 
 # %% ../nbs/11_api/00_api.ipynb #756cd00b

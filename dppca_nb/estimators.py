@@ -9,22 +9,29 @@ import inspect
 import math
 import numbers
 import warnings
+from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, ClassNamePrefixFeaturesOutMixin
 from sklearn.covariance import EmpiricalCovariance
-from sklearn.utils._param_validation import Interval, StrOptions, HasMethods
+from sklearn.utils._param_validation import Interval, StrOptions, HasMethods, Options
+from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
-from .core.validation import check_epsilon, check_delta, check_k, Diagnostics, PrivacyWarning
-from .privacy.accounting import PrivacyAccountant, BudgetExceededError
-from .privacy.contract import Contract
+from .core.validation import check_epsilon, check_delta, check_k, PrivacyWarning
+from .core.linalg import random_subspace_level, top_k_eigvecs
+from .privacy.accounting import PrivacyAccountant, BudgetExceededError, default_accountant
+from .privacy.contract import Contract, Plan, Release
+from .privacy.mechanisms import NOISE_SHAPES
 from .privacy.centering import (plan_centered, mean_noise_sd, fit_ledger, ClippingWarning,
-                                        PrivateRadiusWarning)
+                                        check_radius_bounds)
 from .backends.statistics import is_dask, check_rows
-from .algorithms.registry import Algorithm, algorithms, get_algorithm, parameter, PARAMETERS, Parameter
+from .algorithms.registry import Algorithm, algorithms, get_algorithm, parameter, Parameter
+from .theory.error_bounds import noise_moments, no_sampling, noisy_top_k_bounds
 
 # %% auto #0
-__all__ = ['CLIP_WARNING_SHARE', 'ESTIMATORS', 'fit_parameters', 'constraints', 'fit_spends', 'spend_on', 'privacy_statement',
-           'make_estimator', 'available_estimators', 'privacy_table']
+__all__ = ['ESTIMATOR_PARAMETERS', 'CLIP_WARNING_SHARE', 'EDGE_MARGIN', 'UTILITY_LEVEL', 'ESTIMATORS', 'fit_parameters',
+           'constraints', 'estimator_parameter', 'fit_spends', 'spend_on', 'NonPrivateContract', 'privacy_statement',
+           'UtilityWarning', 'release_noise_sd', 'debiased_spectrum', 'first_order_error', 'expected_subspace_error',
+           'exponential_mechanism_error', 'make_estimator', 'available_estimators', 'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #1f2e3d4c
 def _clips(alg: Algorithm) -> bool: return "radius" in alg.options
@@ -36,12 +43,16 @@ def fit_parameters(alg: Algorithm) -> dict:
     if alg.measure != "pure": out["delta"] = 1e-5
     out.update(alg.options)
     centering = "private" if alg.model == "central" and _clips(alg) and not alg.location_invariant else "none"
+    if centering == "private": out["radius"] = None           # 2: rows of the unit ball, centered (see `_radii`)
     out.update(centering=centering, mean=None)
     if _clips(alg) and not alg.location_invariant:
         out.update(mean_share=0.1, mean_radius=None)
         if alg.model == "central":
-            out.update(radius_quantile=0.5, radius_factor=2.0, radius_share=0.1, radius_bounds=None)
+            out.update(radius_quantile=0.5, radius_factor=2.0, radius_share=0.1, radius_bounds=None, location="auto",
+                       location_share=0.1)
+    if not alg.ordered: out["order_share"] = 0.1
     if alg.output == "covariance": out["store_precision"] = True
+    else: out["whiten"] = False
     out.update(accountant=None, random_state=None)
     return out
 
@@ -52,7 +63,7 @@ _SIMPLE = {"real>0": lambda: Interval(numbers.Real, 0, None, closed="neither"),
            "real[0,1)": lambda: Interval(numbers.Real, 0, 1, closed="left"),
            "int>=1": lambda: Interval(numbers.Integral, 1, None, closed="left"),
            "int>=0": lambda: Interval(numbers.Integral, 0, None, closed="left"),
-           "inf": lambda: Interval(numbers.Real, math.inf, math.inf, closed="both"),
+           "inf": lambda: Options(numbers.Real, {math.inf}),
            "bool": lambda: "boolean", "none": lambda: None, "array": lambda: "array-like",
            "random_state": lambda: "random_state", "accountant": lambda: HasMethods(["spend"])}
 
@@ -60,14 +71,43 @@ def constraints(par: Parameter) -> list:
     "scikit-learn's constraints for a parameter's `accepts`."
     return [StrOptions(set(a)) if isinstance(a, tuple) else _SIMPLE[a]() for a in par.accepts]
 
-def _described(name: str, alg) -> Parameter:
-    "The parameter's description; TRANSITION: an entry not yet planned in its module may have undescribed options."
-    if getattr(alg.planner, "option_defaults", None) is not None and name in alg.options:
-        return Parameter(name, "object", "An option of the algorithm (see its function).")
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #0b978af5
+ESTIMATOR_PARAMETERS = {p.name: p for p in [
+    Parameter("n_components", "int, float in (0, 1), 'mle' or None", "Number of components k; a float in (0, 1): the "
+              "fewest components whose private variance share reaches it; 'mle': Minka's choice from the private "
+              "eigenvalues (both where they are released); None: all.", ("int>=1", "real(0,1)", ("mle",), "none"),
+              flag="-k"),
+    Parameter("epsilon", "float > 0 or inf", "Privacy loss of the whole release (every part of the budget included). "
+              "np.inf is the non-private limit: the same estimate without noise, a PrivacyWarning, and a contract "
+              "that says it is not private (for teaching and comparison only).", ("real>0", "inf")),
+    Parameter("radius", "float > 0, 'private' or None", "Public bound R on the row norms: every row is clipped to "
+              "||x|| <= R around the center before any noise (the noise grows with R^2). 'private': a private quantile "
+              "of the norms, bought with `radius_share` of epsilon. None: 2 with centering='private' (rows in the unit "
+              "ball, the mean taken of rows clipped to mean_radius 1: a centered row has norm at most 2), else 1.",
+              ("real>0", ("private",), "none")),
+    Parameter("location", "{'auto', 'private', 'none'}", "Center the private mean's clipping on a private coarse "
+              "location (a coordinate-wise median on a public grid, `location_share` of epsilon): 'auto' where n has "
+              "the rows for it at this budget (public: `privacy.centering.private_location_rows`), 'private' always, "
+              "'none' (around the origin).", (("auto", "private", "none"),)),
+    Parameter("location_share", "float in (0, 1)", "Share of epsilon spent on the private coarse location.", ("real(0,1)",)),
+    Parameter("order_share", "float in [0, 1)", "Share of the budget spent on ordering an unordered basis: a private "
+              "k x k second moment of the projected rows (and their total) gives the order and the variances; 0: "
+              "the basis stays unordered (components_ordered_ False).", ("real[0,1)",)),
+    Parameter("whiten", "bool", "Divide the projected scores by sqrt(explained_variance_), as scikit-learn's PCA "
+              "(needs released variances; post-processing).", ("bool",)),
+]}
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #1928058a
+def estimator_parameter(name: str, alg: Algorithm) -> Parameter:
+    "The description of an estimator's parameter: the estimator's own table (the fit's parameters), else the algorithm's."
+    if name in ESTIMATOR_PARAMETERS and (name not in alg.options or name == "radius"): return ESTIMATOR_PARAMETERS[name]
     return parameter(name, alg.parameters)
 
 def _param_doc(name: str, par: Parameter, default) -> str:
     return f"    {name} : {par.kind}, default={default!r}\n        {par.doc}"
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #4f5a6b7c
 def _validate_X(est, X, *, reset: bool, finite: bool = True):
@@ -79,6 +119,8 @@ def _validate_X(est, X, *, reset: bool, finite: bool = True):
         msg = str(e)
         raise type(e)(msg if msg.startswith("X") else f"X: {msg}") from None
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #667e4f8b
 def _validate_dask(est, X, *, reset: bool):
     "Validate a dask array from its metadata only (dtype, 2-D, known shape, rows; no values are read)."
     X = check_rows(X, name="X", min_rows=2 if reset else 1)
@@ -89,6 +131,7 @@ def _validate_dask(est, X, *, reset: bool):
     elif p != est.n_features_in_:
         raise ValueError(f"X: has {p} features, but {type(est).__name__} is expecting {est.n_features_in_} features as input")
     return X if X.dtype == np.float64 else X.astype(np.float64)
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #6b7c8d9e
 def fit_spends(c: Contract) -> list:
@@ -101,6 +144,8 @@ def _spend(acc, c: Contract, label: str):
     "Record the release planned by `c` on `acc` at what it certifies (`PrivacyAccountant.spend_contract`)."
     acc.spend_contract(c, label)
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #eb346a9b
 def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: bool = False) -> None:
     """Record `spends` [(Contract, label), ...] on a shared `accountant` all or nothing; `BudgetExceededError` naming the budget left.
 
@@ -126,6 +171,7 @@ def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: 
     if check_only: return
     for c, label in spends: _spend(accountant, c, f"{owner}.{label}")
 
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #8d9e0f1a
 CLIP_WARNING_SHARE = 0.1      # warn when more than this share of the rows had norm above the bound
 
@@ -142,16 +188,25 @@ class _PrivateFit:
         if alg.measure == "pure": return eps, 0.0
         return eps, check_delta(self.delta, allow_zero=alg.measure == "pure when delta = 0")
 
+    def _radii(self) -> tuple:
+        "(radius, mean_radius) as planned: radius=None is 2 with private centering (rows of the unit ball, centered), else 1."
+        if not _clips(self._algorithm()): return None, None
+        R, MR = self.radius, getattr(self, "mean_radius", None)
+        if R is None: R, MR = (2.0 if self.centering == "private" else 1.0), (1.0 if MR is None else MR)
+        return R, MR
+
     def _plan(self, n: int, p: int, k):
         "The plan of the whole fit, from public quantities (a hook: a test plants a bug here)."
         alg = self._algorithm()
         opts = {a: getattr(self, a) for a in alg.options}
         def main(eps, dlt, R):
             return alg.plan(n, p, k, eps, dlt, **(opts if R is None else {**opts, "radius": R}))
-        fit = {a: getattr(self, a) for a in ("mean_share", "mean_radius", "radius_quantile", "radius_factor",
-                                              "radius_share", "radius_bounds") if hasattr(self, a)}
+        fit = {a: getattr(self, a) for a in ("mean_share", "radius_quantile", "radius_factor", "radius_share",
+                                              "radius_bounds", "location", "location_share", "order_share")
+               if hasattr(self, a)}
+        R, MR = self._radii()
         return plan_centered(main, n, p, *self._budget(), model=alg.model, centering=self.centering, mean=self.mean,
-                             radius=getattr(self, "radius", None) if _clips(alg) else None, **fit)
+                             radius=R, mean_radius=MR, k=k, **fit)
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #0f1a2b3c
 def _fit_release(self, X, k_of):
@@ -165,9 +220,10 @@ def _fit_release(self, X, k_of):
                         f"numpy array (X.compute() if it fits in memory) or use {with_dask}")
     X = _validate_dask(self, X, reset=True) if lazy else _validate_X(self, X, reset=True, finite=False)
     n, p = (int(d) for d in X.shape)
-    plan = self._plan(n, p, k_of(p))
+    plan = self._plan(n, p, k_of(p)) if self.epsilon != math.inf else self._nonprivate_plan(n, p, k_of(p))
     spends = [(c, label) for label, c in plan.ledger] if plan.ledger else fit_spends(plan.contract)
-    owner, shared = type(self).__name__, self.accountant
+    owner = type(self).__name__
+    shared = self.accountant if self.accountant is not None else default_accountant()   # a fit always leaves a trace
     # the fit's own ledger, each part at what it certifies: the plan must fit its own budget (a paper-mode plan, which
     # certifies more than it was asked and says so, gets a ledger without a budget)
     ledger = fit_ledger({label: c for c, label in spends}, plan.contract.epsilon, plan.contract.delta)
@@ -175,18 +231,71 @@ def _fit_release(self, X, k_of):
     spend_on(shared, spends, owner=owner, total=total, check_only=True)
     rel = plan.release(X, self.random_state)             # the data are read only now
     spend_on(shared, spends, owner=owner, total=total)
-    self._fit_ledger = ledger
-    self.accountant_ = self._fit_ledger if shared is None else shared
+    self._fit_ledger, self._spends, self.accountant_, self.n_samples_ = ledger, spends, shared, n
     self.contract_ = plan.contract
     self.mean_ = np.asarray(rel.extras.get("mean", np.zeros(p)), dtype=np.float64)
     if _clips(alg): self.radius_ = float(rel.extras["radius"])
     if "mean_radius" in rel.extras: self.mean_radius_ = float(rel.extras["mean_radius"])
+    if hasattr(self, "coarse_location_"): del self.coarse_location_
+    if "location" in rel.extras: self.coarse_location_ = np.asarray(rel.extras["location"])   # released privately
     self.privacy_ = privacy_statement(self, plan.contract)
     self.diagnostics_not_private_ = rel.diagnostics
     self._warn_clipping(n)
     return rel
 
 _PrivateFit._fit_release = _fit_release
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #799a623c
+@dataclass(frozen=True)
+class NonPrivateContract(Contract):
+    "The contract of the non-private limit (epsilon = inf): it promises nothing, and says so."
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", 1.0)        # Contract checks a finite epsilon; the limit has none
+        super().__post_init__()
+        object.__setattr__(self, "epsilon", math.inf)
+
+NonPrivateContract.guarantee = property(lambda self: "not private (epsilon = inf: the non-private limit)")
+NonPrivateContract.statement = lambda self: (f"NOT PRIVATE (epsilon = inf, the non-private limit): {self.mechanism}; "
+                                             f"n={self.n}, p={self.p}" + ("" if self.k is None else f", k={self.k}") + ".")
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #d57a9140
+def _exact_center(self, X, p):
+    "The limit of the fit's center: none, the public mean, or the exact mean of the rows clipped to the mean's radius."
+    if self.centering == "none": return np.zeros(p)
+    if self.centering == "public": return np.asarray(self.mean, dtype=np.float64)
+    MR = self._radii()[1] or self._radii()[0]
+    if MR is None or isinstance(MR, str): return X.mean(0)
+    norms = np.linalg.norm(X, axis=1)
+    return (X * np.minimum(1.0, MR / np.maximum(norms, 1e-300))[:, None]).mean(0)
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #d58ad73c
+def _nonprivate_plan(self, n: int, p: int, k):
+    "The plan of the non-private limit (epsilon = inf): a PrivacyWarning now, the exact statistic at release."
+    alg = self._algorithm()
+    what = ("the top-k eigenvectors of the exact second moment" if alg.output == "subspace" else "the exact second moment")
+    c = NonPrivateContract(f"{what} of the centered rows clipped to the bound (no noise)", 1.0, 0.0, measure="pure",
+                           model=alg.model, n=n, p=p, k=k, domain="rows clipped to the bound (if any)",
+                           notes=("epsilon = inf: nothing is private",))
+    warnings.warn(f"{type(self).__name__}(epsilon=inf): the non-private limit; nothing this fit releases is private "
+                  "(for teaching and comparison only).", PrivacyWarning, stacklevel=4)
+    def run(X, rng):
+        X = np.asarray(X, dtype=np.float64)
+        center = _exact_center(self, X, p)
+        Y = X - center
+        R = self._radii()[0]
+        norms = np.linalg.norm(Y, axis=1)
+        if R == "private": R = float(self.radius_factor * np.quantile(norms, self.radius_quantile))
+        if R is not None: Y = Y * np.minimum(1.0, R / np.maximum(norms, 1e-300))[:, None]
+        S = Y.T @ Y / n
+        extras = {"mean": center, "eigenvalues": np.linalg.eigvalsh(S)[::-1].copy(), "main_contract": c}
+        if R is not None: extras["radius"] = float(R)
+        value = S if alg.output == "covariance" else top_k_eigvecs(S, k)
+        return Release(value, c, {"n_clipped": int((norms > R).sum()) if R is not None else 0}, extras)
+    return Plan(c, run)
+
+_PrivateFit._nonprivate_plan = _nonprivate_plan
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #3c4d5e6f
 def privacy_statement(est, c: Contract) -> dict:
@@ -195,8 +304,9 @@ def privacy_statement(est, c: Contract) -> dict:
     main = c.part("main") if "main" in names else c
     mean_c = c.part("mean") if "mean" in names else None
     shares = {"mean": None if mean_c is None else (mean_c.epsilon, mean_c.delta)}
-    for a in ("mean_radius", "radius"):
+    for a in ("mean_radius", "radius", "location"):
         if a in names: shares[a] = (c.part(a).epsilon, 0.0)
+    if "order" in names: shares["order"] = (c.part("order").epsilon, c.part("order").delta)
     if any(a == "radius" for a, _ in main.parts):      # g-DPPCA's private radius: its own basic split of the main share
         shares.update(radius=(main.part("radius").epsilon, 0.0), main=(main.part("tau").epsilon, main.delta))
         composition = "basic composition (private radius, then Kendall's tau)"
@@ -207,7 +317,8 @@ def privacy_statement(est, c: Contract) -> dict:
               guarantee=c.guarantee, centering=est.centering, shares=shares, composition=composition,
               epsilon_spent=float(est._fit_ledger.spent()), sensitivity=main.sensitivity,
               noise_scale=main.noise_scale, n=c.n, p=c.p, k=c.k)
-    if hasattr(est, "radius"): st["radius"] = est.radius if isinstance(est.radius, str) else float(est.radius)
+    R = est._radii()[0]
+    if R is not None: st["radius"] = R if isinstance(R, str) else float(R)
     if c.epsilon_certified is not None: st["epsilon_certified"] = c.epsilon_certified
     if mean_c is not None:
         st.update(mean_mechanism=mean_c.mechanism, mean_sensitivity=mean_c.sensitivity,
@@ -222,7 +333,8 @@ def _warn_clipping(self, n):
     for where, cnt in (("the rows", d.get("n_clipped")), ("the rows for the mean", (d.get("mean") or {}).get("n_clipped"))):
         if cnt is None or cnt <= CLIP_WARNING_SHARE * n: continue
         mean = where.endswith("mean")
-        bound = self.mean_radius_ if mean and hasattr(self, "mean_radius_") else getattr(self, "radius_", None)
+        R, MR = self._radii()
+        bound = (getattr(self, "mean_radius_", MR if MR is not None else R) if mean else getattr(self, "radius_", None))
         warnings.warn(
             f"{type(self).__name__}: more than {CLIP_WARNING_SHARE:.0%} of {where} had a norm above the bound "
             + ("" if bound is None else f"{bound:.4g} ") + "and were clipped: the bound looks too small, and the result "
@@ -255,19 +367,19 @@ _PrivateFit.__getstate__, _PrivateFit.__sklearn_clone__ = _getstate, _clone
 class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     "Base of the private PCA estimators: fit -> components_ (k x p), transform, fit_transform, inverse_transform."
 
-    def _fraction(self):
+    def _k_rule(self):
+        "'fraction' or 'mle' when k is chosen from the private eigenvalues (refused where none are released), else None."
         k = self.n_components
-        if isinstance(k, (float, np.floating)) and 0 < k < 1:
-            if not self._algorithm().eigenvalues:
-                raise ValueError(f"n_components: a fraction of variance ({k}) needs the private eigenvalues, which "
-                                 f"{type(self).__name__} does not release; give an int")
-            return float(k)
-        return None
+        rule = "mle" if isinstance(k, str) else ("fraction" if isinstance(k, (float, np.floating)) and 0 < k < 1 else None)
+        if rule and not self._algorithm().eigenvalues and self.epsilon != math.inf:
+            raise ValueError(f"n_components: {k!r} chooses k from the private eigenvalues, which "
+                             f"{type(self).__name__} does not release; give an int")
+        return rule
 
     def _resolve_k(self, p):
         hi = p if self._algorithm().k_max == "p" else p - 1
         if hi < 1: raise ValueError(f"X: {type(self).__name__} needs at least 2 features, got {p} feature(s)")
-        if self._fraction() is not None or self.n_components is None: return hi
+        if self._k_rule() is not None or self.n_components is None: return hi
         return check_k(self.n_components, hi, name="n_components")
 
     def fit(self, X, y=None):
@@ -277,46 +389,334 @@ class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         return self
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #5c6d7e8a
+def _released_spectrum(self, rel):
+    """(variances by position, private total, resolved, noise sd) from the released eigenvalues (all p), or the ordering
+    step's k variances and total (noise sd None); None where the release holds no variances."""
+    alg, p = self._algorithm(), self.n_features_in_
+    ex = rel.extras
+    if "order_variances" in ex:
+        w = np.asarray(ex["order_variances"], dtype=np.float64)
+        return w, float(ex["order_total"]), w > 0, None
+    ev = ex.get("eigenvalues")
+    if ev is None or len(ev) != p or not (alg.eigenvalues or self.epsilon == math.inf): return None
+    c = ex.get("main_contract", self.contract_)
+    sd = 0.0 if self.epsilon == math.inf else release_noise_sd(c, getattr(self, "noise_shape", "vecd"))
+    return (*debiased_spectrum(ev, sd), sd)
+
+_DPPCA._released_spectrum = _released_spectrum
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #369382da
+def _choose_k(self, spec, total, released, resolved):
+    """k from the private spectrum: the fewest components reaching the fraction n_components, or Minka's MLE on the
+    released eigenvalues (sklearn's, at most the number of resolved components: a noise direction is never chosen)."""
+    from sklearn.decomposition._pca import _infer_dimension
+    if self._k_rule() == "mle":
+        ev = np.sort(np.asarray(released, dtype=np.float64))[::-1]
+        tiny = 1e-12 * max(float(ev[0]), 1e-300)
+        ev = np.maximum(ev, tiny) - tiny * 1e-3 * np.arange(ev.size)      # positive and distinct (Minka takes logs of gaps)
+        return int(min(max(1, int(_infer_dimension(ev, self.n_samples_))), max(1, int(resolved.sum()))))
+    return int(min(np.searchsorted(np.cumsum(spec) / total, self.n_components) + 1, len(spec))) if total > 0 else len(spec)
+
+_DPPCA._choose_k = _choose_k
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #e2ec62d0
 def _set_subspace(self, rel):
-    "components_, n_components_ and the eigenvalue attributes from the release (post-processing)."
-    V, ev = np.asarray(rel.value), rel.extras.get("eigenvalues")
-    k = V.shape[1]
-    frac = self._fraction()
-    if frac is not None:
-        k = int(min(np.searchsorted(np.cumsum(ev) / ev.sum(), frac) + 1, len(ev)))
-        V = V[:, :k]
-    self.components_, self.n_components_ = np.ascontiguousarray(V.T), int(k)
-    self.components_ordered_ = self._algorithm().ordered
-    for name in ("explained_variance_", "explained_variance_ratio_"):
+    "components_, n_components_, the variance attributes (post-processing) and how good the release is."
+    V, alg = np.asarray(rel.value), self._algorithm()
+    p, k = V.shape
+    sp = self._released_spectrum(rel)
+    if sp is not None and self._k_rule() is not None:
+        k = min(self._choose_k(sp[0], sp[1], rel.extras["eigenvalues"], sp[2]), k)
+    self.components_, self.n_components_ = np.ascontiguousarray(V[:, :k].T), int(k)
+    self.components_ordered_ = alg.ordered or "order_variances" in rel.extras
+    for name in _VARIANCE_ATTRIBUTES:
         if hasattr(self, name): delattr(self, name)
-    if ev is not None:
-        ev = np.asarray(ev, dtype=np.float64)
-        self.explained_variance_ = ev[:k].copy()
-        if len(ev) == V.shape[0]: self.explained_variance_ratio_ = self.explained_variance_ / ev.sum()
-    for attr, key in self._algorithm().attributes.items(): setattr(self, attr, rel.extras[key])
+    if sp is not None: self._set_variances(sp[0][:k].copy(), sp[1], sp[0][k:])
+    for attr, key in alg.attributes.items(): setattr(self, attr, rel.extras[key])
+    self._assess(sp, rel)
+    self._warn_utility(sp)
 
 _DPPCA._set_subspace = _set_subspace
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #66629957
+_VARIANCE_ATTRIBUTES = ("explained_variance_", "explained_variance_ratio_", "singular_values_", "noise_variance_")
+
+def _set_variances(self, ev, total, rest):
+    "explained_variance_ (and ratio), singular_values_, noise_variance_ from private variances and the private total."
+    p, k = self.n_features_in_, ev.size
+    self.explained_variance_ = ev
+    self.explained_variance_ratio_ = ev / total if total > 0 else np.zeros(k)
+    self.singular_values_ = np.sqrt(ev * self.n_samples_)
+    self.noise_variance_ = (float(np.mean(rest)) if len(rest) else max(total - ev.sum(), 0.0) / (p - k)) if k < p else 0.0
+
+_DPPCA._set_variances = _set_variances
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #e92527a4
+class UtilityWarning(UserWarning):
+    "Warned at fit, from released values and public quantities only (it may be published), when a release is at or near the random level or degenerate."
+
+EDGE_MARGIN = 2.5         # a pure-noise top eigenvalue exceeds the edge by more than this x s p^(-1/6) about 1% of the time
+UTILITY_LEVEL = 0.7       # warn when the expected error reaches this share of a random subspace's error
+
+def release_noise_sd(c: Contract, noise_shape: str = "vecd") -> float | None:
+    "Off-diagonal noise sd of the symmetric matrix released under `c` (covariance units; a local average: / sqrt n); None if it adds no Gaussian matrix."
+    if c.noise not in ("gaussian", "discrete_gaussian") or c.noise_scale is None or c.n is None: return None
+    tau = c.noise_scale / (math.sqrt(c.n) if c.model == "local" else 1.0)
+    return tau * NOISE_SHAPES[noise_shape].offdiag
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #a08e5ebd
+def debiased_spectrum(eigenvalues, noise_sd: float | None = None) -> tuple:
+    """(variances, total, resolved): released eigenvalues (descending, by position) corrected for the noise of off-diagonal
+    sd `noise_sd` (None: unbiased ones, clipped at 0); the unresolved directions share what the private total leaves."""
+    ev = np.asarray(eigenvalues, dtype=np.float64)
+    p = ev.size
+    if noise_sd:
+        e2 = 4.0 * noise_sd ** 2 * p                        # the squared edge of the noise's semicircle
+        resolved = ev > math.sqrt(e2) + EDGE_MARGIN * noise_sd * p ** (-1 / 6)   # beyond the edge's fluctuations
+        t = np.where(resolved, (ev + np.sqrt(np.maximum(ev * ev - e2, 0.0))) / 2, 0.0)
+    else:
+        resolved = ev > 0
+        t = np.where(resolved, ev, 0.0)
+    total = max(float(ev.sum()), float(t.sum()), 0.0)      # the noisy trace, unbiased
+    rest = (total - float(t.sum())) / max(p - int(resolved.sum()), 1)
+    return np.where(resolved, t, rest), total, resolved
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #ea46f537
+def first_order_error(spectrum, k: int, noise_sd: float) -> float:
+    "sqrt(2 sum_{i<=k<j} s^2 / (t_i - t_j)^2): the first-order E||P_hat - P||_F of the top-k subspace of a matrix of spectrum t plus symmetric noise of off-diagonal sd s."
+    t = np.sort(np.asarray(spectrum, dtype=np.float64))[::-1]
+    d = t[:k, None] - t[None, k:]
+    if noise_sd == 0: return 0.0
+    return math.inf if (d <= 0).any() else math.sqrt(2 * float(np.sum(noise_sd ** 2 / d ** 2)))
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #38ba3dfa
+def expected_subspace_error(spectrum, k: int, noise_scale: float, noise_shape: str = "vecd") -> tuple:
+    """(expected error, (lower, upper)) of the top-k subspace of a matrix of `spectrum` plus symmetric Gaussian noise of
+    diagonal sd `noise_scale` (`noise_shape`), against that matrix's own top-k subspace (no sampling error)."""
+    t = np.sort(np.maximum(np.asarray(spectrum, dtype=np.float64), 0.0))[::-1]
+    p = t.size
+    if noise_scale == 0 or k >= p: return 0.0, (0.0, 0.0)     # no noise, or the whole space
+    s = noise_scale * NOISE_SHAPES[noise_shape].offdiag
+    if t[k - 1] - t[k] <= 1e-12 * max(t[0], noise_scale): t[:k] += 1e-12 * max(t[0], noise_scale)   # no gap: the bounds' limit
+    b = noisy_top_k_bounds(noise_moments(p, k, noise_scale, noise_shape), no_sampling(t, k))
+    lo, hi = float(b["lower"]), float(b["upper"])
+    return float(min(max(_partial_error(t, k, s), lo), hi)), (lo, hi)
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #e51f5365
+def _partial_error(t, k: int, s: float) -> float:
+    """The first-order error, where the top m < k directions stand apart from the rest and the others tie (unresolved):
+    the resolved m by the first-order formula, the k - m others as a random subspace of the remaining p - m."""
+    p = t.size
+    level = random_subspace_level(p, k)
+    gaps = np.flatnonzero(t[:k] - t[1:k + 1] > 1e-9 * max(t[0], 1e-300)) + 1      # m with a gap below the m-th
+    m = int(gaps.max()) if gaps.size else 0
+    if m == k: return min(first_order_error(t, k, s), level)
+    f = first_order_error(t, m, s) if m else 0.0
+    return min(math.sqrt(f * f + random_subspace_level(p - m, k - m) ** 2), level)
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #89bd1479
+def exponential_mechanism_error(spectrum, k: int, exponents) -> float:
+    """First-order E||P_hat - P||_F of k exponential-mechanism draws, density ~ exp(beta_i u'Su), on a matrix of `spectrum`:
+    sqrt(sum_{i<=k<j} 1 / (beta_i (t_i - t_j))), at most a random subspace's error (also where a gap is 0)."""
+    t = np.sort(np.maximum(np.asarray(spectrum, dtype=np.float64), 0.0))[::-1]
+    p, beta = t.size, np.broadcast_to(np.asarray(exponents, dtype=np.float64), (k,))
+    if k >= p: return 0.0
+    level, d = random_subspace_level(p, k), t[:k, None] - t[None, k:]
+    if (d <= 0).any(): return level
+    return min(math.sqrt(float(np.sum(1.0 / (beta[:, None] * d)))), level)
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #2d1cf607
+def _smooth_expected_error(self, sp, rel) -> tuple:
+    "(expected error, (lo, hi)) of smooth-sensitivity PCA against the exact top-k frame, from the released variances and total."
+    from dppca_nb.algorithms.smooth import smooth_sensitivity_parameters, smooth_bound_from_gap
+    from dppca_nb.theory.error_bounds import frame_noise_error
+    c, (p, k) = rel.extras["main_contract"], (self.n_features_in_, self.n_components_)
+    par = smooth_sensitivity_parameters(c.epsilon, c.delta, p, k, constants=self.constants)
+    R2 = float(rel.extras["radius"]) ** 2
+    gap = float(sp[0][k - 1]) - max(sp[1] - float(sp[0].sum()), 0.0) / max(p - k, 1)     # lambda_k - the rest's mean
+    scale = smooth_bound_from_gap(gap / R2, self.n_samples_, p, k, par["beta"], par["norm"]) / par["alpha"]
+    lo, hi = frame_noise_error(scale, p, k, par["noise"])
+    e = min(math.sqrt(2 * k * (p - k)) * scale, random_subspace_level(p, k))
+    return float(min(max(e, lo), hi)), (float(lo), float(hi))
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #b6a6cc4f
+def _exponential_expected_error(self, sp, rel) -> float:
+    "The first-order expected error of the pure-DP draws (`exponential_mechanism_error`) at the released variances."
+    from dppca_nb.algorithms.pure import pure_dp_budget, PURE_SENSITIVITY_RULES
+    c, (p, k), n = rel.extras["main_contract"], (self.n_features_in_, self.n_components_), self.n_samples_
+    R2 = float(rel.extras["radius"]) ** 2
+    if self._algorithm().key == "pure_dp_pca":      # eta_i = eps_i / (factor R^2) on X'X: beta_i = n eta_i on S
+        beta = n * pure_dp_budget(c.epsilon, c.k, self.eigenvalue_share)[1:k + 1] / (
+            PURE_SENSITIVITY_RULES[self.sensitivity_rule] * R2)
+    else:                                              # one joint draw, eta = eps / (2 R^2)
+        beta = np.full(k, n * c.epsilon / (2 * R2))
+    rest = max(sp[1] - float(sp[0][:k].sum()), 0.0) / max(p - k, 1) if sp[0].size == k else None
+    t = sp[0] if rest is None else np.concatenate([sp[0], np.full(p - k, rest)])   # the ordering step: k and the rest
+    return exponential_mechanism_error(t, k, beta)
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #c6b497ce
+def _assess(self, sp, rel):
+    "expected_error_, expected_error_interval_, expected_error_note_: from released values and public quantities only."
+    alg, k = self._algorithm(), self.n_components_
+    self.expected_error_ = self.expected_error_interval_ = None
+    if sp is not None and sp[3] is not None:              # one symmetric Gaussian matrix (or none: epsilon = inf)
+        shape = getattr(self, "noise_shape", "vecd")
+        self.expected_error_, self.expected_error_interval_ = expected_subspace_error(
+            sp[0], k, sp[3] / NOISE_SHAPES[shape].offdiag, shape)
+        self.expected_error_note_ = ("E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, from the "
+                                     "released eigenvalues and the public noise scale (post-processing)")
+    elif sp is not None and alg.key == "smooth_sensitivity_pca" and k < self.n_features_in_:
+        self.expected_error_, self.expected_error_interval_ = _smooth_expected_error(self, sp, rel)
+        self.expected_error_note_ = ("E||P_hat - P||_F against the exact top-k frame of the clipped, centered rows, from "
+                                     "the released variances and total (the private eigengap) and the public constants")
+    elif sp is not None and alg.key in ("pure_dp_pca", "pure_dp_subspace"):
+        self.expected_error_ = _exponential_expected_error(self, sp, rel)
+        self.expected_error_note_ = ("E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, to first "
+                                     "order in the exponential mechanism's draws, from the released variances and the "
+                                     "public exponents (post-processing); an approximation, not a bound: no interval")
+    elif sp is not None:
+        self.expected_error_note_ = (f"None: {alg.key}'s subspace comes from a mechanism without an error bound "
+                                     "in theory.error_bounds (its variances are released with noise of their own)")
+    else:
+        self.expected_error_note_ = (f"None: {alg.key} releases no variances, and theory.error_bounds needs a spectrum"
+                                     + ("" if alg.ordered else "; set order_share > 0 to release them"))
+
+_DPPCA._assess = _assess
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #0fd09e09
+def _edge_radii(self) -> list:
+    "[(name, end)] of the privately released radii at an end ('lower', 'upper') of their public range (released values, public bounds)."
+    lo, hi = check_radius_bounds(getattr(self, "radius_bounds", None), self.n_features_in_)
+    out = []
+    for name in ("radius", "mean_radius"):
+        if getattr(self, name, None) == "private" and hasattr(self, name + "_"):
+            r = getattr(self, name + "_") / self.radius_factor
+            if r <= lo * (1 + 1e-9): out.append((name, "lower"))
+            elif r >= hi * (1 - 1e-9): out.append((name, "upper"))
+    return out
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #c2d1905b
+def _utility_advice(self, e: float, level: float) -> str:
+    "What would bring the expected error to half the warning level: rows, epsilon (public arithmetic on released values)."
+    f = e / (0.5 * UTILITY_LEVEL * level)
+    local = self._algorithm().model == "local"
+    n_need = math.ceil(self.n_samples_ * (f * f if local else f))
+    out = f"about {n_need} rows instead of {self.n_samples_}"
+    if self.epsilon != math.inf: out += f", or epsilon about {self.epsilon * f:.3g}"
+    return out
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #16465659
+def _warn_utility(self, sp):
+    "A UtilityWarning when the release is at or near the random level or degenerate (released values only: publishable)."
+    p, k, name = self.n_features_in_, self.n_components_, type(self).__name__
+    level, e, why = random_subspace_level(p, k), self.expected_error_, []
+    if e is not None and level > 0 and e >= UTILITY_LEVEL * level:
+        iv = self.expected_error_interval_
+        why.append(f"its expected error {e:.3g}" + ("" if iv is None else f" (interval {iv[0]:.3g} to {iv[1]:.3g})")
+                   + f" is at or near the {level:.3g} of a random {k}-dimensional "
+                   f"subspace of R^{p}; {_utility_advice(self, e, level)} would change that")
+    m = None if sp is None else int(sp[2][:k].sum())
+    if m is not None and m < k:
+        why.append(f"only {m} of its {k} components stand above the noise (the others are directions the noise chose)"
+                   + (f": fewer components (n_components={m}) would keep the resolved ones" if m else ""))
+    for r, end in _edge_radii(self):
+        why.append(f"the released {r} {getattr(self, r + '_'):.4g} is at the {end} end of its public range (the norms "
+                   f"may lie beyond it): give a public bound ({r}=a number) or radius_bounds with a "
+                   + ("smaller lower" if end == "lower" else "larger upper") + " end")
+    if why:
+        warnings.warn(f"{name}: " + "; ".join(why) + ". (From released values and public quantities only: this warning "
+                      "may be printed and published.)", UtilityWarning, stacklevel=3)
+
+_DPPCA._warn_utility = _warn_utility
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #e1aaacc1
+def _variances(self, what: str):
+    check_is_fitted(self, "components_")
+    if not hasattr(self, "explained_variance_"):
+        raise AttributeError(f"{type(self).__name__}: {what} needs the private variances, which this release does not "
+                             "hold (no eigenvalues released" + ("" if self._algorithm().ordered else "; set order_share > 0")
+                             + ")")
+    return np.maximum(self.explained_variance_, 1e-12 * max(float(self.explained_variance_.max()), 1e-300))
+
+def _get_covariance(self):
+    "The model covariance V'(ev - s2)V + s2 I from the private variances (post-processing), as scikit-learn's PCA."
+    ev = _variances(self, "get_covariance")
+    s2 = max(self.noise_variance_, 1e-12 * float(ev.max()))          # positive: the model must be invertible
+    V = self.components_
+    return (V.T * np.maximum(ev - s2, 0.0)) @ V + s2 * np.eye(V.shape[1])
+
+def _get_precision(self):
+    "The inverse of get_covariance() (post-processing)."
+    return np.linalg.inv(self.get_covariance())
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #cee64b45
+def _score_samples(self, X):
+    "Gaussian log-likelihood of each row under the model (mean_, get_covariance()); of the TRAINING rows: NOT private."
+    X = _validate_X(self, X, reset=False)
+    sign, logdet = np.linalg.slogdet(self.get_covariance())
+    D = X - self.mean_
+    return -0.5 * (np.einsum("ij,jk,ik->i", D, self.get_precision(), D) + logdet + X.shape[1] * math.log(2 * math.pi))
+
+def _score(self, X, y=None):
+    "Mean log-likelihood of the rows (of the TRAINING rows: NOT private)."
+    return float(np.mean(self.score_samples(X)))
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #dcc5490a
+def _releases_variances(self) -> bool:
+    "Whether a fit of this estimator releases private variances (known from its parameters, before any fit)."
+    return bool(self._algorithm().eigenvalues or self.epsilon == math.inf or getattr(self, "order_share", 0))
+
+for _name, _f in (("get_covariance", _get_covariance), ("get_precision", _get_precision),
+                  ("score_samples", _score_samples), ("score", _score)):
+    _f.__name__ = _f.__qualname__ = _name
+    setattr(_DPPCA, _name, available_if(_releases_variances)(_f))
+
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #7e8f9a0c
 def _transform(self, X):
-    """Project X (minus mean_) on the private components: n x k.
+    """Project X (minus mean_) on the private components: n x k (divided by sqrt(explained_variance_) if whiten).
 
     The projection of the TRAINING rows is not a private release: each score is a function of one private record
     (publish components_, not fit_transform(X_private)). Projecting other data reveals nothing more about X."""
     check_is_fitted(self, "components_")
     X = _validate_dask(self, X, reset=False) if is_dask(X) else _validate_X(self, X, reset=False)
-    return (X - self.mean_) @ self.components_.T
+    Z = (X - self.mean_) @ self.components_.T
+    return Z / np.sqrt(_variances(self, "whiten=True")) if self.whiten else Z
 
+_DPPCA.transform = _transform
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #d5bc44c1
 def _inverse_transform(self, X):
-    "Map k-dimensional scores back to the original space: X components_ + mean_."
+    "Map k-dimensional scores back to the original space: X components_ + mean_ (unwhitened first if whiten)."
     check_is_fitted(self, "components_")
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != self.components_.shape[0]:
         raise ValueError(f"X: expected a 2-D array with {self.components_.shape[0]} columns, got shape {X.shape}")
+    if self.whiten: X = X * np.sqrt(_variances(self, "whiten=True"))
     return X @ self.components_ + self.mean_
 
-_DPPCA.transform, _DPPCA.inverse_transform = _transform, _inverse_transform
+_DPPCA.inverse_transform = _inverse_transform
 _DPPCA._n_features_out = property(lambda self: self.components_.shape[0])
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #1c2d3e4g
 class _DPCovariance(_PrivateFit, EmpiricalCovariance):
@@ -328,32 +728,58 @@ class _DPCovariance(_PrivateFit, EmpiricalCovariance):
         self.location_ = self.mean_
         self._set_covariance(np.asarray(rel.value))
         for attr, key in self._algorithm().attributes.items(): setattr(self, attr, rel.extras[key])
+        self.expected_error_ = self.expected_error_interval_ = None
+        self.expected_error_note_ = ("None: no error bound from released values is derived for a covariance release "
+                                     "(theory.error_bounds bounds DP-Thresholding from the population covariance)")
+        _warn_zero_covariance(self)
         return self
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #897833c0
+def _warn_zero_covariance(self):
+    "A UtilityWarning when the released covariance is 0 (every entry thresholded away): from the release alone."
+    if np.any(self.covariance_): return
+    warnings.warn(f"{type(self).__name__}: the released covariance is 0 (every eigenvalue is 0: each entry fell below "
+                  "the threshold the noise sets), so it says nothing about the data; more rows, a larger epsilon or a "
+                  "smaller public radius (radius=a number) would change that. (From released values and public "
+                  "quantities only: this warning may be printed and published.)", UtilityWarning, stacklevel=3)
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #5a6b7c8e
 _ATTRIBUTES = {
     "components_": "ndarray (n_components_, n_features): the released subspace's orthonormal basis (private release).",
-    "n_components_": "int: the number of components kept.",
+    "n_components_": "int: the number of components kept (chosen from private eigenvalues for a fraction or 'mle').",
     "components_ordered_": "bool: True if components_ are in decreasing order of private variance.",
-    "explained_variance_": "ndarray (n_components_,): private eigenvalues, where the release holds them (post-processing).",
-    "explained_variance_ratio_": "ndarray (n_components_,): their share of the private total (post-processing).",
+    "explained_variance_": "ndarray (n_components_,): the private variances along the components, debiased for the noise (post-processing; where the release holds them).",
+    "explained_variance_ratio_": "ndarray (n_components_,): their share of the private total variance, in [0, 1], summing to at most 1 (post-processing).",
+    "singular_values_": "ndarray (n_components_,): sqrt(explained_variance_ n_samples_) (post-processing).",
+    "noise_variance_": "float: the private mean variance of the other directions (post-processing).",
+    "expected_error_": "float or None: the expected distance ||P_hat - P||_F to the non-private PCA of the same rows, from released values and public quantities (post-processing: publishable); None where no bound applies.",
+    "expected_error_interval_": "(float, float) or None: explicit lower and upper bounds on that error (post-processing); None where the expected error is an approximation without bounds (the pure-DP draws) or None.",
+    "expected_error_note_": "str: what expected_error_ is computed from, or why it is None.",
     "covariance_": "ndarray (n_features, n_features): the released covariance (private release).",
     "mean_": "ndarray (n_features,): the center subtracted (private, public or zero, by `centering`).",
     "radius_": "float: the clipping bound used (released privately with radius='private').",
+    "coarse_location_": "ndarray (n_features,): the private coarse location the mean was clipped around (where one was released).",
+    "n_samples_": "int: the number of rows (public under replace-one neighbours).",
     "contract_": "Contract: what the release promises, planned before the data (public).",
     "privacy_": "dict: the contract's facts as plain data (public).",
-    "accountant_": "PrivacyAccountant: the ledger the fit spent on (the shared one, or its own).",
+    "accountant_": "PrivacyAccountant: the ledger the fit spent on (the shared `accountant`, else the default ledger).",
     "diagnostics_not_private_": "Diagnostics: exact functions of the data for the curator (clipped rows, ...): NOT private, never publish.",
 }
+_COVARIANCE_ATTRIBUTES = ("covariance_", "mean_", "coarse_location_", "radius_", "n_samples_", "expected_error_", "expected_error_note_",
+                          "contract_", "privacy_", "accountant_", "diagnostics_not_private_")
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #c79b4b92
 def _docstring(alg: Algorithm, params: dict) -> str:
-    attrs = ([a for a in _ATTRIBUTES if a not in ("covariance_",)] if alg.output == "subspace"
-             else ["covariance_", "mean_", "radius_", "contract_", "privacy_", "accountant_", "diagnostics_not_private_"])
-    if not _clips(alg): attrs = [a for a in attrs if a != "radius_"]
+    attrs = ([a for a in _ATTRIBUTES if a != "covariance_"] if alg.output == "subspace" else list(_COVARIANCE_ATTRIBUTES))
+    if not _clips(alg): attrs = [a for a in attrs if a not in ("radius_", "coarse_location_")]
     lines = [alg.summary + ".", "", f"{alg.model.capitalize()} model, {alg.measure} DP, replace-one neighbours "
              f"(n public). The estimator of `{alg.function.__module__}.{alg.key}`: see that function and its notebook.",
+             "Every attribute marked post-processing is computed from the release and public quantities only, under "
+             "the same guarantee; the scores of the training rows (transform, score_samples) are not.",
              "", "Parameters", "----------"]
-    lines += [_param_doc(a, _described(a, alg), d) for a, d in params.items()]
+    lines += [_param_doc(a, estimator_parameter(a, alg), d) for a, d in params.items()]
     lines += ["", "Attributes", "----------"]
     lines += [f"    {a} : {_ATTRIBUTES[a].split(': ', 1)[0]}\n        {_ATTRIBUTES[a].split(': ', 1)[1]}" for a in attrs]
     lines += [f"    {a} : object\n        Release extra {k!r} (post-processing)." for a, k in alg.attributes.items()]
@@ -364,6 +790,7 @@ def _docstring(alg: Algorithm, params: dict) -> str:
               f">>> est = {alg.estimator}(" + ("" if alg.output == "covariance" else "2, ") + "epsilon=1.0, random_state=0).fit(X)",
               ">>> est.contract_.guarantee[:1]", "'('" if alg.measure != "pure" else "'1'"]
     return "\n".join(lines)
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #7c8d9e0g
 def make_estimator(alg: Algorithm) -> type:
@@ -378,11 +805,11 @@ def make_estimator(alg: Algorithm) -> type:
         bound.apply_defaults()
         for a in params: setattr(self, a, bound.arguments[a])
     __init__.__signature__ = sig
-    own = {a: _described(a, alg) for a in params if a not in ("mean", "radius_bounds", "accountant", "random_state")}
+    own = {a: estimator_parameter(a, alg) for a in params if a not in ("mean", "radius_bounds", "accountant", "random_state")}
     cons = {a: constraints(par) for a, par in own.items() if par.accepts}
     cons.update(mean=["array-like", None], radius_bounds=["array-like", None], accountant=[HasMethods(["spend"]), None],
                 random_state="no_validation")
-    if "radius" in cons: cons["radius"] = [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"private"})]
+    if "radius" in cons: cons["radius"] = [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"private"}), None]
     cls = type(alg.estimator, (base,), {"__init__": __init__, "_algorithm_key": alg.key, "__module__": __name__,
                                         "_parameter_constraints": cons, "__doc__": _docstring(alg, params)})
     cls.__init__.__qualname__ = f"{alg.estimator}.__init__"
@@ -398,23 +825,38 @@ def available_estimators() -> dict:
     return dict(ESTIMATORS)
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #7a8b9c0f
-def privacy_table(estimators: dict | None = None, *, n: int = 200, p: int = 6, random_state=0) -> str:
-    "Markdown table of the privacy guarantees, read from each estimator's `contract_` after a fit with its defaults (n x p public data)."
-    ests = available_estimators() if estimators is None else estimators
+def _table_rows(ests, n, p, random_state) -> list:
     X = np.random.default_rng(random_state).normal(size=(n, p)) * 0.3
-    rows = ["| estimator | model | guarantee (defaults) | neighbouring | domain | mechanism | centering (default) | explained_variance_ |",
-            "|---|---|---|---|---|---|---|---|"]
-    for name, cls in ests.items():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est = cls(random_state=random_state).fit(X)
-        c = est.contract_
-        main = c.part("main") if any(a == "mean" for a, _ in c.parts) else c
-        cent = est.centering
-        if main is not c:
-            cent += f" (mean: {c.part('mean').guarantee}, {c.composition.split(' (')[0]})"
-        ev = "released" if hasattr(est, "explained_variance_") else ("covariance_" if not hasattr(est, "components_")
-                                                                      else "not released")
-        cells = [f"`{name}`", c.model, c.guarantee, c.neighbouring, c.domain, main.mechanism, cent, ev]
-        rows.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
-    return "\n".join(rows)
+    rows = []
+    with PrivacyAccountant():                   # the table's own fits, on public synthetic data: not the user's ledger
+        for name, cls in ests.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est = cls(random_state=random_state).fit(X)
+            c = est.contract_
+            main = c.part("main") if any(a == "mean" for a, _ in c.parts) else c
+            cent = est.centering
+            if main is not c: cent += f" (mean: {c.part('mean').guarantee}, {c.composition.split(' (')[0]})"
+            ev = "released" if hasattr(est, "explained_variance_") else ("covariance_" if not hasattr(est, "components_")
+                                                                          else "not released")
+            rows.append(dict(estimator=name, model=c.model, **{"guarantee (defaults)": c.guarantee},
+                             neighbouring=c.neighbouring, domain=c.domain, mechanism=main.mechanism,
+                             **{"centering (default)": cent, "explained_variance_": ev}))
+    return rows
+
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #5180f930
+def privacy_table(estimators: dict | None = None, *, n: int = 200, p: int = 6, random_state=0, markdown: bool = False):
+    """The privacy guarantees, read from each estimator's `contract_` after a fit with its defaults (n x p public data):
+    a pandas DataFrame, or a markdown table with `markdown=True` (also when pandas is not installed)."""
+    rows = _table_rows(available_estimators() if estimators is None else estimators, n, p, random_state)
+    if not markdown:
+        try: import pandas as pd
+        except ImportError: markdown = True
+        else: return pd.DataFrame(rows).set_index("estimator")
+    cols = list(rows[0])
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    cell = lambda r, c: f"`{r[c]}`" if c == "estimator" else str(r[c]).replace("|", "\\|")
+    out += ["| " + " | ".join(cell(r, c) for c in cols) + " |" for r in rows]
+    return "\n".join(out)
+

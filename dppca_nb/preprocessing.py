@@ -13,14 +13,14 @@ from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
 from .core.validation import (as_generator, check_epsilon, check_delta, PrivacyWarning, Diagnostics)
 from .privacy.mechanisms import gaussian_sigma
-from .privacy.accounting import PrivacyAccountant
+from .privacy.accounting import PrivacyAccountant, default_accountant
 from .privacy.contract import Contract
-from .privacy.centering import fit_ledger, ClippingWarning
+from .privacy.centering import ClippingWarning
 from .estimators import _PrivateFit, _validate_X, spend_on, CLIP_WARNING_SHARE
 
 # %% auto #0
 __all__ = ['scaler_contract', 'PrivateStandardScaler', 'is_private_step', 'uncertified_steps', 'check_pipeline',
-           'PrivatePipeline', 'private_pipeline']
+           'pipeline_ledger', 'PrivatePipeline', 'private_pipeline']
 
 # %% ../nbs/06_estimators/01_preprocessing.ipynb #9c73ed6e
 def _check_bounds(bounds, p):
@@ -83,13 +83,15 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
     with_mean, with_std : bool
         Subtract `mean_` / divide by `scale_` in `transform` (with_std=False releases the means only).
     accountant : PrivacyAccountant or None
-        A shared ledger to spend on (all or nothing, before the data are read); kept by `clone`.
+        A shared ledger to spend on (all or nothing, before the data are read); kept by `clone`. None: the
+        default ledger (`privacy.accounting.default_accountant`).
     random_state : None, int or numpy.random.Generator
 
     Attributes
     ----------
     mean_, scale_, var_ : private releases (public once released)
     contract_, privacy_ : public, planned before the data
+    accountant_ : the ledger the fit spent on
     diagnostics_not_private_ : per-column counts of clipped values; for the curator only
 
     `transform` of the TRAINING rows is not a private release (each output row is a function of one private row)."""
@@ -136,7 +138,8 @@ def _fit(self, X, y=None):
     X = _validate_X(self, X, reset=True)
     n, p = X.shape
     c = scaler_contract(n, p, self.epsilon, self.delta, bounds=self.bounds, with_std=bool(self.with_std))
-    spend_on(self.accountant, [(c, "scaler")], owner=type(self).__name__)     # all or nothing, before the data
+    shared = self.accountant if self.accountant is not None else default_accountant()   # a fit always leaves a trace
+    spend_on(shared, [(c, "scaler")], owner=type(self).__name__)     # all or nothing, before the data
     lo, hi = _check_bounds(self.bounds, p)
     mid, half = (lo + hi) / 2, (hi - lo) / 2
     Z = (np.clip(X, lo, hi) - mid) / half
@@ -150,7 +153,7 @@ def _fit(self, X, y=None):
         self.scale_ = np.sqrt(self.var_)
     else: self.var_, self.scale_ = None, None
     self.contract_ = c
-    self.accountant_ = fit_ledger({"scaler": c}, c.epsilon, c.delta) if self.accountant is None else self.accountant
+    self.accountant_, self._spends = shared, [(c, "scaler")]
     self.privacy_ = dict(mechanism=c.mechanism, epsilon=c.epsilon, delta=c.delta, neighbouring=c.neighbouring,
                          model=c.model, guarantee=c.guarantee, sensitivity=c.sensitivity, noise_scale=c.noise_scale,
                          domain=c.domain, n=n, p=p)
@@ -294,38 +297,54 @@ def check_pipeline(pipe, *, warn: bool = True) -> list:
     return bad
 
 # %% ../nbs/06_estimators/01_preprocessing.ipynb #b5b08ef2
-def _certified(parts: dict) -> float:
-    "Basic composition of what the steps' contracts certify (a ledger: `PrivacyAccountant.spend_contract`)."
-    led = PrivacyAccountant(None, composition="basic")
-    for a, b in parts.items(): led.spend_contract(b, a)
-    return float(led.spent(delta=math.fsum(s.delta for s in led.ledger)))
+def _step_spends(step) -> list:
+    "[(Contract, label)]: what a fitted private step spent (a nested private pipeline: what its steps spent)."
+    if isinstance(step, PrivatePipeline):
+        return [x for _, s in step.steps if is_private_step(s) for x in _step_spends(s)]
+    return list(getattr(step, "_spends", []))
 
+def _reference_delta(pipe, parts: dict) -> float:
+    "The delta the pipeline's guarantee is stated at: its steps' shared accountant's, else the sum of the steps'."
+    accs = {id(a): a for a in (getattr(s, "accountant", None) for _, s in pipe.steps if is_private_step(s)) if a is not None}
+    if len(accs) == 1 and next(iter(accs.values())).delta: return float(next(iter(accs.values())).delta)
+    return math.fsum(c.delta for c in parts.values())
+
+def pipeline_ledger(pipe, delta: float | None = None) -> PrivacyAccountant:
+    """The ledger of a fitted pipeline: every part its private steps spent, composed as every ledger of the package
+    composes (at `delta`: None, the delta the pipeline states). `privacy_` and a shared accountant read the same."""
+    parts = {name: s.contract_ for name, s in pipe.steps if is_private_step(s) and getattr(s, "contract_", None) is not None}
+    led = PrivacyAccountant(None, _reference_delta(pipe, parts) if delta is None else delta)
+    for name, s in pipe.steps:
+        if is_private_step(s):
+            for c, label in _step_spends(s): led.spend_contract(c, f"{name}.{label}")
+    return led
+
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #7eff5239
 def _compose(pipe) -> tuple:
-    "The pipeline's Contract (basic composition of what its private steps' contracts certify) and privacy_ statement."
+    "The pipeline's Contract and privacy_ statement: its steps' spends composed on one ledger (`pipeline_ledger`)."
     parts = {name: getattr(s, "contract_", None) for name, s in pipe.steps if is_private_step(s)}
     if not parts: raise ValueError("pipe: no private step; nothing to compose")
     bad = check_pipeline(pipe, warn=False) + [a for a, b in parts.items() if b is None]   # a nested pipeline that is not DP
     parts = {a: b for a, b in parts.items() if b is not None}
-    eps_cert = _certified(parts)      # what the steps certify (a paper-mode step: more than it requested)
-    if bad:                           # a non-private learning step: the pipeline as a whole is not DP, say so
-        st = dict(epsilon=None, delta=None, guarantee="none: not differentially private (the step(s) "
-                  + ", ".join(repr(b) for b in bad) + " learn from the data without a guarantee)",
-                  steps={a: b.guarantee for a, b in parts.items()}, non_private_steps=bad,
-                  epsilon_spent=eps_cert)
+    led = pipeline_ledger(pipe)
+    eps, dlt = float(led.spent()), float(led.delta)
+    if bad or not math.isfinite(eps):   # a non-private step: the pipeline as a whole is not DP, say so
+        why = (", ".join(repr(b) for b in bad) + " learn from the data without a guarantee") if bad else \
+              "a step is its non-private limit (epsilon = inf)"
+        st = dict(epsilon=None, delta=None, guarantee=f"none: not differentially private ({why})",
+                  steps={a: b.guarantee for a, b in parts.items()}, non_private_steps=bad, epsilon_spent=eps)
         return None, st
-    eps = math.fsum(c.epsilon for c in parts.values())
-    dlt = math.fsum(c.delta for c in parts.values())
     model = "local" if all(c.model == "local" for c in parts.values()) else "central"
     c = Contract("pipeline: " + " -> ".join(f"{a} ({b.mechanism.split(':')[0]})" for a, b in parts.items()), eps, dlt,
-                 measure="pure" if dlt == 0 else "approximate", model=model, epsilon_certified=eps_cert,
+                 measure="pure" if dlt == 0 else "approximate", model=model,
                  worst_case=all(b.worst_case for b in parts.values()),
+                 exact_sampler_only=any(b.exact_sampler_only for b in parts.values()),
                  domain="; ".join(f"{a}: {b.domain}" for a, b in parts.items()), parts=parts,
-                 composition="basic: the (epsilon, delta) each step certifies add up (each step sees rows transformed "
-                             "by released parameters only)", n=next(iter(parts.values())).n, p=next(iter(parts.values())).p)
-    st = dict(epsilon=eps, delta=dlt, epsilon_certified=eps_cert, epsilon_spent=eps_cert, guarantee=c.guarantee,
-              neighbouring=c.neighbouring, model=model,
-              composition=c.composition, steps={a: b.guarantee for a, b in parts.items()},
-              non_private_steps=[])
+                 composition="the parts every step spent, composed on one ledger (basic, zCDP or exact Gaussian "
+                             "composition, the tightest; each step sees rows transformed by released parameters only)",
+                 n=next(iter(parts.values())).n, p=next(iter(parts.values())).p)
+    st = dict(epsilon=eps, delta=dlt, epsilon_certified=eps, epsilon_spent=eps, guarantee=c.guarantee, neighbouring=c.neighbouring, model=model,
+              composition=c.composition, steps={a: b.guarantee for a, b in parts.items()}, non_private_steps=[])
     return c, st
 
 # %% ../nbs/06_estimators/01_preprocessing.ipynb #3b9ffb8a

@@ -49,7 +49,9 @@ def test_registry_table():
     "The table really comes from the registry, and the registry's plans refuse a bad budget naming it."
     if not REGISTRY:
         pytest.skip("dppca_nb.algorithms.registry not landed")
-    assert {"analyze_gauss", "local_gaussian_pca", "pure_dp_pca", "dp_threshold_covariance"} <= set(REGISTRY)
+    assert len(REGISTRY) >= 10                                  # every module registered its algorithms
+    assert {a.output for a in REGISTRY.values()} == {"subspace", "covariance"}
+    assert {a.model for a in REGISTRY.values()} == {"central", "local"}
     for alg in REGISTRY.values():
         d = 0.0 if alg.measure == "pure" else 1e-5
         for eps in (0, -1.0, math.inf, math.nan, "1"):
@@ -402,21 +404,27 @@ def test_estimator_bad_data(name, case):
 def test_estimator_bad_parameters(name):
     cls = ESTIMATORS[name]
     params = cls().get_params()
-    cases = [("epsilon", v) for v in (0, -1.0, math.inf, math.nan, "1")]
+    cases = [("epsilon", v) for v in (0, -1.0, -math.inf, math.nan, "1")]    # math.inf: the non-private limit
     if "delta" in params:
         cases += [("delta", v) for v in (1.0, -0.5, 2.0, "x")]
         if name != "SmoothSensitivityPCA":
             cases.append(("delta", 0.0))
     if "n_components" in params:
-        cases += [("n_components", v) for v in (0, 5, -2, 1.5)]
+        cases += [("n_components", v) for v in (0, 5, -2, 1.5, "max")]
     if "radius" in params:
         cases += [("radius", v) for v in (-1.0, 0.0)]
-        cases += [("radius", v) for v in ("median", None, math.inf)]
+        cases += [("radius", v) for v in ("median", math.inf)]          # None: the default bound (2 or 1)
     if "mean_radius" in params:
         cases += [("mean_radius", v) for v in (-1.0, "mean")]
     if "radius_factor" in params:              # a private radius: its share, quantile, factor and public range
         cases += [("radius_share", v) for v in (0.0, 1.0)] + [("radius_quantile", v) for v in (0.0, 1.5)]
         cases += [("radius_factor", -2.0)] + [("radius_bounds", v) for v in ((2.0, 1.0), "wide", (0.0, 1.0))]
+    if "location" in params:
+        cases += [("location", "median"), ("location_share", 0.0), ("location_share", 1.0)]
+    if "order_share" in params:
+        cases += [("order_share", v) for v in (-0.1, 1.0, "half")]
+    if "whiten" in params:
+        cases += [("whiten", "yes")]
     if "accountant" in params:
         cases += [("accountant", "budget")]
     cases += [("centering", "median")]
@@ -808,3 +816,93 @@ def test_nsggd_bad_tol(tol):
     X = np.random.default_rng(0).standard_normal((20, 4))
     with pytest.raises((ValueError, TypeError), match="tol"):
         bl.nsggd(X, 1, 1.0, 1e-5, n_iter=2, tol=tol)
+
+
+# --- every option of every registered algorithm and estimator, from the registry's parameter descriptions --------
+
+BAD_VALUES = ("not-a-choice", -1.0, 0.0, 1.0, 1.5, -1, 0, 2.5, math.nan, math.inf, True, None, (2.0, 1.0))
+
+
+def _bad_values(name, own):
+    "The values of BAD_VALUES that the description of parameter `name` does not accept (by the registry's own check)."
+    from dppca_nb.algorithms.registry import check_parameter
+    out = []
+    for v in BAD_VALUES:
+        try: check_parameter(v, name, own)
+        except (ValueError, TypeError): out.append(v)
+    return out
+
+
+def _option_cases():
+    return [(a, o) for a in REGISTRY.values() for o in a.options if _bad_values(o, a.parameters)]
+
+
+def _context(alg, option):
+    "Options under which `option` is read: a private radius's share, quantile and range need the private radius."
+    if not option.startswith("radius_"): return {}
+    from _helpers import variants
+    return next((v for v in variants(alg) if "private" in v.values()), {})
+
+
+# Values accepted on purpose: max_trials takes an integral float (10 ** 6 may be written 1e6), so 1.0 means 1.
+UNCHECKED = {("pure_dp_subspace", "max_trials", 1.0), ("PureDPSubspace", "max_trials", 1.0)}
+
+
+def _unchecked(key, option, value):
+    return (key, option) in UNCHECKED or (key, option, value) in UNCHECKED
+
+
+OPTION_CASES = _option_cases()
+
+
+@pytest.mark.parametrize("case", OPTION_CASES, ids=[f"{a.key}-{o}" for a, o in OPTION_CASES])
+def test_registered_option_bad_value(case):
+    "Every value an option's description does not accept is refused, naming the option, when planning or releasing."
+    alg, option = case
+    d = 0.0 if alg.measure == "pure" else 1e-5
+    missed = []
+    for value in _bad_values(option, alg.parameters):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                alg.run(GOOD, 1, 1.0, d, random_state=0, **{**alg.quick, **_context(alg, option), option: value})
+            if not _unchecked(alg.key, option, value): missed.append(f"{value!r} accepted")
+        except (ValueError, TypeError) as e:
+            if not re.search(rf"\b{option}\b", str(e)): missed.append(f"{value!r}: {e}")
+    assert not missed, f"{alg.key}({option}=...): " + "; ".join(missed)
+
+
+def _estimator_cases():
+    from dppca_nb.algorithms.registry import parameter
+    out = []
+    for a in REGISTRY.values():
+        if not a.estimator or a.estimator not in ESTIMATORS: continue
+        for name in ESTIMATORS[a.estimator]().get_params():
+            if name in ("random_state", "mean"): continue      # a seed takes anything numpy takes; mean: public mean
+            try: parameter(name, a.parameters)
+            except KeyError: continue
+            if _bad_values(name, a.parameters): out.append((a.estimator, a, name))
+    return out
+
+
+EST_OPTION_CASES = _estimator_cases()
+
+
+@pytest.mark.parametrize("case", EST_OPTION_CASES, ids=[f"{e}-{o}" for e, _, o in EST_OPTION_CASES])
+def test_estimator_option_bad_value(case):
+    "An estimator refuses, naming it, every value its parameter's description does not accept."
+    name, alg, option = case
+    params = ESTIMATORS[name]().get_params()
+    missed = []
+    for value in _bad_values(option, alg.parameters):
+        kw = {option: value}
+        if option.startswith("radius_"): kw.update({"radius": "private"} if "radius" in params else _context(alg, option))
+        if option in ("mean_share", "mean_radius"): kw["centering"] = "private"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _est(name, **{**{k: v for k, v in alg.quick.items() if k in params}, **kw}).fit(GOOD)
+            if not _unchecked(name, option, value): missed.append(f"{value!r} accepted")
+        except (ValueError, TypeError) as e:
+            if not re.search(rf"\b{option}\b", str(e)): missed.append(f"{value!r}: {e}")
+    assert not missed, f"{name}({option}=...): " + "; ".join(missed)

@@ -279,3 +279,40 @@ def test_array_api_twin_clips_the_same_rows():
             assert st["n_clipped"] == ref["n_clipped"], (name, r)
             M, M0 = to_numpy(st["M"]), ref["M"]
             assert np.linalg.norm(M - M0) <= 8 * len(A) * u * max(np.linalg.norm(M0), 1e-300), (name, r)
+
+
+# --- every registered algorithm with a clipping bound: a row far outside the ball enters as the row at the bound ---
+
+def _clipping_cases():
+    from _helpers import ALGORITHMS
+    return [(a, R) for a in ALGORITHMS if "radius" in a.options for R in (1.0, 2.5)]
+
+
+CLIPPING_CASES = _clipping_cases()
+
+
+@pytest.mark.parametrize("case", CLIPPING_CASES, ids=[f"{a.key}-R{R}" for a, R in CLIPPING_CASES])
+def test_registered_release_clips_rows(case):
+    """Rows are clipped to the radius before any noise: with the same seed, a row 100 R e_1 and the row R e_1 give the
+    same release (to rounding: a clipped row's excess may be subtracted from a sum rather than the row rescaled), and
+    the curator's count of clipped rows, where the release reports one, is one larger."""
+    from _helpers import run
+    alg, R = case
+    X = np.random.default_rng(7).normal(size=(40, 5)) * 0.2 * R
+    far, at = X.copy(), X.copy()
+    far[0], at[0] = 100 * R * np.eye(5)[0], R * np.eye(5)[0]
+    a, b = (run(alg, Z, 2, seed=3, radius=R) for Z in (far, at))
+    # a subspace is compared by its projector (a Fantope solution of equal eigenvalues has no preferred basis, and
+    # rounding picks one); a covariance entry by entry
+    span = (lambda V: np.asarray(V) @ np.asarray(V).T) if alg.output == "subspace" else np.asarray
+    np.testing.assert_allclose(span(a.value), span(b.value), atol=1e-9)
+    assert a.contract.as_dict() == b.contract.as_dict()
+    if "n_clipped" in a.diagnostics: assert a.diagnostics["n_clipped"] == b.diagnostics["n_clipped"] + 1
+    # not idle: the bound enters the contract (its domain, sensitivities or noise scales)
+    assert run(alg, far, 2, seed=3, radius=2 * R).contract.as_dict() != a.contract.as_dict()
+
+
+def test_every_bounded_algorithm_is_tested():
+    "Not idle: the registry's algorithms with a `radius` are found (local and central, subspaces and covariances)."
+    algs = {a for a, _ in CLIPPING_CASES}
+    assert {a.model for a in algs} == {"central", "local"} and {a.output for a in algs} == {"subspace", "covariance"}

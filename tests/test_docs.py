@@ -8,6 +8,7 @@ With Chromium (the same switch as tests/test_browser.py: DPPCA_BROWSER_TESTS=1, 
 and the math must be typeset: MathJax output elements present, no raw `$...$` left in the text.
 """
 import inspect
+import json
 import os
 import re
 import subprocess
@@ -96,6 +97,45 @@ def test_numpydoc_sections():
     assert secs[0] == ("", "Noise scale.")
     assert secs[1] == ("Parameters", [("epsilon", "float > 0", "Privacy loss."), ("delta", "float", "Failure\nprobability.")])
     assert secs[2] == ("Returns", [("float", "", "The scale.")])
+
+
+def _visible_code_lines(soup):
+    "Line counts of the code a reader sees without a click: every highlighted input not inside a closed <details>."
+    return [len(pre.get_text().rstrip("\n").splitlines()) for pre in soup.select("div.input pre")
+            if pre.find_parent("details") is None]
+
+
+def _write_nb(path, *cells):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nb = _nb(*cells)
+    nb.update(metadata={}, nbformat=4, nbformat_minor=5)
+    path.write_text(json.dumps(nb), encoding="utf-8")
+
+
+def test_long_code_cells_are_folded(tmp_path):
+    from bs4 import BeautifulSoup
+    nbs = tmp_path / "nbs"
+    _write_nb(nbs / "index.ipynb", ("markdown", "# home\n\n> the learning path", []))
+    long_export = "#| export\n" + "\n".join(f"x{i} = {i}" for i in range(40))       # 40 lines once the directive goes
+    at_limit = "\n".join(f"y{i} = {i}" for i in range(render_docs.FOLD_LINES))       # exactly 25 lines: shown
+    _write_nb(nbs / "01_chapter/00_page.ipynb", ("code", "#| default_exp chapter.page", []),
+              ("markdown", "# page\n\n> a page", []), ("code", long_export, []), ("code", at_limit, []),
+              ("code", "\n".join(f"z{i} = {i}" for i in range(26)), []))
+    out = tmp_path / "site"
+    render_docs.render_site(out, nbs=nbs, api=False)
+    soup = BeautifulSoup((out / "01_chapter/00_page.html").read_text(encoding="utf-8"), "html.parser")
+    folds = soup.find_all("details", class_="fold")
+    assert [d.summary.get_text() for d in folds] == ["exported code, 40 lines", "code, 26 lines"]
+    assert all(not d.has_attr("open") for d in folds)                                 # closed until clicked
+    assert "x39 = 39" in folds[0].get_text() and "z25 = 25" in folds[1].get_text()    # folded, not cut
+    assert _visible_code_lines(soup) == [25]                                         # the 25-line cell stays open
+    assert "exported to dppca_nb.chapter.page" in soup.get_text("")                   # the tag stays outside the fold
+
+
+def test_site_shows_no_long_code_unfolded(site):
+    for name in PAGES:
+        lines = _visible_code_lines(_soup(site / name))
+        assert lines and max(lines) <= render_docs.FOLD_LINES, (name, max(lines, default=0))
 
 
 # ------------------------------------------------------------------------------------------ the site

@@ -21,6 +21,7 @@ from dppca_nb.estimators import AnalyzeGaussPCA, LocalGaussianPCA, ClippingWarni
 from dppca_nb.preprocessing import PrivateStandardScaler, private_pipeline
 from dppca_nb.privacy.accounting import PrivacyAccountant, BudgetExceededError, gaussian_rho
 from dppca_nb.privacy.contract import Contract
+from dppca_nb.algorithms.registry import algorithms
 from dppca_nb.privacy.mechanisms import gaussian_epsilon, gaussian_sigma
 from dppca_nb.core.validation import PrivacyWarning
 
@@ -58,7 +59,7 @@ def test_accountant_refuses_second_paper_fit(X):
 
 
 def test_fit_ledger_and_statement_at_certified(X):
-    "With private centring the fit's own ledger, privacy_ and contract_ all carry what is certified, above the request."
+    "With private centering the fit's own ledger, privacy_ and contract_ all carry what is certified, above the request."
     est = _paper_fit(X)
     pv = est.privacy_
     assert pv["epsilon"] == 1.0 and pv["epsilon_certified"] > 1.2
@@ -82,16 +83,21 @@ def test_spend_contract_is_the_one_place():
 
 
 def test_pipeline_states_what_its_steps_certify(X):
-    "A scaler at 0.5 then a paper fit at 1: the pipeline states 0.5 + the fit's certified epsilon, not 1.5."
+    """A scaler at 0.5 then a paper fit at 1: the pipeline states what its steps certify, composed on one ledger (the
+    fit's certified epsilon, not its requested 1), the same number as that ledger."""
+    from dppca_nb.preprocessing import pipeline_ledger
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning); warnings.simplefilter("ignore", ClippingWarning)
         pipe = private_pipeline(PrivateStandardScaler(epsilon=0.5, bounds=(-1.0, 1.0), random_state=0),
                                 AnalyzeGaussPCA(2, epsilon=1.0, sensitivity_rule="paper", random_state=0)).fit(X)
     fit_cert = pipe[-1].contract_.epsilon_certified
     assert fit_cert > 1.2
-    assert pipe.privacy_["guarantee"].startswith(f"({0.5 + fit_cert:.4g}, 2e-05)-DP (certified")   # not (1.5, 2e-05)
+    eps = pipe.privacy_["epsilon"]
+    assert fit_cert < eps <= 0.5 + fit_cert + 1e-9                      # more than the fit certifies, at most the sum
+    assert eps == pytest.approx(pipeline_ledger(pipe).spent(), rel=1e-12)
+    assert pipe.privacy_["guarantee"].startswith(f"({eps:.4g}, 2e-05)-DP")
     assert pipe.contract_.guarantee == pipe.privacy_["guarantee"]
-    assert pipe.privacy_["epsilon_certified"] == pytest.approx(0.5 + fit_cert, rel=1e-12)
+    assert pipe.privacy_["epsilon_certified"] == pytest.approx(eps, rel=1e-12)
 
 
 # --- 2. the local model on Dask: what each partition sends --------------------------------------------------
@@ -156,7 +162,6 @@ def test_dask_local_partitions_send_nothing_exact(monkeypatch, centering):
 # --- 3. SGPCA's wording --------------------------------------------------------------------------------------
 
 def test_sgpca_statement_says_model_only():
-    from dppca_nb.algorithms.registry import algorithms
     REGISTRY = algorithms()
     c = REGISTRY["sgpca"].plan(200, 5, 2, 1.0, 1e-5).contract
     assert c.guarantee == "(1, 1e-05)-DP only on data of its model, NOT worst-case DP"    # was "(1, 1e-05)-DP"
@@ -165,21 +170,22 @@ def test_sgpca_statement_says_model_only():
     assert s.startswith("Released under (1, 1e-05)-DP only on data of its model, NOT worst-case DP (")
     assert "spiked sub-Gaussian model" in s
     for key, alg in REGISTRY.items():          # the registry's flag and every plan's contract agree
-        if key in ("sgpca", "nsggd", "analyze_gauss", "pure_dp_subspace"):
-            d = 0.0 if alg.measure == "pure" else 1e-5
-            assert alg.plan(200, 5, 2, 1.0, d, **alg.quick).contract.worst_case == alg.worst_case, key
+        d = 0.0 if alg.measure == "pure" else 1e-5
+        c = alg.plan(200, 5, 2, 1.0, d, **alg.quick).contract
+        assert c.worst_case == alg.worst_case, key
+        assert ("NOT worst-case" in c.guarantee) == (not alg.worst_case), key
 
 
-def test_sgpca_statement_printed_by_the_cli(tmp_path):
-    "`dppca fit` prints the guarantee's sentence, and for SGPCA it says the guarantee holds only on data of its model."
-    import contextlib, io
+@pytest.mark.parametrize("key", [a.key for a in algorithms().values() if not a.worst_case])
+def test_model_only_statement_printed_by_the_cli(key, tmp_path, capsys):
+    "The command line prints the contract's words: a guarantee on data of a model only says so (SGPCA's)."
     from dppca_nb.cli import main
-    np.savetxt(tmp_path / "x.csv", np.random.default_rng(0).normal(size=(200, 5)) / 3, delimiter=",")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        rc = main(["fit", str(tmp_path / "x.csv"), "--method", "sgpca", "-k", "2", "--epsilon", "1", "--delta", "1e-5",
-                   "--seed", "0", "--out", str(tmp_path / "c.csv")])
-    assert rc == 0 and "Privacy: (1, 1e-05)-DP only on data of its model, NOT worst-case DP" in out.getvalue()
+    data = tmp_path / "data.csv"
+    np.savetxt(data, np.random.default_rng(0).normal(size=(200, 5)) / 3, delimiter=",")
+    assert main(["fit", str(data), "--method", key.replace("_", "-"), "-k", "2", "--epsilon", "1", "--delta", "1e-5",
+                 "--out", str(tmp_path / "v.csv"), "--seed", "0"]) == 0
+    out = capsys.readouterr()
+    assert "only on data of its model, NOT worst-case DP" in out.out + out.err
 
 
 # --- 4. a step the pipeline cannot certify ------------------------------------------------------------------

@@ -3,8 +3,8 @@
 A bound is a lower bound for every estimator of its class: each package estimator of the class must have a measured mean
 error at least `lower`. The mean of r runs (fresh rows and fresh noise each) has standard error sd / sqrt(r); a check fails
 only if the mean plus three standard errors is still below `lower` (one-sided, a false alarm below 0.2% for a normal mean).
-The rotation-equivariant estimators are measured at V_0 = e_1..e_k; Algorithm 2 and DP-thresholding on parameters drawn
-from the bound's prior (the Bayes form). Functions are called with their plain signature f(X, k, epsilon, delta, random_state).
+Each bound is the Bayes risk of its prior, so every estimator is measured on parameters drawn from that prior (rotation
+equivariant or not): every registered worst-case algorithm of the class, read from the registry.
 """
 import math
 import warnings
@@ -14,24 +14,25 @@ import pytest
 
 from dppca_nb.bounds import minimax_lower_bound, MINIMAX_MODELS, MinimaxBound
 from dppca_nb.algorithms.baselines import analyze_gauss
-from dppca_nb.algorithms.local import local_gaussian_pca
 from dppca_nb.algorithms.local_sparse import local_sparse_pca
-from dppca_nb.algorithms.pure import pure_dp_pca
-from dppca_nb.algorithms.robust import g_dppca
-from dppca_nb.algorithms.smooth import smooth_sensitivity_pca
 from dppca_nb.algorithms.sparse_cov import dp_threshold_covariance
 from dppca_nb.core.linalg import subspace_distance
-from dppca_nb.core.validation import normalize_rows
 from dppca_nb.data.datasets import sample_gaussian
 
 DELTA = 1e-5
-CENTRAL = {"analyze_gauss": analyze_gauss, "smooth_sensitivity_pca": smooth_sensitivity_pca, "g_dppca": g_dppca,
-           "pure_dp_pca": lambda X, k, e, d, random_state=None: pure_dp_pca(X, k, e, random_state=random_state)}
-PURE = {"pure_dp_pca": CENTRAL["pure_dp_pca"],
-        "smooth_cauchy": lambda X, k, e, d, random_state=None: smooth_sensitivity_pca(X, k, e, 0.0, random_state=random_state)}
-LOCAL = {"local_gaussian_pca": local_gaussian_pca,
-         "local_gaussian_pca on x/|x|": lambda X, k, e, d, random_state=None: local_gaussian_pca(normalize_rows(X), k, e, d,
-                                                                                                  random_state=random_state)}
+
+
+def _estimators(model):
+    """Every registered worst-case algorithm of a privacy class, called as f(X, k, epsilon, delta, random_state): the
+    class's lower bound (the Bayes risk of its prior) holds for each of them, whatever the algorithm."""
+    from dppca_nb.algorithms.registry import algorithms
+    pure = model.endswith("_pure")
+    out = {}
+    for a in algorithms().values():
+        if a.output != "subspace" or not a.worst_case or a.model != model.removesuffix("_pure"): continue
+        if (a.measure == "pure") != pure and not a.measure.startswith("pure when"): continue
+        out[a.key] = lambda X, k, e, d, random_state=None, a=a: a.run(X, k, e, d, random_state=random_state, **a.quick).value
+    return out
 
 
 def _spectrum(name, p, k):
@@ -62,9 +63,10 @@ def test_lower_below_every_estimator_of_the_class(model, spec, p, k, eps, n):
     delta = 0.0 if model.endswith("_pure") else DELTA
     m = minimax_lower_bound(model, n=n, p=p, k=k, epsilon=eps, delta=delta, eigenvalues=lam)
     assert 0 < m.lower <= m.cap and m.conditions_hold
-    ests = {"central": CENTRAL, "central_pure": PURE, "local": LOCAL}[model]
+    ests = _estimators(model)
+    assert len(ests) >= {"central": 4, "central_pure": 2, "local": 2}[model], sorted(ests)
     for name, f in ests.items():
-        mean, se = _measure(f, n, k, eps, delta, lam)
+        mean, se = _measure(f, n, k, eps, delta, bound=m)
         assert mean + 3 * se >= m.lower, (name, mean, se, m.lower)
 
 

@@ -32,8 +32,19 @@ def _flags():
     return skip, force
 
 
+@pytest.fixture
+def package_registry():
+    """The notebooks run in this process (nbdev's runner): a notebook that registers its algorithm again (from
+    `__main__`) would leave that entry to the next notebook. Give each notebook the package's own table back."""
+    from dppca_nb.algorithms.registry import REGISTRY, algorithms
+    saved = dict(algorithms())                 # every module imported first, so the table is whole
+    yield
+    REGISTRY.clear()
+    REGISTRY.update(saved)
+
+
 @pytest.mark.parametrize("nb", _notebooks(), ids=lambda p: str(p.relative_to(NBS)))
-def test_notebook(nb, capsys):
+def test_notebook(nb, capsys, package_registry):
     from nbdev.test import test_nb
     skip, force = _flags()
     ok, seconds = test_nb(nb, skip_flags=skip, force_flags=force, showerr=True)

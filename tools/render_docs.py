@@ -7,8 +7,9 @@ What it writes under OUT:
 * one page per notebook, at the notebook's own relative path (`03_privacy/00_mechanisms.html`), as nbdev shows
   a notebook in its docs: cells marked `#| hide` (or `#| include: false`) are left out, directive lines
   (`#| export`, `#| default_exp`, ...) and the fastcore test imports are removed, `#| echo: false` shows only the
-  output, no `In [ ]` prompts; exported code (the library) and the tests (they teach) are shown; outputs exactly
-  as committed (nothing is executed);
+  output, no `In [ ]` prompts; exported code (the library) and the tests (they teach) are shown; a code cell over
+  `FOLD_LINES` (25) lines is folded (a `<details>` whose summary reads "code, N lines": one click opens it);
+  outputs exactly as committed (nothing is executed);
 * `api.html`: every public name (`__all__`) of every module of the installed `dppca_nb`, with its signature and
   its docstring (numpydoc sections as lists), grouped by layer;
 * `_static/`: the style sheet and a copy of MathJax 2 (only the files the pages need), which every page loads by
@@ -29,7 +30,6 @@ way to build nbdev's own site; this script is for a checkout without Quarto and 
 from __future__ import annotations
 
 import argparse
-import base64
 import html
 import importlib
 import inspect
@@ -196,6 +196,16 @@ def render_output(out: dict) -> str:
     return ""
 
 
+FOLD_LINES = 25                        # a code cell longer than this is folded: a reader opens it with a click
+
+
+def fold(code_html: str, n_lines: int, exported: bool) -> str:
+    "The highlighted source of a cell of `n_lines` lines, folded into a `<details>` when it is over `FOLD_LINES`."
+    if n_lines <= FOLD_LINES: return code_html
+    what = "exported code" if exported else "code"
+    return f'<details class="fold"><summary>{what}, {n_lines} lines</summary>{code_html}</details>'
+
+
 def render_cells(cells: list[Cell]) -> str:
     parts = []
     for c in cells:
@@ -206,7 +216,8 @@ def render_cells(cells: list[Cell]) -> str:
         if c.source.strip():
             tag = (f'<div class="exported">exported to <code>{PACKAGE}.{html.escape(c.exported_to)}</code></div>'
                    if c.exported_to else "")
-            inner.append(f'<div class="input{" export" if c.exported_to else ""}">{tag}{highlight(c.source)}</div>')
+            code = fold(highlight(c.source), len(c.source.splitlines()), bool(c.exported_to))
+            inner.append(f'<div class="input{" export" if c.exported_to else ""}">{tag}{code}</div>')
         inner += [render_output(o) for o in c.outputs]
         parts.append('<div class="cell">' + "".join(inner) + "</div>")
     return "\n".join(parts)
@@ -231,6 +242,9 @@ th, td { border: 1px solid #d0d7de; padding: .3rem .6rem; vertical-align: top; }
 .input .highlight, .md .highlight { background: #f6f8fa; border: 1px solid #e1e4e8; border-radius: 6px; overflow-x: auto; }
 .input .highlight pre, .md .highlight pre { margin: 0; padding: .6rem .8rem; font-size: .85rem; line-height: 1.45; }
 .input.export .highlight { border-left: 4px solid #6f9fd8; }
+details.fold > summary { cursor: pointer; color: #57606a; font-size: .85rem; padding: .3rem .6rem;
+       background: #f6f8fa; border: 1px solid #e1e4e8; border-radius: 6px; }
+details.fold[open] > summary { border-radius: 6px 6px 0 0; border-bottom: none; }
 .exported { font-size: .75rem; color: #57606a; margin-bottom: .15rem; }
 .exported code { font-size: .75rem; }
 pre.output { margin: .3rem 0 0; padding: .4rem .8rem; border-left: 3px solid #d0d7de; font-size: .83rem;

@@ -5,18 +5,17 @@
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #d5414bf5
 from __future__ import annotations
 import numpy as np
-from ..core.validation import check_data, check_k, check_epsilon, check_delta, check_positive, as_generator
+from ..core.validation import check_data, check_k, check_epsilon, check_delta, check_positive
 from ..backends.statistics import clip_rows
 from ..core.linalg import top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian
 from ..privacy.releases import plan_second_moment
 from ..privacy.contract import Plan
 from .registry import Algorithm, Parameter, register, release_rows
-from ..core.validation import normalize_rows, check_choice, check_int, add_diagnostics
+from ..core.validation import normalize_rows, check_choice, check_int
 from ..core.linalg import random_orthonormal, orthonormalize
 import math
 from ..privacy.contract import Contract, Release
-from .registry import Parameter
 
 # %% auto #0
 __all__ = ['plan_analyze_gauss', 'analyze_gauss', 'sgpca_projector_sensitivity', 'plan_sgpca', 'sgpca', 'nsggd_contract',

@@ -11,13 +11,13 @@ from ..core.validation import check_k, check_epsilon, check_positive, check_choi
 from ..backends.statistics import clip_rows
 from ..core.linalg import symmetrize
 from ..privacy.mechanisms import snapping_laplace, snapping_scale, snapping_epsilon, snapping_grid
-from ..privacy.samplers import bingham_sample, matrix_bingham_sample
+from ..privacy.samplers import bingham_sample, matrix_bingham_sample, macg_limit_acceptance
 from ..privacy.contract import Contract, Plan, Release
 from .registry import Algorithm, Parameter, register, release_rows
 
 # %% auto #0
 __all__ = ['PURE_SENSITIVITY_RULES', 'FLOAT_NOTE', 'pure_dp_budget', 'plan_pure_dp_pca', 'pure_dp_pca', 'pure_dp_audit_statistic',
-           'plan_pure_dp_subspace', 'pure_dp_subspace']
+           'subspace_acceptance_rate', 'plan_pure_dp_subspace', 'pure_dp_subspace']
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #4c0bd338
 def _share(eigenvalue_share, k):
@@ -191,6 +191,23 @@ def pure_dp_audit_statistic(X, epsilon: float, *, direction=None, sensitivity_ru
         raise ValueError(f"direction: expected a unit vector of length {v.size}")
     return float((v @ w) ** 2)
 
+# %% ../../nbs/04_algorithms/06_pure.ipynb #f283726d
+def subspace_acceptance_rate(p: int, k: int) -> float:
+    """The predicted acceptance rate of `pure_dp_subspace`'s draw, from p and k only: the flattened MACG envelope's rate
+    for a top-k subspace well separated from the rest (`macg_limit_acceptance`; 1 for k = p). Less separated data get less."""
+    k = check_k(k, check_int(p, "p"))
+    return 1.0 if k == p else float(macg_limit_acceptance(p, k))
+
+def _refuse_hopeless(p: int, k: int, max_trials: int):
+    "A ValueError naming the reason when the predicted acceptance rate needs more than max_trials proposals."
+    rate = subspace_acceptance_rate(p, k)
+    if rate * max_trials >= 1: return
+    ok = [j for j in range(1, k) if subspace_acceptance_rate(p, j) * max_trials >= 1]
+    raise ValueError(f"max_trials: one exact draw of a {k}-dimensional subspace of R^{p} is predicted to need about "
+                     f"{1 / rate:.3g} proposals (acceptance rate {rate:.3g}, from p and k alone: data with a clear top-k "
+                     f"subspace), more than max_trials={max_trials}. Nothing was read. Use pure_dp_pca (k sequential draws, "
+                     f"fast at every k), a smaller k (k <= {max(ok) if ok else 1} here), or a larger max_trials.")
+
 # %% ../../nbs/04_algorithms/06_pure.ipynb #c7970b22
 def plan_pure_dp_subspace(n: int, p: int, k: int, epsilon: float, delta: float = 0.0, *, radius: float = 1.0,
                           max_trials: int = 10 ** 6) -> Plan:
@@ -199,11 +216,13 @@ def plan_pure_dp_subspace(n: int, p: int, k: int, epsilon: float, delta: float =
     eps, _ = check_epsilon(epsilon), _pure_delta(delta)
     R = check_positive(radius, "radius")
     max_trials = check_int(max_trials, "max_trials", allow_float=True)
+    _refuse_hopeless(p, k, max_trials)                  # public: before any data, when even favourable data need more
     eta = eps / (2.0 * R ** 2)                          # utility sensitivity R^2, replace-one: eps = 2 eta R^2
     c = Contract(f"joint exponential mechanism on the {k}-subspace, utility tr(V'CV) (one exact matrix Bingham draw)",
                  eps, measure="pure", sensitivity=R ** 2, sensitivity_norm="utility tr(V'CV)",
                  noise="exponential mechanism", domain=f"rows clipped to ||x||_2 <= {R:g}", n=n, p=p, k=k,
                  notes=(f"exponent eta = epsilon / (2 R^2) = {eta:.6g}",
+                        f"predicted acceptance rate {subspace_acceptance_rate(p, k):.3g} (p and k only: a clear top-k subspace)",
                         "released basis unordered (Haar-random within the subspace)",
                         f"at most {max_trials} proposals; the rejection count, the running time and a max_trials error "
                         "depend on the data: not covered", FLOAT_NOTE), exact_sampler_only=True)

@@ -172,6 +172,8 @@ def plan_noisy_kendall(n: int, p: int, k: int | None, epsilon: float, delta: flo
     "Kendall's tau plus vecd noise, fixed before the data; `release(X)` -> the noisy tau (p x p); extras: winsorization_radius (and, private, tau_contract)."
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
     _check_options(pair_transform, winsorization_radius, sensitivity_rule, noise, calibration)
+    if progress is not None and not isinstance(progress, bool):
+        raise TypeError(f"progress: expected True, False or None, got {progress!r}")
     des = kendall_design(n, design, degree)                    # public: from n and the options
     tau = dict(pair_transform=pair_transform, sensitivity_rule=sensitivity_rule, calibration=calibration, noise=noise,
                pair_design=des, k=k)

@@ -126,6 +126,8 @@ def plan_dp_threshold_covariance(n: int, p: int, k: int | None, epsilon: float, 
     "DP-Thresholding fixed before the data: the naive release, then the hard threshold and the PSD projection."
     check_positive(gamma, "gamma", allow_zero=True)
     check_choice(noise, "noise", NOISES)
+    if not isinstance(threshold_diagonal, (bool, np.bool_)):
+        raise TypeError(f"threshold_diagonal: expected True or False, got {threshold_diagonal!r}")
     moment = plan_second_moment(n, p, epsilon, delta, sensitivity_rule=sensitivity_rule, calibration=calibration,
                                 radius=radius, noise=noise, noise_shape=noise_shape,
                                 mechanism="DP-Thresholding (Wang & Xu, Algorithm 1): Gaussian mechanism on the second "

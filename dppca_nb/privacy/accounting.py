@@ -4,6 +4,7 @@
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #bab0c83c
 from __future__ import annotations
+import contextvars
 import math
 from dataclasses import dataclass
 import numpy as np
@@ -14,7 +15,7 @@ from .contract import Contract, _over
 
 # %% auto #0
 __all__ = ['gaussian_rho', 'zcdp_to_dp', 'zcdp_delta', 'BudgetExceededError', 'Spend', 'compose', 'PrivacyAccountant',
-           'exact_gaussian', 'split_budget']
+           'exact_gaussian', 'split_budget', 'default_accountant', 'set_default_accountant']
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #a9b94f97
 def gaussian_rho(sigma: float, sensitivity: float) -> float:
@@ -71,6 +72,8 @@ def zcdp_to_dp(rho: float, delta: float, *, conversion: str = "cks") -> float:
     best = min(float(res.fun), f(t0), classic)      # each candidate is a valid bound; keep the smallest
     return max(best, 0.0)
 
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #105c0e5f
 def zcdp_delta(rho: float, epsilon: float) -> float:
     """Smallest delta that rho-zCDP certifies at `epsilon` by the Canonne-Kamath-Steinke conversion.
 
@@ -96,10 +99,13 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     res = optimize.minimize_scalar(logd, bounds=(t0 - 15, t0 + 15), method="bounded", options=dict(xatol=1e-10))
     return float(min(1.0, math.exp(min(res.fun, logd(t0)))))
 
+
 # %% ../../nbs/03_privacy/01_accounting.ipynb #d64274b8
 class BudgetExceededError(ValueError):
     "Raised by `PrivacyAccountant.spend` when a release would exceed the declared budget; nothing was spent."
 
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #2fe1743a
 @dataclass(frozen=True)
 class Spend:
     """One entry of the ledger: what a release promised.
@@ -122,7 +128,11 @@ class Spend:
 
     @property
     def kind(self) -> str:
-        return "gaussian" if self.rho is not None else ("pure" if self.delta == 0 else "approximate")
+        "'gaussian', 'pure', 'approximate', or 'not private' (epsilon = inf: the non-private limit of a release)."
+        if self.rho is not None: return "gaussian"
+        if math.isinf(self.epsilon): return "not private"
+        return "pure" if self.delta == 0 else "approximate"
+
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #654413d1
 _SLACK = 1e-12
@@ -150,6 +160,7 @@ def compose(spends, delta: float, *, composition: str = "best", conversion: str 
     check_choice(composition, "composition", ("basic", "zcdp", "best"))
     spends = list(spends)
     if not spends: return 0.0
+    if any(s.kind == "not private" for s in spends): return math.inf      # nothing composes with a non-private release
     delta = check_delta(delta, allow_zero=True)
     out = math.inf
     if composition in ("basic", "best"):
@@ -204,7 +215,8 @@ class PrivacyAccountant:
             raise ValueError("sigma, sensitivity: give both (a Gaussian mechanism) or neither")
         if sigma is None:
             if epsilon is None: raise ValueError("epsilon: expected the epsilon of the release (or sigma and sensitivity)")
-            return Spend(label, check_epsilon(epsilon), check_delta(delta if delta is not None else 0.0, allow_zero=True))
+            eps = math.inf if epsilon == math.inf else check_epsilon(epsilon)     # inf: a non-private release
+            return Spend(label, eps, check_delta(delta if delta is not None else 0.0, allow_zero=True))
         rho = gaussian_rho(sigma, sensitivity)
         if delta is None: delta = self.delta if self.delta else None
         if delta is not None: delta = check_delta(delta)
@@ -221,110 +233,123 @@ class PrivacyAccountant:
                                  f"{gaussian_delta(epsilon, sigma, sensitivity):.3g})")
         return Spend(label, float(epsilon), float(delta), rho)
 
-    def spent(self, delta: float | None = None) -> float:
-        """Total epsilon spent so far, at total `delta` (default: the budget's delta, else the sum of the entries' deltas).
+# %% ../../nbs/03_privacy/01_accounting.ipynb #ede9722f
+def _spent(self, delta: float | None = None) -> float:
+    """Total epsilon spent so far, at total `delta` (default: the budget's delta, else the sum of the entries' deltas).
 
-        Parameters
-        ----------
-        delta : float or None
-            Total delta at which the ledger is valued.
+    Parameters
+    ----------
+    delta : float or None
+        Total delta at which the ledger is valued.
 
-        Returns
-        -------
-        float
-            The composed epsilon.
-        """
-        if delta is None:
-            delta = self.delta if self.delta is not None else sum(s.delta for s in self.ledger)
-        return compose(self.ledger, delta, composition=self.composition, conversion=self.conversion)
+    Returns
+    -------
+    float
+        The composed epsilon.
+    """
+    if delta is None:
+        delta = self.delta if self.delta is not None else sum(s.delta for s in self.ledger)
+    return compose(self.ledger, delta, composition=self.composition, conversion=self.conversion)
 
-    def remaining(self) -> float:
-        """Epsilon left under the declared budget (at its delta); inf without a budget.
+def _remaining(self) -> float:
+    """Epsilon left under the declared budget (at its delta); inf without a budget.
 
-        Returns
-        -------
-        float
-            max(0, budget epsilon - spent epsilon).
-        """
-        return math.inf if self.epsilon is None else max(0.0, self.epsilon - self.spent())
+    Returns
+    -------
+    float
+        max(0, budget epsilon - spent epsilon).
+    """
+    return math.inf if self.epsilon is None else max(0.0, self.epsilon - self.spent())
 
-    def can_spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None) -> bool:
-        """Whether `spend` with these arguments would stay within the budget (records nothing).
+PrivacyAccountant.spent, PrivacyAccountant.remaining = _spent, _remaining
 
-        Parameters
-        ----------
-        epsilon, delta, sigma, sensitivity
-            As in `spend`.
+# %% ../../nbs/03_privacy/01_accounting.ipynb #74e32390
+def _can_spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None) -> bool:
+    """Whether `spend` with these arguments would stay within the budget (records nothing).
 
-        Returns
-        -------
-        bool
-        """
-        s = self._entry(epsilon, delta, sigma, sensitivity, "")
-        return self._fits(self.ledger + [s])
+    Parameters
+    ----------
+    epsilon, delta, sigma, sensitivity
+        As in `spend`.
 
-    def _fits(self, ledger) -> bool:
-        if self.epsilon is None: return True
-        return compose(ledger, self.delta, composition=self.composition,
-                       conversion=self.conversion) <= self.epsilon * (1 + _SLACK)
+    Returns
+    -------
+    bool
+    """
+    s = self._entry(epsilon, delta, sigma, sensitivity, "")
+    return self._fits(self.ledger + [s])
 
-    def spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None, label: str = "") -> Spend:
-        """Record a release; raise `BudgetExceededError` (recording nothing) if the total would exceed the budget.
+def _fits(self, ledger) -> bool:
+    if self.epsilon is None: return True
+    return compose(ledger, self.delta, composition=self.composition,
+                   conversion=self.conversion) <= self.epsilon * (1 + _SLACK)
 
-        Parameters
-        ----------
-        epsilon : float > 0 or None
-            epsilon of the release (for a Gaussian mechanism: the one it was calibrated to, checked against the noise;
-            None derives it from the exact profile at `delta` or the budget's delta).
-        delta : float in [0, 1) or None
-            delta of the release (None: 0 for a non-Gaussian release).
-        sigma : float > 0 or None
-            Noise standard deviation of a Gaussian mechanism (give with `sensitivity`).
-        sensitivity : float > 0 or None
-            l2 sensitivity of the Gaussian mechanism's query.
-        label : str
-            Name of the release in the ledger.
+PrivacyAccountant.can_spend, PrivacyAccountant._fits = _can_spend, _fits
 
-        Returns
-        -------
-        Spend
-            The recorded entry.
 
-        Raises
-        ------
-        BudgetExceededError
-            If the composed total would exceed the budget.
-        """
-        s = self._entry(epsilon, delta, sigma, sensitivity, label)
-        if not self._fits(self.ledger + [s]):
-            total = compose(self.ledger + [s], self.delta, composition=self.composition, conversion=self.conversion)
-            raise BudgetExceededError(
-                f"spend{' ' + repr(label) if label else ''}: this release (epsilon={s.epsilon:.4g}, delta={s.delta:.3g}"
-                f"{'' if s.rho is None else f', rho={s.rho:.4g}'}) would bring the total to epsilon={total:.4g} at "
-                f"delta={self.delta:.3g}, over the declared budget (epsilon={self.epsilon:.4g}, delta={self.delta:.3g}); "
-                f"already spent epsilon={self.spent():.4g}. Nothing was spent; no data should be touched.")
-        self.ledger.append(s)
-        return s
+# %% ../../nbs/03_privacy/01_accounting.ipynb #2aae02d7
+def _spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None, label: str = "") -> Spend:
+    """Record a release; raise `BudgetExceededError` (recording nothing) if the total would exceed the budget.
 
-    def summary(self) -> str:
-        """A plain-text table of the ledger and the total.
+    Parameters
+    ----------
+    epsilon : float > 0 or None
+        epsilon of the release (for a Gaussian mechanism: the one it was calibrated to, checked against the noise;
+        None derives it from the exact profile at `delta` or the budget's delta).
+    delta : float in [0, 1) or None
+        delta of the release (None: 0 for a non-Gaussian release).
+    sigma : float > 0 or None
+        Noise standard deviation of a Gaussian mechanism (give with `sensitivity`).
+    sensitivity : float > 0 or None
+        l2 sensitivity of the Gaussian mechanism's query.
+    label : str
+        Name of the release in the ledger.
 
-        Returns
-        -------
-        str
-        """
-        lines = [f"{'release':<24}{'kind':<13}{'epsilon':>10}{'delta':>11}{'rho':>11}"]
-        for s in self.ledger:
-            lines.append(f"{s.label[:23]:<24}{s.kind:<13}{s.epsilon:>10.4g}{s.delta:>11.3g}"
-                         f"{'' if s.rho is None else f'{s.rho:.4g}':>11}")
-        d = self.delta if self.delta is not None else sum(s.delta for s in self.ledger)
-        lines.append(f"total ({self.composition}): epsilon={self.spent():.4g} at delta={d:.3g}"
-                     + ("" if self.epsilon is None else f"; budget epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"))
-        return "\n".join(lines)
+    Returns
+    -------
+    Spend
+        The recorded entry.
 
-    def __repr__(self):
-        b = "no budget" if self.epsilon is None else f"budget=({self.epsilon:.4g}, {self.delta:.3g})"
-        return f"PrivacyAccountant({b}, spent={self.spent():.4g}, entries={len(self.ledger)})"
+    Raises
+    ------
+    BudgetExceededError
+        If the composed total would exceed the budget.
+    """
+    s = self._entry(epsilon, delta, sigma, sensitivity, label)
+    if not self._fits(self.ledger + [s]):
+        total = compose(self.ledger + [s], self.delta, composition=self.composition, conversion=self.conversion)
+        raise BudgetExceededError(
+            f"spend{' ' + repr(label) if label else ''}: this release (epsilon={s.epsilon:.4g}, delta={s.delta:.3g}"
+            f"{'' if s.rho is None else f', rho={s.rho:.4g}'}) would bring the total to epsilon={total:.4g} at "
+            f"delta={self.delta:.3g}, over the declared budget (epsilon={self.epsilon:.4g}, delta={self.delta:.3g}); "
+            f"already spent epsilon={self.spent():.4g}. Nothing was spent; no data should be touched.")
+    self.ledger.append(s)
+    return s
+
+PrivacyAccountant.spend = _spend
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #088f1deb
+def _summary(self) -> str:
+    """A plain-text table of the ledger and the total.
+
+    Returns
+    -------
+    str
+    """
+    lines = [f"{'release':<24}{'kind':<13}{'epsilon':>10}{'delta':>11}{'rho':>11}"]
+    for s in self.ledger:
+        lines.append(f"{s.label[:23]:<24}{s.kind:<13}{s.epsilon:>10.4g}{s.delta:>11.3g}"
+                     f"{'' if s.rho is None else f'{s.rho:.4g}':>11}")
+    d = self.delta if self.delta is not None else sum(s.delta for s in self.ledger)
+    lines.append(f"total ({self.composition}): epsilon={self.spent():.4g} at delta={d:.3g}"
+                 + ("" if self.epsilon is None else f"; budget epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"))
+    return "\n".join(lines)
+
+def _repr(self):
+    b = "no budget" if self.epsilon is None else f"budget=({self.epsilon:.4g}, {self.delta:.3g})"
+    return f"PrivacyAccountant({b}, spent={self.spent():.4g}, entries={len(self.ledger)})"
+
+PrivacyAccountant.summary, PrivacyAccountant.__repr__ = _summary, _repr
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #868e80ab
 def exact_gaussian(c: Contract) -> bool:
@@ -332,6 +357,8 @@ def exact_gaussian(c: Contract) -> bool:
     return (c.noise == "gaussian" and c.calibration == "analytic" and c.measure == "approximate" and not c.parts
             and c.noise_scale is not None and c.sensitivity is not None)
 
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #8f24e938
 def _spend_contract(self, contract: Contract, label: str = "") -> Spend:
     """Record the release planned by `contract` at what its noise certifies (not what was requested); returns the Spend.
 
@@ -397,3 +424,36 @@ def split_budget(epsilon: float, delta: float, shares, *, method: str = "basic")
             d_i = float(dlt * wi)
             out.append((float(gaussian_epsilon(1.0, d_i, math.sqrt(wi) * mu)), d_i))
     return dict(zip(keys, out)) if keys is not None else out
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #a05d9797
+_PROCESS_LEDGER = [None]      # the process's default ledger (created on first use: a ledger without a budget)
+_BLOCK = contextvars.ContextVar("dppca_nb_default_accountant", default=None)
+_TOKENS: dict = {}            # id(accountant) -> the tokens of its open `with` blocks (a token cannot be deep-copied)
+
+def default_accountant() -> PrivacyAccountant:
+    "The ledger a fit without `accountant=` spends on: the innermost `with PrivacyAccountant(...)` block's, else the process's."
+    acc = _BLOCK.get()
+    if acc is not None: return acc
+    if _PROCESS_LEDGER[0] is None: _PROCESS_LEDGER[0] = PrivacyAccountant()
+    return _PROCESS_LEDGER[0]
+
+def set_default_accountant(accountant: PrivacyAccountant | None = None) -> PrivacyAccountant | None:
+    "Make `accountant` the process's default ledger (None: a fresh one without a budget); returns the previous one."
+    if accountant is not None and not isinstance(accountant, PrivacyAccountant):
+        raise TypeError(f"accountant: expected a PrivacyAccountant or None, got {type(accountant).__name__}")
+    old, _PROCESS_LEDGER[0] = _PROCESS_LEDGER[0], accountant
+    return old
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #b8cc78ea
+def _enter(self) -> PrivacyAccountant:
+    "`with acc:` makes `acc` the default ledger until the block ends."
+    _TOKENS.setdefault(id(self), []).append(_BLOCK.set(self))
+    return self
+
+def _exit(self, *exc) -> bool:
+    tokens = _TOKENS[id(self)]
+    _BLOCK.reset(tokens.pop())
+    if not tokens: del _TOKENS[id(self)]
+    return False
+
+PrivacyAccountant.__enter__, PrivacyAccountant.__exit__ = _enter, _exit

@@ -17,15 +17,18 @@ from ..core.validation import (as_generator, check_epsilon, check_delta, check_p
 from ..backends.statistics import (is_dask, check_rows, clipped_row_sums, randomized_mean_reports,
                                           moment_summary, centered_second_moment, map_blocks, sub_block_rows,
                                           second_moment_sums, CORRECT_UP_TO)
-from .mechanisms import gaussian_sigma, snapping_grid, snapping_laplace, snapping_scale
+from .mechanisms import (gaussian_sigma, snapping_grid, snapping_laplace, snapping_scale,
+                                         symmetric_gaussian)
 from .accounting import PrivacyAccountant, split_budget, exact_gaussian
 from .contract import Contract, Plan, Release
 
 # %% auto #0
-__all__ = ['DEFAULT_RADIUS_RANGE', 'RADIUS_CELLS_PER_E', 'mean_contract', 'mean_noise_sd', 'plan_private_mean', 'private_mean',
-           'check_radius_bounds', 'radius_grid', 'radius_grid_value', 'log_norm_cells', 'norm_histogram',
-           'radius_lattice_note', 'quantile_contract', 'private_radius_from_histogram', 'radius_contract',
-           'row_norm_histogram', 'plan_private_radius', 'PrivateRadiusWarning', 'private_radius_rows', 'fit_ledger',
+__all__ = ['DEFAULT_RADIUS_RANGE', 'RADIUS_CELLS_PER_E', 'DEFAULT_LOCATION_RANGE', 'mean_contract', 'mean_noise_sd',
+           'plan_private_mean', 'private_mean', 'check_radius_bounds', 'radius_grid', 'radius_grid_value',
+           'log_norm_cells', 'norm_histogram', 'radius_lattice_note', 'quantile_contract',
+           'private_radius_from_histogram', 'radius_contract', 'row_norm_histogram', 'plan_private_radius',
+           'PrivateRadiusWarning', 'private_radius_rows', 'location_cells_per_e', 'location_grid', 'location_contract',
+           'plan_private_location', 'private_location_rows', 'order_contract', 'plan_order', 'fit_ledger',
            'composed_contract', 'plan_centered', 'ClippingWarning']
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #1b4583e8
@@ -283,6 +286,115 @@ def private_radius_rows(epsilon: float, *, quantile: float = 0.5, bounds=None, p
     t_needed = math.log((radius_grid((lo, hi))[2] + 1) / (_check_share(level, "level") * g))
     return max(1, math.ceil((2 * max(t_needed, 0.0) / eps + 0.25) / min(q, 1 - q)))
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #d286bb28
+DEFAULT_LOCATION_RANGE = (1e-3, 1e3)      # the default public range of a coordinate's magnitude
+
+def location_cells_per_e(n: int) -> int:
+    "Grid points per factor e of a private location on n rows: max(64, ceil(sqrt(n) / 4)) (public)."
+    return max(RADIUS_CELLS_PER_E, math.ceil(math.sqrt(check_int(n, "n")) / 4))
+
+def location_grid(n: int, bounds=None) -> np.ndarray:
+    "The public grid of a private location coordinate: -exp(t_j), 0, exp(t_j), t_j a log-grid of `bounds` (magnitudes), ascending."
+    lo, hi = check_radius_bounds(DEFAULT_LOCATION_RANGE if bounds is None else bounds, name="location_bounds")
+    K = max(1, math.ceil(location_cells_per_e(n) * math.log(hi / lo)))
+    pos = np.exp(math.log(lo) + np.arange(K + 1) * (math.log(hi / lo) / K))
+    return np.concatenate([-pos[::-1], [0.0], pos])
+
+def _coordinate_counts(x, grid):
+    """Per column of the block x, for each grid point: (the values below it, the values at or below it), from the cell
+    of each value (a fixed function of the value alone), shape (p, 2, len(grid) + 1) before the cumulative sum."""
+    out = []
+    for side in ("right", "left"):                           # cell: the grid points at or below / strictly below
+        idx = np.searchsorted(grid, x, side=side)
+        out.append(np.stack([np.bincount(idx[:, j], minlength=grid.size + 1) for j in range(x.shape[1])]))
+    return np.stack(out, axis=1)
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #318aa5fe
+def location_contract(n: int, p: int, epsilon: float, *, bounds=None) -> Contract:
+    "The Contract of a private coordinate-wise median on the public `location_grid` (pure epsilon-DP, epsilon / p per coordinate)."
+    eps, n, p = check_epsilon(epsilon), check_int(n, "n"), check_int(p, "p")
+    lo, hi = check_radius_bounds(DEFAULT_LOCATION_RANGE if bounds is None else bounds, name="location_bounds")
+    G = location_grid(n, (lo, hi)).size
+    return Contract("exponential-mechanism coordinate-wise median on a public grid (a coarse location)", eps, 0.0,
+                    measure="pure", sensitivity=1.0, sensitivity_norm="rank of the median, per coordinate",
+                    noise="exponential mechanism", domain=f"each coordinate on the grid 0, +-[{lo:.4g}, {hi:.4g}]", n=n, p=p,
+                    notes=(f"epsilon / p = {eps / p:.4g} per coordinate, basic composition",
+                           f"released values: points of a public grid of {G} points ({location_cells_per_e(n)} per factor "
+                           "e): functions of the drawn indices and the public bounds only"))
+
+def plan_private_location(n: int, p: int, epsilon: float, *, bounds=None) -> Plan:
+    "The Plan of a private coarse location (`location_contract`); `release(X)` -> the p grid points drawn."
+    c = location_contract(n, p, epsilon, bounds=bounds)
+    grid = location_grid(n, bounds)
+    def run(X, rng):
+        h = np.cumsum(map_blocks(X, _coordinate_counts, grid, finite=is_dask(X))[0], axis=2)[:, :, :grid.size]
+        d = np.maximum(h[:, 0], n - h[:, 1])                    # max(values below, values above) at each grid point
+        idx = [_exact_exponential_index((dj - dj.min()).astype(np.float64), c.epsilon / p / 2, rng) for dj in d]
+        return Release(grid[idx], c, {"grid_points": idx})
+    return Plan(c, run)
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #394001e6
+def private_location_rows(epsilon: float, p: int, *, n_grid: int = 10 ** 4, bounds=None, level: float = 0.05,
+                          spread: float = 0.1) -> int:
+    "The fewest rows for which each coordinate of a private location at `epsilon` lands inside the data with probability about 1 - `level` (public)."
+    G = location_grid(n_grid, bounds).size
+    g = max(1, math.floor(location_cells_per_e(n_grid) * check_positive(spread, "spread")))
+    t = math.log(G * check_int(p, "p") / (_check_share(level, "level") * g))     # every coordinate, by a union bound
+    return max(1, math.ceil((2 * max(t, 0.0) * p / check_epsilon(epsilon) + 0.25) / 0.5))
+
+def _use_location(location: str, n: int, p: int, eps_loc: float, bounds) -> bool:
+    "'private': yes; 'none': no; 'auto': when n has the rows `private_location_rows` asks for (public)."
+    check_choice(location, "location", ("auto", "private", "none"))
+    if location != "auto": return location == "private"
+    return n >= private_location_rows(eps_loc, p, n_grid=n, bounds=bounds)
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #65a3d273
+def order_contract(n: int, k: int, epsilon: float, delta: float, *, radius: float = 1.0) -> Contract:
+    "The Contract of the private k x k second moment of the rows (clipped to `radius`) projected on a released basis, with their total."
+    eps, dlt = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
+    R, n, k = check_positive(radius, "radius"), check_int(n, "n"), check_int(k, "k")
+    what = f"the {k} x {k} second moment of the rows projected on the released basis, and their total"
+    domain = f"rows clipped to ||x||_2 <= {R:g}"
+    if dlt == 0:
+        sens = (k + 2) * R * R / n
+        B = max(R * R, 4 * sens / eps)                    # every entry of M and t lies in [-R^2, R^2]
+        scale = snapping_scale(eps, sens, B, dimension=k * (k + 1) // 2 + 1)
+        return Contract(f"Laplace mechanism (Mironov's snapping) on {what}", eps, 0.0, measure="pure", sensitivity=sens,
+                        sensitivity_norm="l1", noise="laplace (snapping)", noise_scale=scale, grid=snapping_grid(scale),
+                        domain=domain, n=n, k=k, notes=(f"clamped to [-{B:g}, {B:g}]",))
+    sens = math.sqrt(2) * R * R / n
+    return Contract(f"Gaussian mechanism on {what}", eps, dlt, sensitivity=sens, sensitivity_norm="Frobenius (vecd)",
+                    noise="gaussian", noise_scale=gaussian_sigma(eps, dlt, sens), calibration="analytic", domain=domain,
+                    n=n, k=k, notes=("noise shape vecd: sd sigma on the diagonal and the total, sigma / sqrt 2 off it",))
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #99aeb856
+def _projected_sums(x, center, R, V):
+    "One block's (Z'Z, sum ||y||^2) of y = x - center clipped to R, Z = y V."
+    y = x - center if center is not None else x
+    nr = np.sqrt(np.einsum("ij,ij->i", y, y))
+    y = y * np.minimum(1.0, R / np.maximum(nr, 1e-300))[:, None]
+    z = y @ V
+    return z.T @ z, float(np.einsum("ij,ij->", y, y))
+
+def plan_order(n: int, p: int, k: int, epsilon: float, delta: float, *, radius: float = 1.0) -> Plan:
+    "The Plan of the ordering step: `release(X, basis=V, center=c)` -> (V W ordered, variances, total), `order_contract`."
+    c = order_contract(n, k, epsilon, delta, radius=radius)
+    R = float(radius)
+    def run(X, rng, basis=None, center=None):
+        V = np.asarray(basis, dtype=np.float64)
+        (M, t), _ = map_blocks(X, _projected_sums, center, R, V, finite=is_dask(X))
+        M, t = M / n, t / n
+        if c.delta == 0:
+            iu = np.triu_indices(k)
+            noisy = snapping_laplace(np.concatenate([M[iu], [t]]) , c.noise_scale, max(R * R, 4 * c.sensitivity / c.epsilon), rng)
+            Mn = np.zeros((k, k)); Mn[iu] = noisy[:-1]; Mn = Mn + np.triu(Mn, 1).T; tn = float(noisy[-1])
+        else:
+            Mn = M + symmetric_gaussian(k, c.noise_scale, rng, kind="vecd"); tn = t + float(rng.normal(0.0, c.noise_scale))
+        w, W = np.linalg.eigh(Mn)
+        w, W = np.maximum(w[::-1], 0.0), W[:, ::-1]
+        return Release(V @ W, c, {}, {"order_variances": w, "order_total": max(tn, float(w.sum()), 0.0)})
+    return Plan(c, run, inputs=("basis", "center"))
+
 # %% ../../nbs/03_privacy/06_centering.ipynb #2143bcbf
 def _unknown_radius(c: Contract) -> Contract:
     "The contract of `c` planned before its radius R is privately released: the R-dependent numbers are not stated."
@@ -299,7 +411,7 @@ def fit_ledger(parts: dict, epsilon: float, delta: float) -> PrivacyAccountant:
     Its budget is (epsilon, delta), unless a part certifies more than it was asked (a paper-mode calibration, which its
     contract states): then the ledger has no budget to hold it to, and its total says what the fit certifies."""
     paper = any(c.epsilon_certified is not None and c.epsilon_certified > c.epsilon * (1 + 1e-9) for c in parts.values())
-    acc = PrivacyAccountant(None if paper else epsilon, delta)
+    acc = PrivacyAccountant(None if paper or math.isinf(epsilon) else epsilon, delta)   # inf: the non-private limit
     for a, c in parts.items(): acc.spend_contract(c, a)
     return acc
 
@@ -311,13 +423,17 @@ def composed_contract(main: Contract, parts: dict, epsilon: float, delta: float,
                    epsilon_certified=eps_cert, parts=parts, composition=composition)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #b2ab04be
-def _centering_budget(main, eps, dlt, R, MR, centering, mean_share, model):
-    "The mean's and the main release's plans (the main at R, 1 if private) and how they compose."
+def _centering_budget(main, eps, dlt, R, MR, centering, mean_share, model, order_share=0.0):
+    "The mean's share, the ordering step's and the main release's plan (the main at R, 1 if private), and how they compose."
     first = main(eps, dlt, 1.0 if R == "private" else R)
-    if centering != "private": return None, first, "none (a single release)"
-    wm = _check_share(mean_share, "mean_share")
+    weights = {}
+    if centering == "private": weights["mean"] = _check_share(mean_share, "mean_share")
+    if order_share: weights["order"] = _check_share(order_share, "order_share")
+    if not weights: return None, first, "none (a single release)"
+    if sum(weights.values()) >= 1:
+        raise ValueError(f"mean_share, order_share: together they must leave a share for the main release, got {weights}")
     method = "gaussian" if (exact_gaussian(first.contract) and dlt > 0) else "basic"
-    shares = split_budget(eps, dlt, {"mean": wm, "main": 1 - wm}, method=method)
+    shares = split_budget(eps, dlt, {**weights, "main": 1 - sum(weights.values())}, method=method)
     words = "exact Gaussian composition (split_budget method='gaussian')" if method == "gaussian" else "basic composition"
     return shares, main(*shares["main"], 1.0 if R == "private" else R), words
 
@@ -325,11 +441,13 @@ def _centering_budget(main, eps, dlt, R, MR, centering, mean_share, model):
 def plan_centered(main, n: int, p: int, epsilon: float, delta: float, *, model: str = "central",
                   centering: str = "private", mean=None, mean_share: float = 0.1, radius=1.0, mean_radius=None,
                   radius_quantile: float = 0.5, radius_factor: float = 2.0, radius_share: float = 0.1,
-                  radius_bounds=None) -> Plan:
-    """The Plan of a whole fit: private radii, a mean (none, public or private) and `main(epsilon, delta, radius)`'s
-    release, composed; `release(X)` -> the main value, with extras mean, radius (and mean_radius) and the main's extras.
+                  radius_bounds=None, location: str = "none", location_share: float = 0.1, location_bounds=None,
+                  order_share: float = 0.0, k: int | None = None) -> Plan:
+    """The Plan of a whole fit: private radii, a coarse location, a mean (none, public or private), `main(epsilon, delta,
+    radius)`'s release and an ordering step, composed; `release(X)` -> the main value, with extras mean, radius, ...
 
-    `radius=None`: the algorithm does not clip (no private radius, no private mean)."""
+    `radius=None`: the algorithm does not clip (no private radius, no private mean). `location`: 'private', 'none' or
+    'auto' (private when n has the rows for it, `private_location_rows`). `order_share` > 0: the ordering step on k."""
     check_choice(centering, "centering", ("none", "public", "private"))
     eps, dlt = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
     R = radius if radius in (None, "private") else check_positive(radius, "radius")
@@ -340,27 +458,44 @@ def plan_centered(main, n: int, p: int, epsilon: float, delta: float, *, model: 
         raise ValueError("radius: 'private' is a central release (a curator ranks the row norms); in the local model "
                          "no one sees the rows: give a public bound on ||x|| (a number)")
     public_mean = _public_mean(mean, p) if centering == "public" else None
+    pure, eps_rest = _pure_parts(n, p, eps, R, MR, centering, model, radius_share, radius_quantile, radius_factor,
+                                 radius_bounds, location, location_share, location_bounds)
+    order_share = check_positive(order_share, "order_share", allow_zero=True)
+    if order_share and k is None: raise ValueError("k: the ordering step (order_share > 0) needs the subspace's k")
+    shares, main_plan, words = _centering_budget(main, eps_rest, dlt, R, MR, centering, mean_share, model, order_share)
+    mean_plan = None if shares is None or "mean" not in shares else plan_private_mean(
+        n, p, *shares["mean"], radius=1.0 if MR == "private" else MR, model=model)
+    order_plan = None if not order_share else plan_order(n, p, k, *shares["order"], radius=1.0 if R == "private" else R)
+    contract = _fit_contract(main_plan.contract, mean_plan, pure, eps, dlt, words, order_plan)
+    ledger = tuple((a, pl.contract) for a, pl in pure.items()) + (
+        (("mean", mean_plan.contract),) if mean_plan is not None else ()) + (("components", main_plan.contract),) + (
+        (("order", order_plan.contract),) if order_plan is not None else ())
+    def run(X, rng):
+        return _release_fit(X, rng, contract, main, main_plan, mean_plan, pure, R, MR, centering, public_mean,
+                            check_radius_bounds(radius_bounds, p), order_plan)
+    return Plan(contract, run, ledger=ledger)     # the ledger: every part as planned (a private radius's at R = 1)
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #7a232a86
+def _pure_parts(n, p, eps, R, MR, centering, model, radius_share, radius_quantile, radius_factor, radius_bounds,
+                location, location_share, location_bounds) -> tuple:
+    "({name: Plan} of the pure parts taken off the top (the private radii, the coarse location), the epsilon left)."
     private = [a for a, r in (("mean_radius", MR), ("radius", R)) if r == "private"]
-    radius_plans, eps_rest = {}, eps
+    plans, eps_rest = {}, eps
     if private:
         w = _check_share(radius_share, "radius_share")
-        eps_rest = eps * (1 - w)
+        eps_rest -= eps * w
         for a in private:
-            radius_plans[a] = plan_private_radius(n, p, eps * w / len(private), quantile=radius_quantile,
-                                                  factor=radius_factor, bounds=radius_bounds,
-                                                  what="rows" if a == "mean_radius" else "rows to be clipped")
-            need = private_radius_rows(radius_plans[a].contract.epsilon, quantile=radius_quantile, bounds=radius_bounds, p=p)
-            if n < need: _warn_private_radius(a, radius_plans[a].contract, n, need, check_radius_bounds(radius_bounds, p))
-    shares, main_plan, words = _centering_budget(main, eps_rest, dlt, R, MR, centering, mean_share, model)
-    mean_plan = None if shares is None else plan_private_mean(n, p, *shares["mean"], radius=1.0 if MR == "private" else MR,
-                                                             model=model)
-    contract = _fit_contract(main_plan.contract, mean_plan, radius_plans, eps, dlt, words)
-    ledger = tuple((a, pl.contract) for a, pl in radius_plans.items()) + (
-        (("mean", mean_plan.contract),) if mean_plan is not None else ()) + (("components", main_plan.contract),)
-    def run(X, rng):
-        return _release_fit(X, rng, contract, main, main_plan, mean_plan, radius_plans, R, MR, centering, public_mean,
-                            check_radius_bounds(radius_bounds, p))
-    return Plan(contract, run, ledger=ledger)     # the ledger: every part as planned (a private radius's at R = 1)
+            plans[a] = plan_private_radius(n, p, eps * w / len(private), quantile=radius_quantile, factor=radius_factor,
+                                           bounds=radius_bounds, what="rows" if a == "mean_radius" else "rows to be clipped")
+            need = private_radius_rows(plans[a].contract.epsilon, quantile=radius_quantile, bounds=radius_bounds, p=p)
+            if n < need: _warn_private_radius(a, plans[a].contract, n, need, check_radius_bounds(radius_bounds, p))
+    if centering == "private" and model == "central" and MR is not None:
+        wl = _check_share(location_share, "location_share")
+        if _use_location(location, n, p, eps * wl, location_bounds):
+            if eps_rest - eps * wl <= 0: raise ValueError("location_share: with radius_share it leaves no budget")
+            plans["location"] = plan_private_location(n, p, eps * wl, bounds=location_bounds)
+            eps_rest -= eps * wl
+    return plans, eps_rest
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #84a8007c
 class ClippingWarning(UserWarning):
@@ -384,19 +519,24 @@ def _warn_private_radius(name, c, n, need, bounds):
         "quantities.)", PrivateRadiusWarning, stacklevel=5)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #45f8d27c
-def _fit_contract(main_c, mean_plan, radius_plans, eps, dlt, words) -> Contract:
-    "The composed contract of a fit (the private radii, the mean, the main release as parts); R-dependent numbers unknown."
-    parts = {a: pl.contract for a, pl in radius_plans.items()}
+def _fit_contract(main_c, mean_plan, pure, eps, dlt, words, order_plan=None) -> Contract:
+    "The composed contract of a fit (the pure parts, the mean, the main release, the ordering step); R-dependent numbers unknown."
+    parts = {a: pl.contract for a, pl in pure.items()}
     if mean_plan is not None: parts["mean"] = mean_plan.contract
     parts["main"] = main_c
-    if radius_plans:
-        eps_r = sum(c.contract.epsilon for c in radius_plans.values())
-        words = (f"basic: the private radii (epsilon {eps_r:.4g}, pure) + the rest (epsilon {eps - eps_r:.4g}, "
-                 f"delta {dlt:g})" + ("" if mean_plan is None else f", mean and main by {words}"))
+    if order_plan is not None: parts["order"] = order_plan.contract
+    rest = [a for a in ("mean", "order") if a in parts]
+    if pure:
+        eps_r = sum(c.contract.epsilon for c in pure.values())
+        radii, loc = [a for a in pure if a != "location"], "location" in pure
+        names = " and ".join((["the private radii"] if radii else []) + (["the coarse location"] if loc else []))
+        words = (f"basic: {names} (epsilon {eps_r:.4g}, pure) + the rest (epsilon {eps - eps_r:.4g}, delta {dlt:g})"
+                 + ("" if not rest else f", {' and '.join(rest + ['main'])} by {words}"))
     c = composed_contract(main_c, parts, eps, dlt, words)        # spent with the numbers planned at R = 1
-    if not radius_plans: return c
+    radii = [a for a in pure if a != "location"]
+    if not radii: return c
     u = _unknown_radius(main_c)                                 # a private radius: its R-dependent numbers are unknown
-    unknown = lambda a, b: _unknown_radius(b) if a == "main" or (a == "mean" and "mean_radius" in radius_plans) else b
+    unknown = lambda a, b: _unknown_radius(b) if a in ("main", "order") or (a == "mean" and "mean_radius" in pure) else b
     return replace(c, sensitivity=None, noise_scale=None, grid=None, domain=u.domain, notes=u.notes,
                    parts=tuple((a, unknown(a, b)) for a, b in c.parts))
 
@@ -439,37 +579,49 @@ def _release_radii_one_pass(X, rng, radius_plans, mean_plan, main, main_plan, R,
     else: stat = centered_second_moment(X, dict(pre, radius=R), center)
     return center, R, main_plan.release(X, rng, statistic=stat)
 
-# %% ../../nbs/03_privacy/06_centering.ipynb #869f0446
-def _release_fit(X, rng, contract, main, main_plan, mean_plan, radius_plans, R, MR, centering, public_mean,
-                 bounds=None) -> Release:
-    "The release of `plan_centered`: radii, mean, main, in that order, one random stream."
-    diag, extras = Diagnostics(), {}
-    if "statistic" in main_plan.inputs and centering == "private" and radius_plans and not is_dask(X):
-        center, R, rel = _release_radii_one_pass(X, rng, radius_plans, mean_plan, main, main_plan, R, MR, diag, extras,
-                                                 bounds)
-        extras.update(mean=center, radius=float(R)); diag.update(rel.diagnostics)
-        return Release(rel.value, contract, diag, {**rel.extras, **extras, "main_contract": rel.contract})
+# %% ../../nbs/03_privacy/06_centering.ipynb #cdd9c5ae
+def _release_in_steps(X, rng, main, main_plan, mean_plan, pure, R, MR, centering, public_mean, c0, diag, extras):
+    "(center, R, main release): the mean's radius, the mean (around the coarse location c0), the radius, the main release."
     if MR == "private":
-        MR = radius_plans["mean_radius"].release(X, rng).value
+        MR = pure["mean_radius"].release(X, rng, center=c0).value
         extras["mean_radius"] = MR
-    one_pass = ("statistic" in main_plan.inputs and centering == "private" and not radius_plans and not is_dask(X))
+    one_pass = ("statistic" in main_plan.inputs and centering == "private" and not pure and not is_dask(X))
     pre = moment_summary(X, mean_radius=MR, radius=R) if one_pass else None      # the whole statistic in one pass
     if centering == "none": center = None
     elif centering == "public": center = public_mean
     else:
         plan_m = mean_plan
-        if "mean_radius" in radius_plans:      # the mean of rows clipped to the released radius
+        if "mean_radius" in pure:      # the mean of rows clipped to the released radius
             c = mean_plan.contract
             plan_m = plan_private_mean(c.n, c.p, c.epsilon, c.delta, radius=MR, model=c.model)
-        rm = plan_m.release(X, rng, statistic=pre)
-        center, diag["mean"] = rm.value, rm.diagnostics
-    if center is not None: extras["mean"] = center
+        rm = plan_m.release(X if c0 is None else X - c0, rng, statistic=pre)
+        center, diag["mean"] = (rm.value if c0 is None else rm.value + c0), rm.diagnostics
     if R == "private":
-        R = radius_plans["radius"].release(X, rng, center=center).value
+        R = pure["radius"].release(X, rng, center=center).value
         main_plan = main(main_plan.contract.epsilon, main_plan.contract.delta, R)
-    if R is not None: extras["radius"] = float(R)
     if pre is not None: rel = main_plan.release(X, rng, statistic=centered_second_moment(X, pre, center))
     elif "center" in main_plan.inputs: rel = main_plan.release(X, rng, center=center)
     else: rel = main_plan.release(X if center is None or not np.any(center) else X - center, rng)
+    return center, R, rel
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #869f0446
+def _release_fit(X, rng, contract, main, main_plan, mean_plan, pure, R, MR, centering, public_mean, bounds=None,
+                 order_plan=None) -> Release:
+    "The release of `plan_centered`: location, radii, mean, main, ordering, in that order, one random stream."
+    diag, extras = Diagnostics(), {}
+    c0 = pure["location"].release(X, rng).value if "location" in pure else None
+    if c0 is not None: extras["location"] = c0
+    if (c0 is None and "statistic" in main_plan.inputs and centering == "private" and pure and not is_dask(X)):
+        center, R, rel = _release_radii_one_pass(X, rng, pure, mean_plan, main, main_plan, R, MR, diag, extras, bounds)
+    else: center, R, rel = _release_in_steps(X, rng, main, main_plan, mean_plan, pure, R, MR, centering, public_mean,
+                                            c0, diag, extras)
+    if center is not None: extras["mean"] = center
+    if R is not None: extras["radius"] = float(R)
     diag.update(rel.diagnostics)
-    return Release(rel.value, contract, diag, {**rel.extras, **extras, "main_contract": rel.contract})
+    value, extras = rel.value, {**rel.extras, **extras, "main_contract": rel.contract}
+    if order_plan is not None:                                   # the ordering step, at the released radius
+        oc = order_plan.contract
+        ro = plan_order(oc.n, X.shape[1], oc.k, oc.epsilon, oc.delta, radius=R).release(X, rng, basis=value, center=center)
+        value = ro.value
+        extras.update(ro.extras)
+    return Release(value, contract, diag, extras)

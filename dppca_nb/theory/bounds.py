@@ -29,6 +29,8 @@ def _violate(msg, check):
     if check == "raise": raise ValueError(msg)
     if check == "warn": warnings.warn(msg, BoundConditionWarning, stacklevel=3)
 
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #aa0af60a
 def spectrum_terms(k: int, *, eigenvalues=None, Sigma=None):
     "(lambda_1, lambda_k, lambda_{k+1}) from a spectrum or a covariance matrix; requires lambda_k > lambda_{k+1}."
     if (eigenvalues is None) == (Sigma is None): raise ValueError("eigenvalues, Sigma: give exactly one of them")
@@ -46,6 +48,8 @@ def effective_noise_variance(k: int, *, eigenvalues=None, Sigma=None) -> float:
     l1, lk, lk1 = spectrum_terms(k, eigenvalues=eigenvalues, Sigma=Sigma)
     return l1 * lk1 / (lk - lk1) ** 2
 
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #764f8ccd
 def _n(n):
     a = np.asarray(n, dtype=np.float64)
     if not np.all(np.isfinite(a)) or np.any(a <= 0): raise ValueError(f"n: expected positive sample sizes, got {n!r}")
@@ -72,7 +76,7 @@ class RateClass:
     side: str            # "lower" (no estimator of the class does better, up to a constant), "upper" (one algorithm's
                          # error is at most this, up to a constant), "minimax" (both: the best estimator's rate), "level"
     guarantee: str       # "pure" (epsilon-LDP, delta = 0), "approximate" ((epsilon, delta)-LDP) or "none" (not private)
-    estimators: str      # "every" estimator with that guarantee, or the algorithm bounded ("local_gaussian", "local_sparse")
+    estimators: str      # "every" estimator with that guarantee, or the registry key of the algorithm bounded
     sparse: bool         # the row-sparse model (s given)
     source: str          # paper and statement
     constants: str = "unknown"              # "unknown" (set to 1) or "exact"
@@ -116,7 +120,7 @@ def theorem1_lower(n, p: int, k: int, epsilon: float, *, eigenvalues=None, Sigma
     if np.any(n < n_min): _violate(f"Theorem 1 needs n >= C_n sigma_k^2 min(k, p-k) / eps^2 = {n_min:.3g}", check)
     return _out(check_positive(C, "C") * s2 * k * p / (n * eps ** 2))
 
-@rate_class("Theorem 2's rate for Algorithm 1 ((epsilon, delta)-LDP), constants unknown", "upper", "approximate", "local_gaussian",
+@rate_class("Theorem 2's rate for Algorithm 1 ((epsilon, delta)-LDP), constants unknown", "upper", "approximate", "local_gaussian_pca",
             "Wang & Xu, Theorem 2 (Algorithm 1, Gaussian reports)")
 def theorem2_upper(n, p: int, k: int, epsilon: float, delta: float, *, eigenvalues=None, Sigma=None, C: float = 1.0,
                    log_delta: bool = False, check: str = "warn"):
@@ -147,7 +151,9 @@ def theorem3_lower(n, p: int, k: int, s: int, epsilon: float, *, eigenvalues=Non
     if np.any(n < n_min): _violate(f"Theorem 3 needs n >= C_n (s-k) sigma^2 (k + log p) / eps^2 = {n_min:.3g}", check)
     return _out(check_positive(C, "C") * s2 * k * s * math.log(p) / (n * eps ** 2))
 
-@rate_class("Theorem 4's rate for Algorithm 2 ((epsilon, delta)-LDP, row-sparse), constants unknown", "upper", "approximate", "local_sparse",
+
+# %% ../../nbs/05_theory/00_bounds.ipynb #a679aec0
+@rate_class("Theorem 4's rate for Algorithm 2 ((epsilon, delta)-LDP, row-sparse), constants unknown", "upper", "approximate", "local_sparse_pca",
             "Wang & Xu, Theorem 4 (Algorithm 2, Fantope program on Gaussian reports)", sparse=True)
 def theorem4_upper(n, p: int, k: int, s: int, epsilon: float, delta: float, *, eigenvalues=None, Sigma=None,
                    C: float = 1.0, log_delta: bool = False, check: str = "warn"):
@@ -243,8 +249,6 @@ def gaussian_gamma(Sigma, factor: float = 4.0) -> float:
     return check_positive(factor, "factor") * float(np.max(np.diag(A)))
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #98354418
-from ..core.validation import check_choice                 # noqa: E402
-from ..privacy.mechanisms import NOISE_SHAPES              # noqa: E402
 from ..algorithms.local import local_noise_sigma           # noqa: E402  (the local reports' calibration)
 
 def local_critical_n(p: int, eigengap: float, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
@@ -339,6 +343,8 @@ def gaussian_gradient_spread(eigenvalues) -> float:
     lam = np.sort(np.asarray(eigenvalues, dtype=np.float64))[::-1]
     return math.sqrt(lam[0] * (lam.sum() + lam[0]))
 
+@rate_class("the adaptive DP-PCA's rate ((epsilon, delta)-DP), constants unknown", "upper", "approximate", "adaptive_dp_kpca",
+            "Liu, Kong, Jain & Oh (2022); Düngler & Sanyal (2025)", loss="||P_hat - P||_F")
 def adaptive_rate(n, p: int, k: int, epsilon: float, delta: float, *, eigenvalues, spread: float | None = None,
                   C: float = 1.0):
     """Rate (constants unknown) of the adaptive DP-PCA's ||P_hat - P||_F: C (s / gap) (sqrt(k / n) + k sqrt(p ln(1/delta)) / (epsilon n)).

@@ -4,8 +4,11 @@
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #855e8018
 from __future__ import annotations
+import dataclasses
+import inspect
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 import numpy as np
 from scipy import integrate, special, stats
 from scipy.sparse.csgraph import connected_components
@@ -15,10 +18,12 @@ from ..privacy.mechanisms import gaussian_sigma, second_moment_sensitivity
 from ..privacy.mechanisms import NOISE_SHAPES
 
 # %% auto #0
-__all__ = ['ERROR_BOUND_METHODS', 'ErrorBounds', 'projection_cap', 'NoiseMoments', 'noise_moments', 'SamplingMoments',
+__all__ = ['BOUNDS', 'BOUND_NAMES', 'ErrorBounds', 'projection_cap', 'NoiseMoments', 'noise_moments', 'SamplingMoments',
            'gaussian_sampling_moments', 'no_sampling', 'noisy_top_k_bounds', 'spherical_kendall_spectrum',
            'kendall_zeta1_cross', 'kendall_sampling_moments', 'frame_noise_error', 'smooth_bounds',
-           'dp_threshold_bounds', 'clip_probability', 'sparse_sign_fano_lower', 'fantope_duality_gap', 'error_bounds',
+           'dp_threshold_bounds', 'register_bound', 'resolve_bound', 'error_bounds', 'clip_probability',
+           'analyze_gauss_bounds', 'local_gaussian_bounds', 'g_dppca_bounds', 'smooth_sensitivity_bounds',
+           'dp_threshold_covariance_bounds', 'sparse_sign_fano_lower', 'fantope_duality_gap', 'local_sparse_bounds',
            'adaptive_bounds']
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #82eb8465
@@ -40,9 +45,12 @@ class ErrorBounds:
         "upper / lower (inf where lower = 0)."
         return self.upper / self.lower if self.lower > 0 else math.inf
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #8515f204
 def projection_cap(p: int, k: int) -> float:
     "The largest possible ||P_hat - P||_F between two k-dimensional projectors in R^p: sqrt(2 min(k, p - k))."
     return math.sqrt(2 * min(k, p - k))
+
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #5b1f747f
 @dataclass(frozen=True)
@@ -63,6 +71,8 @@ class NoiseMoments:
         u = max(a - self.op_mean, 0.0)
         return math.exp(-u * u / (2 * self.lipschitz ** 2))
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #d0bab65e
 def noise_moments(p: int, k: int, scale: float, noise_shape: str = "vecd") -> NoiseMoments:
     "The moments of Z = `scale` x ('vecd', the package default: diagonal N(0, 1), off-diagonal N(0, 1/2); 'upper': every upper-triangle entry N(0, 1))."
     check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
@@ -74,6 +84,7 @@ def noise_moments(p: int, k: int, scale: float, noise_shape: str = "vecd") -> No
     return NoiseMoments(noise_shape, t, t * (math.sqrt(2 * p) + math.sqrt(2 * math.log(2))), t,
                         t * t * p * (p + 1) / 2, t * t * k * (p + 1) / 2, t * t * k * (p - k) / 2,
                         max(t * t * (k * (p - k) - 1) / 2, 0.0))
+
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #8207c709
 @dataclass(frozen=True)
@@ -101,6 +112,8 @@ class SamplingMoments:
         if not np.isfinite(m) or not np.isfinite(self.kurtosis): return math.sqrt(c)
         return max((m + c) ** 1.5 / math.sqrt(self.kurtosis * m * m + 2 * c * m + c * c) if m + c > 0 else 0.0, math.sqrt(c))
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #15c841c8
 def _lam(eigenvalues, p=None):
     lam = np.sort(np.asarray(eigenvalues, dtype=np.float64).ravel())[::-1]
     if lam.size < 2 or not np.isfinite(lam).all() or lam.min() < 0:
@@ -108,6 +121,8 @@ def _lam(eigenvalues, p=None):
     if p is not None and lam.size != p: raise ValueError(f"eigenvalues: expected {p} values (one per coordinate), got {lam.size}")
     return lam
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #9115bc4b
 def gaussian_sampling_moments(eigenvalues, n: int, k: int) -> SamplingMoments:
     "Moments of S_n - Sigma for n i.i.d. N(0, Sigma) rows, Sigma with the given spectrum (exact Gaussian fourth moments)."
     lam = _lam(eigenvalues); p = lam.size; n = check_int(n, "n", allow_float=True)
@@ -132,6 +147,7 @@ def no_sampling(eigenvalues, k: int) -> SamplingMoments:
     lam = _lam(eigenvalues)
     return SamplingMoments("none", lam, k, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, lambda b: 0.0)
 
+
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #16112191
 _SPLITS = np.linspace(0.0, 1.0, 41)
 
@@ -145,6 +161,8 @@ def _tail_sum(t, noise, samp, splits=None):
         best = min(best, pz + pd)
     return best
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #c3661301
 _THETAS = np.concatenate([np.geomspace(1e-3, 0.49, 40), np.linspace(0.5, 0.97, 24)])
 
 def noisy_top_k_bounds(noise: NoiseMoments, samp: SamplingMoments) -> dict:
@@ -183,6 +201,7 @@ def noisy_top_k_bounds(noise: NoiseMoments, samp: SamplingMoments) -> dict:
     if ey > 0: lower = max(lower, math.sqrt(2) * ey * ey / (spread * ey + (1 + math.sqrt(2)) * math.sqrt(y2_lo * e2op)))
     return dict(lower=min(lower, cap), upper=upper, how=how, gap=gap, spread=spread, cap=cap, op=op)
 
+
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #00cdb913
 def _laplace_integral(f, lam):
     "int_0^inf f(t) prod_l (1 + 2 lam_l t)^(-1/2) dt, over t = u / (1 - u) on [0, 1) (numerical quadrature)."
@@ -196,6 +215,8 @@ def spherical_kendall_spectrum(eigenvalues) -> np.ndarray:
     lam = _lam(eigenvalues)
     return np.array([_laplace_integral(lambda t, l=l: l / (1 + 2 * l * t), lam) for l in lam])
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #789a40bf
 _GL_U, _GL_W = np.polynomial.legendre.leggauss(160)
 
 def kendall_zeta1_cross(eigenvalues, k: int) -> dict:
@@ -210,6 +231,8 @@ def kendall_zeta1_cross(eigenvalues, k: int) -> dict:
     ratio = lambda l: (1 / (3 * l)) / ((2 / (3 * l) + 2 * S_) * (2 / (3 * l) + 2 * T_) - 1 / (9 * l * l))
     return {(float(li), float(lj)): float((base * ratio(li) * ratio(lj)).sum()) for li in np.unique(lam[k:]) for lj in np.unique(lam[:k])}
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #397e1edc
 def kendall_sampling_moments(eigenvalues, n: int, k: int, design: str = "full", degree: int | None = None,
                              rows: str = "gaussian") -> SamplingMoments:
     """Moments of K_n - K for the spherical Kendall's tau (kernel g g^T, ||g|| = 1) of n Gaussian (or elliptical) rows.
@@ -255,6 +278,7 @@ def kendall_sampling_moments(eigenvalues, n: int, k: int, design: str = "full", 
     return SamplingMoments(f"spherical Kendall ({design} design)", kap, k, op, 2 / n * (1 - (kap ** 2).sum()),
                            2 / n * float((kap[:k] - kap[:k] ** 2).sum()), 2 / n * z2, cross_exact, math.nan, tail, cross_lower)
 
+
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #94c8132f
 def _cauchy_fro_tail(r, D):
     "P(||Z||_F > r) for D i.i.d. standard Cauchy entries: union over |z| > m plus Markov on the truncated squares, best of m in {r/2, r, 2r} (r a number or an array)."
@@ -266,6 +290,8 @@ def _cauchy_fro_tail(r, D):
     best = np.where(r > 0, best, 1.0)
     return float(best) if best.ndim == 0 else best
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #d19bb0ff
 _CAUCHY_M = np.geomspace(0.5, 1e5, 240)
 
 def _cauchy_truncated_terms(p: int, k: int):
@@ -396,6 +422,8 @@ def _product_tails(Sigma, n, u):
     d = np.sqrt(np.diag(Sigma)); r = np.outer(d, d)
     return _product_tail_ab((r + Sigma) / 2, np.clip((r - Sigma) / 2, 0, None), Sigma, n, np.broadcast_to(u, Sigma.shape))
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #aea4b9f0
 def _expected_positive_max(m: int) -> float:
     "E max(0, max of m i.i.d. N(0, 1)) = int_0^inf (1 - Phi(u)^m) du."
     return integrate.quad(lambda u: -math.expm1(m * special.log_ndtr(u)), 0, np.inf, limit=200)[0]
@@ -406,6 +434,8 @@ def _emax_abs(cdfs, scale):
     logF = sum(m * np.log(np.clip(c(t[1:]), 1e-300, 1.0)) for c, m in cdfs)
     return float((np.diff(t) * -np.expm1(logF)).sum())
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #3c1126bf
 _W = np.linspace(0.05, 0.95, 19)[:, None]        # splits of a deviation between the noise and the sampling
 
 def _joint_tail(x, a, b, S, sd, n, iters=40):
@@ -428,6 +458,8 @@ def _joint_tail(x, a, b, S, sd, n, iters=40):
             out = out + np.exp(-np.maximum(np.nan_to_num(rate, nan=0.0), 0.0))
     return np.minimum(out, 1.0)
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #b236e017
 _DGRID = np.concatenate([[0.0], np.geomspace(1e-3, 1.0, 23)])
 
 def _conv_tail(x, a, b, S, sd, n):
@@ -448,20 +480,23 @@ def _entry_tail(x, a, b, S, sd, n, W=_W):
     split = (2 * special.ndtr(-w * x / sd) + _product_tail_ab(a, b, S, n, (1 - w) * x)).min(0)
     return np.minimum(1.0, np.minimum(np.minimum(split, _conv_tail(x, a, b, S, sd, n)), _joint_tail(x, a, b, S, sd, n)))
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #9b2dcfa1
 def _cliques(supp):
     "The connected components of the support graph, or None unless every one is a clique (Sigma block diagonal up to a permutation)."
     ncomp, lab = connected_components(supp, directed=False)
     comps = [np.flatnonzero(lab == c) for c in range(ncomp)]
     return comps if all(supp[np.ix_(c, c)].all() for c in comps) else None
 
-def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: float = 2.0, noise_constant: float = 4.0,
-                        threshold_diagonal: bool = True, sensitivity="tight", calibration: str = "analytic",
-                        noise_shape: str = "vecd") -> dict:
-    "Bounds on E||Sigma_plus - Sigma||_2 of DP-Thresholding on n Gaussian N(0, Sigma) rows (the Wishart path), every entry thresholded at the level of its noise."
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #0cffdc59
+def _threshold_setting(Sigma, n, epsilon, delta, gamma, noise_constant, threshold_diagonal, sensitivity_rule, calibration,
+                       noise_shape) -> SimpleNamespace:
+    "What the bounds of DP-Thresholding share: noise sds, thresholds, the kinds of entries, P(not G), Sigma's spectrum."
     from dppca_nb.algorithms.sparse_cov import threshold_level
     check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
     S = np.asarray(Sigma, dtype=np.float64); p = S.shape[0]; n = int(n)
-    sig = gaussian_sigma(epsilon, delta, second_moment_sensitivity(sensitivity, n=n), calibration)   # diagonal sd
+    sig = gaussian_sigma(epsilon, delta, second_moment_sensitivity(sensitivity_rule, n=n), calibration)   # diagonal sd
     sig_off = sig / math.sqrt(2) if noise_shape == "vecd" else sig
     tau = threshold_level(n, p, sig_off, gamma=gamma, noise_constant=noise_constant)          # off-diagonal level
     tau_d = threshold_level(n, p, sig, gamma=gamma, noise_constant=noise_constant)            # diagonal level
@@ -486,6 +521,14 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
     evals, evecs = np.linalg.eigh(S)
     lmin, lam1, v1 = float(evals[0]), float(evals[-1]), np.abs(evecs[:, -1])
     psd = lambda e: e + max(e - lmin, 0.0)                              # PSD projection adds at most (||T - Sigma|| - lambda_min)_+
+    return SimpleNamespace(**{k: v for k, v in locals().items() if k != "threshold_level"})
+
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #a6c27fde
+def _threshold_upper(t) -> tuple:
+    "(upper, on_good, off_good) from (i) and (ii) on G, the Cauchy-Schwarz charge off G, and (iii) for a clique support."
+    S, n, p, sig, noise_shape, supp, TAU, SD, dg, evals, psd = t.S, t.n, t.p, t.sig, t.noise_shape, t.supp, t.TAU, t.SD, t.dg, t.evals, t.psd
+    best_pg = t.best_pg
     # (i) on G, entrywise |T - Sigma|_ij <= max(TAU_ij, min(|Sigma_ij|, 2 TAU_ij)) on the support of Sigma, 0 off it
     M = np.where(supp, np.maximum(TAU, np.minimum(np.abs(S), 2 * TAU)), 0.0)
     m2 = float(np.linalg.norm(M, 2))                                    # ||A||_2 <= || |A| ||_2 <= ||M||_2 (Perron-Frobenius)
@@ -519,6 +562,13 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
         tl = lambda x: min(1.0, sum(m * sm.tail(x) for sm, m in mom))
         edb = float((np.diff(tg) * [tl(x) for x in tg[:-1]]).sum()) + math.sqrt(sum(m * sm.fro2 for sm, m in mom) * tl(hi))
         upper = min(upper, psd(ezb + edb) + off_g)
+    return upper, on_g, off_g
+
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #df57077d
+def _threshold_lower_diagonal(t) -> float:
+    "(a) The lower bound from the diagonal entries that a positive error keeps."
+    p, n, sig, dg, tau_d, threshold_diagonal = t.p, t.n, t.sig, t.dg, t.tau_d, t.threshold_diagonal
     # lower (a): Sigma_plus >= T (PSD order), so ||Sigma_plus - Sigma||_2 >= max_j (T_jj - Sigma_jj)_+ >= max_{j in J}(S_noisy_jj - Sigma_jj)_+
     # for J = {Sigma_jj > tau_d} (kept whenever the error is positive); Jensen over the sampling (mean 0, independent);
     # the diagonal noise sd is sig for both shapes
@@ -529,6 +579,14 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
         # Jensen over the noise instead: E (Sigma_jj (chi2_n / n - 1))_+ = Sigma_jj P(chi2_{n+2} > n) - Sigma_jj P(chi2_n > n)
         cp = stats.chi2.sf(n, n + 2) - stats.chi2.sf(n, n)
         lower = max(lower, float(np.max(dg[J])) * cp)
+    return lower
+
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #2cd4cd6d
+def _threshold_killed(t, lower, upper) -> tuple:
+    "(b) Both sides where thresholding kills most entries, from E T_ij^2 of every kind of entry: (lower, upper)."
+    n, p, rr, s_, t_, a_, b_, sd_ = t.n, t.p, t.rr, t.s_, t.t_, t.a_, t.b_, t.sd_
+    threshold_diagonal, diag_kind, iu, inv, lam1, v1 = t.threshold_diagonal, t.diag_kind, t.iu, t.inv, t.lam1, t.v1
     # (b) where thresholding kills most entries: err >= lambda_1 - v^T Sigma_plus v >= lambda_1 - v^T |T| v >= lambda_1 - ||T v||
     # (v the top eigenvector of Sigma), and err <= lambda_1 + ||T||_F; both need E T_ij^2 = E X_ij^2 1{|X_ij| > TAU_ij}, X = S_noisy:
     # the least of Cauchy-Schwarz sqrt(E X^4 P(|X| > TAU)) and TAU^2 P(|X| > TAU) + int_TAU^inf 2x P(|X| > x) dx (upper sums)
@@ -548,6 +606,14 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
     E2 = np.zeros((p, p)); E2[iu] = e_kind[inv]; E2 = E2 + np.triu(E2, 1).T
     lower = max(lower, lam1 - float(np.linalg.norm(np.sqrt(E2) @ v1)))
     upper = min(upper, lam1 + math.sqrt(float(E2.sum())))
+    return lower, upper
+
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #e2ba7c9f
+def _threshold_lower_blocks(t, lower) -> float:
+    "(c) The lower bound of a clique support whose every entry is kept with high probability."
+    S, n, sig, noise_shape, supp, TAU, lmin = t.S, t.n, t.sig, t.noise_shape, t.supp, t.TAU, t.lmin
+    s_, t_, a_, b_, sd_, cnt, comps = t.s_, t.t_, t.a_, t.b_, t.sd_, t.cnt, _cliques(t.supp)
     # (c) err >= min(||T - Sigma||_2, lambda_min) always (the projection moves T by (-lambda_min(T))_+ <= (||T - Sigma|| - lambda_min)_+);
     # if the components C are cliques with every |Sigma_ij| > TAU_ij, on the event K that all support entries are kept,
     # ||T - Sigma||_2 >= Y = max_C |u_C^T E_C u_C| (u_C the top eigenvector of Sigma_C); E min(Y, c) >= E Y - E Y^2 / (4c), and
@@ -563,10 +629,65 @@ def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: f
         ey = max(_emax_abs(chi, max(l1s) * math.sqrt(2 / n)), sig * _emax_abs([(lambda t: 2 * special.ndtr(t) - 1, len(comps))], 1.0))
         ey2 = sum(m * (2 * l * l / n + (2 if noise_shape == "upper" else 1) * sig * sig) for l, m in l1s.items())
         lower = max(lower, ey - ey2 / (4 * lmin) - lmin * p_out)
-    return dict(lower=lower, upper=upper, tau=tau, tau_diagonal=tau_d, sigma=sig, sigma_offdiagonal=sig_off, p_bad=best_pg,
-                on_good=on_g, s=int((supp.sum(0) - 1).max()), noise_shape=noise_shape)
+    return lower
+
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #69e928eb
+def dp_threshold_bounds(Sigma, n: int, epsilon: float, delta: float, *, gamma: float = 2.0, noise_constant: float = 4.0,
+                        threshold_diagonal: bool = True, sensitivity_rule: str = "tight", calibration: str = "analytic",
+                        noise_shape: str = "vecd") -> dict:
+    "Bounds on E||Sigma_plus - Sigma||_2 of DP-Thresholding on n Gaussian N(0, Sigma) rows (the Wishart path), every entry thresholded at the level of its noise."
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    t = _threshold_setting(Sigma, n, epsilon, delta, gamma, noise_constant, threshold_diagonal, sensitivity_rule,
+                           calibration, noise_shape)
+    upper, on_g, _ = _threshold_upper(t)
+    lower, upper = _threshold_killed(t, _threshold_lower_diagonal(t), upper)
+    lower = _threshold_lower_blocks(t, lower)
+    return dict(lower=lower, upper=upper, tau=t.tau, tau_diagonal=t.tau_d, sigma=t.sig, sigma_offdiagonal=t.sig_off,
+                p_bad=t.best_pg, on_good=on_g, s=int((t.supp.sum(0) - 1).max()), noise_shape=noise_shape)
+
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #f401c200
+BOUNDS: dict = {}         # registry key -> its bound function, filled by `register_bound`
+BOUND_NAMES: dict = {}    # a shorter name -> (registry key, the options that name fixes)
+
+def register_bound(key: str, fn, *, names: dict | None = None):
+    """List `fn(n, p, k, epsilon, delta, **options) -> ErrorBounds` as the bound of the registered algorithm `key`.
+
+    `names`: shorter names of this bound, each with the options it fixes (e.g. {"smooth_cauchy": {"noise": "cauchy"}})."""
+    if not isinstance(key, str) or not key: raise TypeError(f"key: expected a registry key (a string), got {key!r}")
+    if not callable(fn): raise TypeError(f"fn: expected a function, got {type(fn).__name__}")
+    BOUNDS[key] = fn
+    for name, fixed in (names or {}).items(): BOUND_NAMES[name] = (key, dict(fixed))
+    return fn
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #18ade032
+def resolve_bound(method: str) -> tuple:
+    "(registry key, fixed options) of `method`: a key of BOUNDS, a name of BOUND_NAMES, or another name the registry answers to."
+    if method in BOUNDS: return method, {}
+    if method in BOUND_NAMES: return BOUND_NAMES[method]
+    from dppca_nb.algorithms.registry import get_algorithm
+    try: key = get_algorithm(method).key
+    except (KeyError, TypeError): key = None
+    if key not in BOUNDS:
+        raise ValueError(f"method: expected an algorithm with a registered bound ({', '.join(sorted(BOUNDS))}) or one of "
+                         f"{', '.join(sorted(BOUND_NAMES))}, got {method!r}")
+    return key, {}
+
+def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5,
+                 **options) -> ErrorBounds:
+    """Explicit lower and upper bounds on the MEAN error of the algorithm `method` on n Gaussian rows N(0, Sigma).
+
+    `options` are the bound function's (`BOUNDS[key]`): the algorithm's own options with its defaults, the population
+    spectrum `eigenvalues` (or `Sigma` for a covariance), and `data` ('gaussian', or 'clipped': rows clipped to the unit
+    ball, the bounds widen by cap x P(some row is clipped)). `method` of the result is the name asked for."""
+    key, fixed = resolve_bound(method)
+    fn = BOUNDS[key]
+    bad = sorted(set(options) - set(inspect.signature(fn).parameters))
+    if bad: raise TypeError(f"options: the bound of {key} takes {', '.join(list(inspect.signature(fn).parameters)[5:])}; got {', '.join(bad)}")
+    return dataclasses.replace(fn(n, p, k, epsilon, delta, **{**options, **fixed}), method=method)
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #74854fe1
 def clip_probability(eigenvalues, n: int, radius: float = 1.0) -> float:
     "Chernoff + union upper bound on P(some of n rows of N(0, Sigma) has norm > radius), Sigma with the given spectrum."
     lam = np.clip(_lam(eigenvalues), 0, None)
@@ -576,6 +697,147 @@ def clip_probability(eigenvalues, n: int, radius: float = 1.0) -> float:
     rate = np.max(ts * r2 + 0.5 * np.log1p(-2 * ts[:, None] * lam).sum(1))
     return float(min(1.0, n * math.exp(-rate)))
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #7acb75e5
+_TOPK_CLASS = ("this estimator (top-k eigenvectors of the released matrix) at every V, for Gaussian rows with this spectrum; "
+               "a bound for the measured algorithm, not for every estimator")
+
+def _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data, datas=("gaussian", "clipped"), pure=False) -> tuple:
+    "The checked public inputs of a top-k bound: (n, p, k, epsilon, delta (0 if `pure`), spectrum with a gap at k, cap)."
+    if data == "elliptical" and "elliptical" not in datas:
+        raise ValueError("data: 'elliptical' is for 'g_dppca' only (its spherical transform)")
+    check_choice(data, "data", datas)
+    p, n = check_int(p, "p", minimum=2), check_int(n, "n", minimum=2, allow_float=True)
+    eps, dlt = check_epsilon(epsilon), 0.0 if pure else check_delta(delta)
+    if eigenvalues is None: raise ValueError("eigenvalues: expected the population spectrum (p values)")
+    lam = _lam(eigenvalues, p)
+    if k is None: raise ValueError("k: expected the subspace dimension")
+    k = check_k(k, p)
+    if k == p or not lam[k - 1] > lam[k]:
+        raise ValueError(f"eigenvalues: expected an eigengap lambda_k > lambda_(k+1) with k < p, got k = {k}")
+    return n, p, k, eps, dlt, lam, projection_cap(p, k)
+
+def _topk_result(key, lo, up, lam, n, cap, data, cls, notes, informative=None) -> ErrorBounds:
+    "The ErrorBounds of a subspace method, widened by cap x P(some row is clipped) for data='clipped'."
+    q = clip_probability(lam, n) if data == "clipped" else 0.0
+    if q > 0: lo, up = max(lo - cap * q, 0.0), min(up + cap * q, cap)
+    hold = q <= 0.01 and (informative is None or lo > 0 or informative)
+    return ErrorBounds(key, float(lo), float(min(up, cap)), cls, 1.0, bool(hold), tuple(notes), "||P_hat - P||_F", cap)
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #c48393b4
+def _gaussian_release_bounds(key, model, n, p, k, epsilon, delta, eigenvalues, data, sensitivity_rule, calibration,
+                             noise_shape) -> ErrorBounds:
+    "The top-k bounds of one Gaussian release of the second moment: central (sd for sensitivity sqrt 2 / n) or local (sd sigma / sqrt n)."
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data)
+    if model == "local":
+        from dppca_nb.algorithms.local import local_noise_sigma
+        tau = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity_rule, calibration=calibration) / math.sqrt(n)
+    else: tau = gaussian_sigma(eps, dlt, second_moment_sensitivity(sensitivity_rule, n=n), calibration)
+    r = noisy_top_k_bounds(noise_moments(p, k, tau, noise_shape), gaussian_sampling_moments(lam, n, k))
+    off = tau / math.sqrt(2) if noise_shape == "vecd" else tau
+    notes = [f"noise sd {tau:.3g} on the diagonal, {off:.3g} off it ('{noise_shape}'); upper from {r['how']}"]
+    if r["spread"] > r["gap"] * (1 + 1e-9):
+        notes.append(f"lower divides by lambda_1 - lambda_p = {r['spread']:.3g}, not the gap {r['gap']:.3g}: looser by their ratio")
+    return _topk_result(key, r["lower"], r["upper"], lam, n, cap, data, _TOPK_CLASS, notes)
+
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #9fd4a35d
+def analyze_gauss_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
+                         data: str = "gaussian", sensitivity_rule: str = "tight", calibration: str = "analytic",
+                         noise_shape: str = "vecd") -> ErrorBounds:
+    "Bounds on E||P_hat - P||_F of Analyze Gauss (records in the unit ball, no centering) on Gaussian rows with this spectrum."
+    return _gaussian_release_bounds("analyze_gauss", "central", n, p, k, epsilon, delta, eigenvalues, data,
+                                    sensitivity_rule, calibration, noise_shape)
+
+def local_gaussian_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
+                          data: str = "gaussian", sensitivity_rule: str = "tight", calibration: str = "analytic",
+                          noise_shape: str = "vecd") -> ErrorBounds:
+    "Bounds on E||P_hat - P||_F of Algorithm 1 (`local_gaussian_pca`: the aggregate of n local reports) on Gaussian rows."
+    return _gaussian_release_bounds("local_gaussian_pca", "local", n, p, k, epsilon, delta, eigenvalues, data,
+                                    sensitivity_rule, calibration, noise_shape)
+
+register_bound("analyze_gauss", analyze_gauss_bounds)
+register_bound("local_gaussian_pca", local_gaussian_bounds, names={"local_gaussian": {}})
+
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #feaf1498
+def g_dppca_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
+                   data: str = "gaussian", sensitivity_rule: str = "tight", calibration: str = "analytic",
+                   noise_shape: str = "vecd", design: str | None = None, degree: int | None = None) -> ErrorBounds:
+    """Bounds on E||P_hat - P||_F of g-DPPCA (spherical transform, its pair design resolved from n as the algorithm does).
+
+    `data='elliptical'`: any elliptical rows (e.g. multivariate t); the lower bound then leaves out Kendall's Gaussian-only sampling term."""
+    from dppca_nb.algorithms.robust import kendall_sensitivity
+    from dppca_nb.algorithms.kendall import kendall_design
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    if noise_shape != "vecd": raise ValueError(f"noise_shape: g_dppca releases 'vecd' noise only, got {noise_shape!r}")
+    n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data, ("gaussian", "clipped", "elliptical"))
+    plan = kendall_design(n, design, degree)
+    sig = gaussian_sigma(eps, dlt, kendall_sensitivity(sensitivity_rule, n=n), calibration)
+    samp = kendall_sampling_moments(lam, n, k, plan["design"], plan["degree"] if plan["design"] == "regular" else None,
+                                    "elliptical" if data == "elliptical" else "gaussian")
+    r = noisy_top_k_bounds(noise_moments(p, k, sig, "vecd"), samp)
+    cls = (_TOPK_CLASS + "; the upper bound holds for any elliptical rows, the lower bound's sampling term "
+           "(the Hajek projection of Kendall's tau) for Gaussian rows")
+    notes = [f"{plan['design']} pair design (degree {plan['degree']})"
+             + ("; spectral norm of the sampling error from its Frobenius norm only" if plan["design"] == "regular" else ""),
+             "the lower bound counts the privacy noise only (elliptical rows)" if data == "elliptical" else
+             "the lower bound counts the privacy noise and Kendall's sampling error (its Hajek projection, Gaussian rows)"]
+    return _topk_result("g_dppca", r["lower"], r["upper"], lam, n, cap, data, cls, notes)
+
+register_bound("g_dppca", g_dppca_bounds)
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #9420132d
+def smooth_sensitivity_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *,
+                              eigenvalues=None, data: str = "gaussian", constants: str = "optimized",
+                              noise: str | None = None) -> ErrorBounds:
+    """Bounds on E||P_hat - P||_F of smooth-sensitivity PCA: Gaussian frame noise if delta > 0, Cauchy if delta = 0 (as
+    `smooth_sensitivity_pca`); `noise` ('gaussian' or 'cauchy') fixes one, and 'cauchy' sets delta = 0."""
+    check_choice(constants, "constants", ("optimized", "paper"))
+    noise = ("cauchy" if delta == 0 else "gaussian") if noise is None else check_choice(noise, "noise", ("gaussian", "cauchy"))
+    if noise == "gaussian" and delta == 0: raise ValueError("delta: 'smooth_gaussian' needs delta > 0 (delta = 0 is 'smooth_cauchy')")
+    n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data, pure=noise == "cauchy")
+    r = smooth_bounds(lam, n, k, eps, dlt, constants=constants)
+    notes = [f"{constants} constants: alpha = {r['alpha']:.3g}, beta = {r['beta']:.3g}"]
+    if dlt == 0:
+        notes.append("Cauchy frame noise: the lower bound works on the event that every noise entry is at most m "
+                     "(truncated moments), the upper bound through a union bound on ||Z||_F")
+    return _topk_result("smooth_sensitivity_pca", r["lower"], r["upper"], lam, n, cap, data, _TOPK_CLASS, notes)
+
+register_bound("smooth_sensitivity_pca", smooth_sensitivity_bounds,
+               names={"smooth_gaussian": {"noise": "gaussian"}, "smooth_cauchy": {"noise": "cauchy"}})
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #0c54ee3b
+def dp_threshold_covariance_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *,
+                                   Sigma=None, gamma: float = 2.0, s: int | None = None, eigenvalues=None,
+                                   data: str = "gaussian", sensitivity_rule: str = "tight", calibration: str = "analytic",
+                                   noise_shape: str = "vecd") -> ErrorBounds:
+    "Bounds on E||Sigma_plus - Sigma||_2 of DP-Thresholding on n Gaussian N(0, Sigma) rows (`k`, `eigenvalues`: unused)."
+    if data == "elliptical": raise ValueError("data: 'elliptical' is for 'g_dppca' only (its spherical transform)")
+    check_choice(data, "data", ("gaussian", "clipped")); check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    p, n = check_int(p, "p", minimum=2), check_int(n, "n", minimum=2, allow_float=True)
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    if Sigma is None: raise ValueError("Sigma: 'dp_threshold' needs the population covariance (p x p)")
+    S = np.asarray(Sigma, dtype=np.float64)
+    if S.shape != (p, p): raise ValueError(f"Sigma: expected a {p} x {p} matrix, got shape {S.shape}")
+    b = dp_threshold_bounds(S, n, eps, dlt, gamma=gamma, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                            noise_shape=noise_shape)
+    lam = np.sort(np.linalg.eigvalsh(S))[::-1]
+    q = clip_probability(lam, n) if data == "clipped" else 0.0
+    notes = [f"Sigma has {b['s']} off-diagonal entries in a column, more than s = {s}"] if s is not None and b["s"] > s else []
+    notes.append(f"thresholds tau = {b['tau']:.3g} off the diagonal, {b['tau_diagonal']:.3g} on it ('{noise_shape}' noise); "
+                 f"P(some entry misses its threshold) <= {b['p_bad']:.2g}")
+    if q > 0:
+        slack = q * (1 + lam[0] + b["sigma"] * p) + math.sqrt(8 * (lam.sum() ** 2 + b["sigma"] ** 2 * p * p)) * math.sqrt(q)
+        b["upper"] += slack; b["lower"] = max(b["lower"] - slack, 0.0)
+    return ErrorBounds("dp_threshold_covariance", float(b["lower"]), float(b["upper"]),
+                       "this estimator (DP-Thresholding) on Gaussian rows with covariance Sigma",
+                       1.0, q <= 0.01, tuple(notes), "||Sigma_plus - Sigma||_2", math.inf)
+
+register_bound("dp_threshold_covariance", dp_threshold_covariance_bounds, names={"dp_threshold": {}})
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #82770f9e
 def _log_binom(a, b):
     return math.lgamma(a + 1) - math.lgamma(b + 1) - math.lgamma(a - b + 1) if 0 <= b <= a else -math.inf
 
@@ -603,19 +865,21 @@ def sparse_sign_fano_lower(n: float, p: int, s: int, spike: float, c: float, rep
         if v > best: best, t_best = v, t
     return dict(lower=best, t=t_best, information=info, log_prior_size=logV, kl_report=kl_rep, kl_data=kl_data)
 
-def fantope_duality_gap(S, result, lam: float) -> float:
-    """Certified optimisation gap of a Fantope-ADMM result: an upper bound on max_F (<S, X> - lam ||X||_1) minus the objective at `result.X`.
 
-    Weak duality: for every Lambda with |Lambda_ij| <= lam, max_{X in F^k} <S, X> - lam ||X||_1 <= (sum of the top k
-    eigenvalues of S - Lambda); ADMM's scaled dual gives Lambda = ||S||_2 rho U (clipped to the box, so always feasible).
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #2312761e
+def fantope_duality_gap(S, result, penalty: float) -> float:
+    """Certified optimisation gap of a Fantope-ADMM result: an upper bound on max_F (<S, X> - penalty ||X||_1) minus the objective at `result.X`.
+
+    Weak duality: for every Lambda with |Lambda_ij| <= penalty, max_{X in F^k} <S, X> - penalty ||X||_1 <= (sum of the top k
+    eigenvalues of S - Lambda); ADMM's scaled dual gives Lambda = ||S||_2 admm_step U (clipped to the box, so always feasible).
 
     Parameters
     ----------
     S : array_like, shape (p, p)
         The symmetric matrix the program was solved for (not modified).
     result : FantopeResult
-        The output of `algorithms.fantope.fantope_admm` for `S` and `lam` (its X lies in the Fantope).
-    lam : float >= 0
+        The output of `algorithms.fantope.fantope_admm` for `S` and `penalty` (its X lies in the Fantope).
+    penalty : float >= 0
         The l1 penalty used.
 
     Returns
@@ -624,7 +888,7 @@ def fantope_duality_gap(S, result, lam: float) -> float:
         eta >= 0 (0 where rounding makes the computed gap negative).
     """
     S = np.asarray(S, dtype=np.float64)
-    lam = check_positive(lam, "lam", allow_zero=True)
+    lam = check_positive(penalty, "penalty", allow_zero=True)
     X = getattr(result, "X", None)
     if X is None or np.shape(X) != S.shape: raise ValueError(f"result: expected a FantopeResult for a {S.shape} problem")
     k = int(round(float(np.trace(X))))
@@ -632,10 +896,12 @@ def fantope_duality_gap(S, result, lam: float) -> float:
     dual = float(np.sort(np.linalg.eigvalsh((S + S.T) / 2 - (Lam + Lam.T) / 2))[::-1][:k].sum())
     return max(0.0, dual - (float(np.sum((S + S.T) / 2 * X)) - lam * float(np.abs(X).sum())))
 
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #3a35ea85
 def _fantope_upper(lam1, gap, s, n, p, sig, pen, eta, noise_shape, cap, n_t=15):
     """min over t in (0, pen] of min(cap, 2 x(t)) (1 - beta(t)) + cap beta(t), x(t) = ((pen + t) s + sqrt((pen + t)^2 s^2 + 2 gap eta)) / gap,
     beta(t) >= P(||S_hat - Sigma||_max > t) by a union over the upper triangle; every entry's product dominated by
-    (a, b) = (lambda_1, 0) on the diagonal and (lambda_1, lambda_1) off it (the centred log-MGF grows in a and b)."""
+    (a, b) = (lambda_1, 0) on the diagonal and (lambda_1, lambda_1) off it (the centered log-MGF grows in a and b)."""
     tau = sig / math.sqrt(n); off = tau / math.sqrt(2) if noise_shape == "vecd" else tau
     a, b, S_ = np.array([lam1, lam1]), np.array([0.0, lam1]), np.array([lam1, 0.0])
     sd, cnt = np.array([tau, off]), np.array([p, p * (p - 1) / 2])
@@ -650,148 +916,67 @@ def _fantope_upper(lam1, gap, s, n, p, sig, pen, eta, noise_shape, cap, n_t=15):
         if t == pen * 1.0: best["beta_lam"] = beta
     return best
 
-ERROR_BOUND_METHODS = ("local_gaussian", "local_sparse", "analyze_gauss", "dp_threshold", "smooth_gaussian", "smooth_cauchy", "g_dppca")
 
-_TOPK_CLASS = ("this estimator (top-k eigenvectors of the released matrix) at every V, for Gaussian rows with this spectrum; "
-               "a bound for the measured algorithm, not for every estimator")
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #8580c50c
+def _sparse_lower(n, p, k, lam, s, sig) -> tuple:
+    "(lower, lower_class, notes) of Algorithm 2: the Fano bound for k = 1, a spiked spectrum and a given s; else 0."
+    spiked = k == 1 and np.allclose(lam[1:], lam[-1], rtol=1e-9, atol=0.0) and lam[-1] > 0
+    if not (spiked and s is not None and 1 <= int(s) <= p):
+        return 0.0, _TOPK_CLASS, ["lower = 0: the Fano bound is derived for k = 1, a spiked spectrum and a given s only"]
+    f = sparse_sign_fano_lower(n, p, int(s), float(lam[0] / lam[-1] - 1), float(lam[-1]), sig)
+    cls = (f"the Bayes risk over the prior v uniform on the {int(s)}-sparse sign vectors (support and signs uniform; "
+           "V drawn afresh each run), of every estimator that sees the local reports (Fano with distance)")
+    return f["lower"], cls, [f"Fano: information <= {f['information']:.3g} nats against log|prior| = {f['log_prior_size']:.3g}; "
+                             "0 once the reports identify the support (a discrete prior's Bayes risk then vanishes)"]
 
-def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *,
-                 eigenvalues=None, Sigma=None, s: int | None = None, gamma: float = 2.0, data: str = "gaussian",
-                 sensitivity="tight", calibration: str = "analytic", noise_shape: str = "vecd",
-                 constants: str = "optimized", design: str | None = None, degree: int | None = None, lam=None,
-                 eta: float = 0.0) -> ErrorBounds:
-    """Explicit lower and upper bounds on the MEAN error of `method` on n Gaussian rows N(0, V diag(eigenvalues) V^T).
-
-    Error: ||P_hat - P||_F for the subspace methods, ||Sigma_plus - Sigma||_2 for 'dp_threshold' (give `Sigma`, and `gamma`).
-    `data`: 'gaussian' (unclipped Gaussian rows: the Wishart path of the studies), 'clipped' (rows clipped to the unit
-    ball first: the bounds widen by cap x P(some row is clipped)) or, for 'g_dppca' only, 'elliptical' (any elliptical
-    rows, e.g. multivariate t: the lower bound then leaves out Kendall's Gaussian-only sampling term). The options are the algorithms' own, with their
-    defaults: `noise_shape` ('vecd' or 'upper') of the second-moment releases and the local reports (g-DPPCA: 'vecd'
-    only), `constants` of smooth sensitivity, `design`/`degree` of g-DPPCA's pair design (None: as the algorithm),
-    `lam` the l1 penalty of 'local_sparse' (None: "rate", or "max", "safe" of `sparse_penalty`, or a number, as
-    `local_sparse_pca`) and `eta` a certified gap of its Fantope program (0: the exact optimum; see `fantope_duality_gap`)."""
-    check_choice(method, "method", ERROR_BOUND_METHODS)
-    pen_arg = lam                                      # `lam` is the spectrum below
-    if pen_arg is None or isinstance(pen_arg, str):
-        pen_rule = "rate" if pen_arg is None else check_choice(pen_arg, "lam", ("rate", "max", "safe"))
-    else: pen_rule = "user"; pen_arg = check_positive(pen_arg, "lam", allow_zero=True)
-    eta = check_positive(eta, "eta", allow_zero=True)
-    check_choice(data, "data", ("gaussian", "clipped", "elliptical"))
-    if data == "elliptical" and method != "g_dppca":
-        raise ValueError(f"data: 'elliptical' is for 'g_dppca' only (its spherical transform), got method {method!r}")
-    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
-    check_choice(constants, "constants", ("optimized", "paper"))
-    p = check_int(p, "p", minimum=2)
-    n = check_int(n, "n", minimum=2, allow_float=True)
-    eps = check_epsilon(epsilon)
-    dlt = 0.0 if method == "smooth_cauchy" else check_delta(delta)
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #36d61d3d
+def _sparse_upper(n, p, k, lam, s, sig, pen, pen_rule, eta, noise_shape, cap) -> tuple:
+    "(upper, informative, notes) of Algorithm 2: the Fantope bound where s and a positive penalty are given; else the cap."
+    if s is None or not 1 <= int(s) <= p:
+        return cap, False, ["upper = the largest distance: the Fantope bound needs the support size s of the projector"]
+    if pen <= 0: return cap, False, ["upper = the largest distance: the Fantope bound needs a penalty > 0"]
+    fb = _fantope_upper(float(lam[0]), float(lam[k - 1] - lam[k]), int(s), n, p, sig, pen, eta, noise_shape, cap)
+    ok = fb["beta"] <= 0.05 and fb["upper"] < random_subspace_level(p, k)   # informative: below a blind guess's error
     notes = []
-    if method == "dp_threshold":
-        if Sigma is None: raise ValueError("Sigma: 'dp_threshold' needs the population covariance (p x p)")
-        S = np.asarray(Sigma, dtype=np.float64)
-        if S.shape != (p, p): raise ValueError(f"Sigma: expected a {p} x {p} matrix, got shape {S.shape}")
-        b = dp_threshold_bounds(S, n, eps, dlt, gamma=gamma, sensitivity=sensitivity, calibration=calibration,
-                                noise_shape=noise_shape)
-        lam = np.sort(np.linalg.eigvalsh(S))[::-1]
-        q = clip_probability(lam, n) if data == "clipped" else 0.0
-        if s is not None and b["s"] > s: notes.append(f"Sigma has {b['s']} off-diagonal entries in a column, more than s = {s}")
-        notes.append(f"thresholds tau = {b['tau']:.3g} off the diagonal, {b['tau_diagonal']:.3g} on it ('{noise_shape}' noise); "
-                     f"P(some entry misses its threshold) <= {b['p_bad']:.2g}")
-        if q > 0:
-            slack = q * (1 + lam[0] + b["sigma"] * p) + math.sqrt(8 * (lam.sum() ** 2 + b["sigma"] ** 2 * p * p)) * math.sqrt(q)
-            b["upper"] += slack; b["lower"] = max(b["lower"] - slack, 0.0)
-        return ErrorBounds(method, float(b["lower"]), float(b["upper"]),
-                           "this estimator (DP-Thresholding) on Gaussian rows with covariance Sigma",
-                           1.0, q <= 0.01, tuple(notes), "||Sigma_plus - Sigma||_2", math.inf)
-    if eigenvalues is None: raise ValueError("eigenvalues: expected the population spectrum (p values)")
-    lam = _lam(eigenvalues, p)
-    if k is None: raise ValueError("k: expected the subspace dimension")
-    k = check_k(k, p)
-    if k == p or not lam[k - 1] > lam[k]:
-        raise ValueError(f"eigenvalues: expected an eigengap lambda_k > lambda_(k+1) with k < p, got k = {k}")
-    cap = projection_cap(p, k)
-    cls = _TOPK_CLASS
-    if method in ("local_gaussian", "analyze_gauss"):
-        from dppca_nb.algorithms.local import local_noise_sigma
-        if method == "local_gaussian":
-            tau = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity, calibration=calibration) / math.sqrt(n)
-        else:
-            tau = gaussian_sigma(eps, dlt, second_moment_sensitivity(sensitivity, n=n), calibration)
-        r = noisy_top_k_bounds(noise_moments(p, k, tau, noise_shape), gaussian_sampling_moments(lam, n, k))
-        lo, up = r["lower"], r["upper"]
-        off = tau / math.sqrt(2) if noise_shape == "vecd" else tau
-        notes.append(f"noise sd {tau:.3g} on the diagonal, {off:.3g} off it ('{noise_shape}'); upper from {r['how']}")
-        if r["spread"] > r["gap"] * (1 + 1e-9):
-            notes.append(f"lower divides by lambda_1 - lambda_p = {r['spread']:.3g}, not the gap {r['gap']:.3g}: looser by their ratio")
-    elif method == "g_dppca":
-        from dppca_nb.algorithms.robust import kendall_sensitivity
-        from dppca_nb.algorithms.kendall import kendall_design
-        if noise_shape != "vecd": raise ValueError(f"noise_shape: g_dppca releases 'vecd' noise only, got {noise_shape!r}")
-        plan = kendall_design(n, design, degree)
-        sig = gaussian_sigma(eps, dlt, kendall_sensitivity(sensitivity, n=n), calibration)
-        r = noisy_top_k_bounds(noise_moments(p, k, sig, "vecd"), kendall_sampling_moments(lam, n, k, plan["design"], plan["degree"] if plan["design"] == "regular" else None,
-                                                                                "elliptical" if data == "elliptical" else "gaussian"))
-        lo, up = r["lower"], r["upper"]
-        cls = (_TOPK_CLASS + "; the upper bound holds for any elliptical rows, the lower bound's sampling term "
-               "(the Hajek projection of Kendall's tau) for Gaussian rows")
-        notes.append(f"{plan['design']} pair design (degree {plan['degree']})"
-                     + ("; spectral norm of the sampling error from its Frobenius norm only" if plan["design"] == "regular" else ""))
-        notes.append("the lower bound counts the privacy noise only (elliptical rows)" if data == "elliptical" else
-                     "the lower bound counts the privacy noise and Kendall's sampling error (its Hajek projection, "
-                     "Gaussian rows)")
-    elif method in ("smooth_gaussian", "smooth_cauchy"):
-        if method == "smooth_gaussian" and dlt == 0: raise ValueError("delta: 'smooth_gaussian' needs delta > 0 (delta = 0 is 'smooth_cauchy')")
-        r = smooth_bounds(lam, n, k, eps, dlt, constants=constants)
-        lo, up = r["lower"], r["upper"]
-        notes.append(f"{constants} constants: alpha = {r['alpha']:.3g}, beta = {r['beta']:.3g}")
-        if method == "smooth_cauchy":
-            notes.append("Cauchy frame noise: the lower bound works on the event that every noise entry is at most m "
-                         "(truncated moments), the upper bound through a union bound on ||Z||_F")
-    else:                                              # local_sparse
-        from dppca_nb.algorithms.local import local_noise_sigma
-        lo, up = 0.0, cap
-        spiked = k == 1 and np.allclose(lam[1:], lam[-1], rtol=1e-9, atol=0.0) and lam[-1] > 0
-        if spiked and s is not None and 1 <= int(s) <= p:
-            sig = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity, calibration=calibration)
-            f = sparse_sign_fano_lower(n, p, int(s), float(lam[0] / lam[-1] - 1), float(lam[-1]), sig)
-            lo = f["lower"]
-            cls = (f"the Bayes risk over the prior v uniform on the {int(s)}-sparse sign vectors (support and signs uniform; "
-                   "V drawn afresh each run), of every estimator that sees the local reports (Fano with distance)")
-            notes.append(f"Fano: information <= {f['information']:.3g} nats against log|prior| = {f['log_prior_size']:.3g}; "
-                         "0 once the reports identify the support (a discrete prior's Bayes risk then vanishes)")
-        else:
-            notes.append("lower = 0: the Fano bound is derived for k = 1, a spiked spectrum and a given s only")
-        from dppca_nb.algorithms.local_sparse import sparse_penalty
-        sig = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity, calibration=calibration)
-        pen = sparse_penalty(n, p, sig, kind=pen_rule) if pen_rule != "user" else pen_arg
-        upper_ok = False
-        if s is None or not 1 <= int(s) <= p:
-            notes.append("upper = the largest distance: the Fantope bound needs the support size s of the projector")
-        elif pen <= 0:
-            notes.append("upper = the largest distance: the Fantope bound needs a penalty lam > 0")
-        else:
-            fb = _fantope_upper(float(lam[0]), float(lam[k - 1] - lam[k]), int(s), n, p, sig, pen, eta, noise_shape, cap)
-            up = fb["upper"]
-            upper_ok = fb["beta"] <= 0.05 and up < random_subspace_level(p, k)   # informative: below a blind guess's error
-            if math.isfinite(fb["fro"]):
-                notes.append(f"Fantope bound (Vu et al. 2013): ||X_hat - Pi||_F <= {fb['fro']:.3g} and ||P_hat - P||_F <= twice that "
-                             f"when ||S_hat - Sigma||_max <= t = {fb['t']:.3g} <= lam = {pen:.3g} ('{pen_rule}'), which fails "
-                             f"with probability <= {fb['beta']:.2g} (charged at the cap)")
-            if not upper_ok:
-                notes.append(f"upper ~ the largest distance: the condition lam = {pen:.3g} ('{pen_rule}') >= ||S_hat - Sigma||_max "
-                             f"is not shown (P(fails) <= {fb['beta_lam']:.2g}, above 0.05), or the bound is not below a random subspace's error"
-                             + ("; the 'rate' penalty is below the noise's max" if pen_rule == "rate" else ""))
-            notes.append(f"at a Fantope optimum within eta = {eta:.3g} of the best objective" + (
-                " (eta = 0: the exact optimum; ADMM reaches it only to its tolerance, a condition not proven here: "
-                "fantope_duality_gap certifies eta for a run)" if eta == 0 else " (certified)"))
-    q = clip_probability(lam, n) if data == "clipped" else 0.0
-    if q > 0: lo, up = max(lo - cap * q, 0.0), min(up + cap * q, cap)
-    hold = q <= 0.01 and (method != "local_sparse" or lo > 0 or upper_ok)
-    return ErrorBounds(method, float(lo), float(min(up, cap)), cls, 1.0, bool(hold), tuple(notes), "||P_hat - P||_F", cap)
+    if math.isfinite(fb["fro"]):
+        notes.append(f"Fantope bound (Vu et al. 2013): ||X_hat - Pi||_F <= {fb['fro']:.3g} and ||P_hat - P||_F <= twice that "
+                     f"when ||S_hat - Sigma||_max <= t = {fb['t']:.3g} <= penalty = {pen:.3g} ('{pen_rule}'), which fails "
+                     f"with probability <= {fb['beta']:.2g} (charged at the cap)")
+    if not ok:
+        notes.append(f"upper ~ the largest distance: the condition penalty = {pen:.3g} ('{pen_rule}') >= ||S_hat - Sigma||_max "
+                     f"is not shown (P(fails) <= {fb['beta_lam']:.2g}, above 0.05), or the bound is not below a random subspace's error"
+                     + ("; the 'rate' penalty is below the noise's max" if pen_rule == "rate" else ""))
+    notes.append(f"at a Fantope optimum within eta = {eta:.3g} of the best objective" + (
+        " (eta = 0: the exact optimum; ADMM reaches it only to its tolerance, a condition not proven here: "
+        "fantope_duality_gap certifies eta for a run)" if eta == 0 else " (certified)"))
+    return fb["upper"], ok, notes
 
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #659d790e
+def local_sparse_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
+                        s: int | None = None, penalty=None, eta: float = 0.0, data: str = "gaussian",
+                        sensitivity_rule: str = "tight", calibration: str = "analytic", noise_shape: str = "vecd") -> ErrorBounds:
+    """Bounds on E||P_hat - P||_F of Algorithm 2 (`local_sparse_pca`): the Fano lower bound and the Fantope upper bound.
+
+    `penalty`: None ("rate"), "max", "safe" (`sparse_penalty`'s rules) or a number, as `local_sparse_pca`; `eta`: a certified
+    gap of its Fantope program (0: the exact optimum; see `fantope_duality_gap`)."""
+    from dppca_nb.algorithms.local import local_noise_sigma
+    from dppca_nb.algorithms.local_sparse import sparse_penalty
+    if penalty is None or isinstance(penalty, str):
+        rule = "rate" if penalty is None else check_choice(penalty, "penalty", ("rate", "max", "safe"))
+    else: rule, penalty = "user", check_positive(penalty, "penalty", allow_zero=True)
+    eta = check_positive(eta, "eta", allow_zero=True)
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data)
+    sig = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity_rule, calibration=calibration)
+    lo, cls, notes = _sparse_lower(n, p, k, lam, s, sig)
+    pen = sparse_penalty(n, p, sig, kind=rule) if rule != "user" else penalty
+    up, ok, more = _sparse_upper(n, p, k, lam, s, sig, pen, rule, eta, noise_shape, cap)
+    return _topk_result("local_sparse_pca", lo, up, lam, n, cap, data, cls, notes + more, informative=ok)
+
+register_bound("local_sparse_pca", local_sparse_bounds, names={"local_sparse": {}})
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #19fb1a99
-def adaptive_bounds(n, p: int, k: int | None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
+def adaptive_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
                     data: str = "gaussian") -> ErrorBounds:
     "The entry of the adaptive DP-PCA: lower = the central minimax bound (this estimator is rotation-equivariant); no explicit upper bound (the cap)."
     from dppca_nb.theory.minimax import minimax_lower_bound
@@ -801,24 +986,17 @@ def adaptive_bounds(n, p: int, k: int | None, epsilon: float = 1.0, delta: float
     if k is None: raise ValueError("k: expected the subspace dimension")
     lam, k = _lam(eigenvalues, p), check_k(k, p)
     cap = projection_cap(p, k)
+    from dppca_nb.theory.bounds import adaptive_rate
     mm = minimax_lower_bound("central", n=n, p=p, k=k, epsilon=epsilon, delta=delta, eigenvalues=lam)
+    rate = adaptive_rate(n, p, k, epsilon, delta, eigenvalues=lam)
     notes = ("upper = the largest distance: no explicit bound is derived (noise scaled by released, data-dependent "
-             "spreads; clipping bias; the iteration's error propagation), see theory.bounds.adaptive_rate for the rate",
+             "spreads; clipping bias; the iteration's error propagation)",
              "lower: minimax_lower_bound('central') (rotation-equivariant estimator: the same mean error at every V); "
-             "the same with the rows clipped to the unit ball")
-    return ErrorBounds("adaptive_dp_pca", float(mm.lower), float(cap),
+             "the same with the rows clipped to the unit ball",
+             f"the papers' rate, a rate and not a bound (constants unknown, set to 1; theory.bounds.adaptive_rate): {rate:.3g}")
+    return ErrorBounds("adaptive_dp_kpca", float(mm.lower), float(cap),
                        "every (epsilon, delta)-DP estimator of Gaussian rows with this spectrum (Bayes risk), so this "
                        "rotation-equivariant one at every V", 1.0, False, notes, "||P_hat - P||_F", cap)
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #666c143c
-ERROR_BOUND_METHODS = ERROR_BOUND_METHODS + ("adaptive_dp_pca",)
-_error_bounds_before_adaptive = error_bounds
-
-def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5,
-                 **options) -> ErrorBounds:
-    """Explicit lower and upper bounds on the MEAN error of `method` on n Gaussian rows N(0, V diag(eigenvalues) V^T).
-
-    The methods of `ERROR_BOUND_METHODS`, with their options (see the entry point above); "adaptive_dp_pca" takes
-    `eigenvalues` and `data` and returns `adaptive_bounds`."""
-    if method == "adaptive_dp_pca": return adaptive_bounds(n, p, k, epsilon, delta, **options)
-    return _error_bounds_before_adaptive(method, n, p, k, epsilon, delta, **options)
+register_bound("adaptive_dp_kpca", adaptive_bounds)

@@ -1,0 +1,229 @@
+"""Every release says how good it is, one ledger, scikit-learn's PCA where the release allows it, the pure-DP subspace's
+refusal, a private center that converges, and defaults that fit the bundled data: one test (or a few) per item."""
+import warnings
+
+import numpy as np
+import pytest
+
+from dppca_nb.core.linalg import random_subspace_level
+from dppca_nb.estimators import (ESTIMATORS, AnalyzeGaussPCA, LocalGaussianPCA, PureDPSubspace, SmoothSensitivityPCA,
+                                 UtilityWarning, debiased_spectrum, expected_subspace_error, release_noise_sd)
+from dppca_nb.privacy.accounting import PrivacyAccountant, default_accountant
+
+warnings.filterwarnings("ignore", category=UserWarning)
+
+
+def _spiked(n=4000, p=8, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)) * np.array([0.5, 0.3] + [0.05] * (p - 2))
+    return X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+
+
+X8 = _spiked()
+
+
+# --- 1. the expected error and the UtilityWarning, from released values and public quantities only ----------------
+
+def test_expected_error_is_post_processing_of_the_release():
+    "expected_error_ is the same function of the released eigenvalues and the public noise scale, recomputed here."
+    from dppca_nb.privacy.centering import plan_centered
+    est = AnalyzeGaussPCA(2, centering="none", radius=1.0, random_state=3).fit(X8)
+    rel = est._plan(*X8.shape, 2).release(X8, 3)
+    sd = release_noise_sd(rel.extras["main_contract"])
+    spec, total, _ = debiased_spectrum(rel.extras["eigenvalues"], sd)
+    from dppca_nb.privacy.mechanisms import NOISE_SHAPES
+    e, iv = expected_subspace_error(spec, 2, sd / NOISE_SHAPES["vecd"].offdiag)
+    assert (e, iv) == (est.expected_error_, est.expected_error_interval_)
+    assert est.explained_variance_ratio_.tolist() == (spec[:2] / total).tolist()
+    assert plan_centered                                                       # (the plan composed by the estimator)
+
+
+def test_utility_warning_exactly_near_the_random_level():
+    "A warning where the expected error reaches 0.7 of the random level (or a component is unresolved), none elsewhere."
+    for eps, want in ((0.05, True), (20.0, False)):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            est = AnalyzeGaussPCA(2, epsilon=eps, random_state=0).fit(X8)
+        got = any(x.category is UtilityWarning for x in w)
+        near = est.expected_error_ >= 0.7 * random_subspace_level(8, 2)
+        assert got == want == near, (eps, est.expected_error_)
+    assert issubclass(UtilityWarning, UserWarning)
+
+
+def test_expected_error_is_none_with_a_reason_where_no_bound_applies():
+    est = PureDPSubspace(2, order_share=0.0, random_state=0).fit(X8[:500])
+    assert est.expected_error_ is None and est.expected_error_interval_ is None and "None" in est.expected_error_note_
+
+
+def test_pure_expected_error_within_a_factor_two_of_the_measured():
+    "The exponential mechanism's first-order error, from released variances and public exponents, within 2x (4 seeds)."
+    from dppca_nb.core.linalg import subspace_distance, top_k_eigvecs
+    from dppca_nb.estimators import PureDPPCA
+    X = np.random.default_rng(0).normal(size=(10_000, 10)) * np.array([0.5, 0.35] + [0.1] * 8)
+    for cls in (PureDPPCA, PureDPSubspace):
+        fits = [cls(2, epsilon=1.0, random_state=s).fit(X) for s in range(4)]
+        meas = []
+        for f in fits:
+            Y = X - f.mean_
+            Y = Y * np.minimum(1, f.radius_ / np.linalg.norm(Y, axis=1))[:, None]
+            meas.append(subspace_distance(f.components_.T, top_k_eigvecs(Y.T @ Y, 2)))
+        e = np.mean([f.expected_error_ for f in fits])
+        assert 0.5 < e / np.mean(meas) < 2 and fits[0].expected_error_interval_ is None, (cls.__name__, e, np.mean(meas))
+
+
+def _utility_messages(fit):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        est = fit()
+    return est, [str(x.message) for x in w if x.category is UtilityWarning]
+
+
+def test_utility_warning_names_unresolved_components():
+    "Two strong directions in p = 8: a third component is one the noise chose, and the warning says keep 2."
+    est, msgs = _utility_messages(lambda: AnalyzeGaussPCA(3, epsilon=5.0, random_state=0).fit(X8))
+    assert est.n_components_ == 3 and any("n_components=2" in m for m in msgs), msgs
+    est, msgs = _utility_messages(lambda: AnalyzeGaussPCA(2, epsilon=5.0, random_state=0).fit(X8))
+    assert msgs == []                                                      # both resolved, far from the random level
+
+
+def test_utility_warning_radius_at_the_end_of_its_public_range():
+    "Norms uniform on [0.5, 1.5] (median 1): a public range up to 0.9 releases its upper end; up to 10 it does not."
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 6))
+    X *= (rng.uniform(0.5, 1.5, 4000) / np.linalg.norm(X, axis=1))[:, None]
+    kw = dict(radius="private", centering="none", random_state=0)
+    est, msgs = _utility_messages(lambda: AnalyzeGaussPCA(2, radius_bounds=(0.01, 0.9), **kw).fit(X))
+    assert est.radius_ == pytest.approx(2 * 0.9) and any("upper end of its public range" in m for m in msgs), msgs
+    est, msgs = _utility_messages(lambda: AnalyzeGaussPCA(2, radius_bounds=(0.01, 10.0), **kw).fit(X))
+    assert not any("public range" in m for m in msgs), msgs
+
+
+def test_utility_warning_for_a_zero_covariance():
+    "DP-Thresholding on 150 rows: every entry falls below the threshold, the released covariance is 0, and it says so."
+    from dppca_nb.estimators import DPThresholdCovariance
+    X = np.random.default_rng(0).normal(size=(150, 4)) / 4
+    est, msgs = _utility_messages(lambda: DPThresholdCovariance(random_state=0).fit(X))
+    assert not np.any(est.covariance_) and any("released covariance is 0" in m for m in msgs), msgs
+    big = _spiked(20_000, 4) * 0.5
+    est, msgs = _utility_messages(lambda: DPThresholdCovariance(epsilon=5.0, random_state=0).fit(big))
+    assert np.any(est.covariance_) and not any("covariance is 0" in m for m in msgs), msgs
+
+
+# --- 2. variance ratios in [0, 1], summing to at most 1; the ordering step -----------------------------------------
+
+@pytest.mark.parametrize("name", [n for n in ESTIMATORS if n != "DPThresholdCovariance"])
+def test_variance_ratio_is_a_share(name):
+    kw = dict(max_iter=30) if name == "LocalSparsePCA" else {}
+    est = ESTIMATORS[name](2, random_state=0, **kw).fit(X8[:1500])
+    if hasattr(est, "explained_variance_ratio_"):
+        r = est.explained_variance_ratio_
+        assert np.all((r >= 0) & (r <= 1)) and r.sum() <= 1 + 1e-12, r
+
+
+def test_covtype_local_ratio_is_no_longer_above_one():
+    from dppca_nb.data.datasets import load_covtype
+    est = LocalGaussianPCA(3, random_state=0).fit(load_covtype(source="sample"))
+    assert est.explained_variance_ratio_.sum() <= 1 and np.all(est.explained_variance_ratio_ <= 1)
+
+
+def test_order_share_orders_or_not():
+    a = SmoothSensitivityPCA(2, random_state=0).fit(X8)
+    b = SmoothSensitivityPCA(2, order_share=0.0, random_state=0).fit(X8)
+    assert a.components_ordered_ and not b.components_ordered_ and not hasattr(b, "explained_variance_")
+    assert "order" in dict(a.contract_.parts) and a.privacy_["epsilon_spent"] <= 1 + 1e-9
+
+
+# --- 3. one ledger ---------------------------------------------------------------------------------------------------
+
+def test_default_ledger_blocks_and_grid_search():
+    from sklearn.model_selection import GridSearchCV
+    before = len(default_accountant().ledger)
+    est = AnalyzeGaussPCA(2, random_state=0).fit(X8)
+    after = len(default_accountant().ledger)
+    assert after == before + len(est._spends) and est.accountant_ is default_accountant()   # every part of the fit
+    with PrivacyAccountant() as led:
+        GridSearchCV(AnalyzeGaussPCA(2, random_state=0), {"epsilon": [0.5, 1.0]}, cv=2).fit(X8)
+    assert sum(s.label.endswith(".components") for s in led.ledger) == 2 * 2 + 1     # 4 fits and the refit
+    assert len(default_accountant().ledger) == after                       # the block's fits went to the block
+
+
+def test_pipeline_and_its_accountant_say_one_number():
+    from dppca_nb.preprocessing import PrivateStandardScaler, private_pipeline
+    acc = PrivacyAccountant(None, 1e-5)
+    pipe = private_pipeline(PrivateStandardScaler(epsilon=0.5, delta=1e-6, random_state=0),
+                            AnalyzeGaussPCA(2, epsilon=1.0, delta=1e-6, radius=4.0, centering="none", random_state=0),
+                            accountant=acc).fit(X8)
+    assert pipe.privacy_["epsilon"] == pytest.approx(acc.spent(), rel=1e-12) and pipe.privacy_["delta"] == 1e-5
+
+
+# --- 4. scikit-learn's PCA where the release allows it -----------------------------------------------------------------
+
+def test_non_private_limit_agrees_with_scikit_learn():
+    from sklearn.decomposition import PCA
+    Xs = X8 / 4
+    with pytest.warns(Warning, match="non-private limit"):
+        lim = AnalyzeGaussPCA(2, epsilon=np.inf, radius=10.0).fit(Xs)
+    sk = PCA(2).fit(Xs)
+    assert lim.score(Xs) == pytest.approx(sk.score(Xs), rel=1e-6)     # 1/n against scikit-learn's 1/(n - 1)
+    assert np.allclose(np.abs(lim.components_ @ sk.components_.T), np.eye(2), atol=1e-8)
+    assert lim.contract_.guarantee.startswith("not private")
+    with PrivacyAccountant(3.0, 1e-5):
+        with pytest.raises(ValueError, match="Nothing was spent"): AnalyzeGaussPCA(2, epsilon=np.inf).fit(Xs)
+
+
+def test_mle_whiten_covariance_and_table():
+    est = AnalyzeGaussPCA("mle", epsilon=5.0, random_state=0).fit(X8)
+    assert 1 <= est.n_components_ <= 2                                     # two strong directions, the rest near noise
+    w = AnalyzeGaussPCA(2, whiten=True, random_state=0).fit(X8)
+    assert np.allclose(np.var(w.transform(X8), axis=0), 1.0, atol=0.5)     # unit variance up to the noise
+    assert np.allclose(np.linalg.inv(w.get_covariance()), w.get_precision())
+    assert w.singular_values_.shape == (2,) and w.noise_variance_ >= 0 and w.n_samples_ == len(X8)
+    pd = pytest.importorskip("pandas")
+    from dppca_nb.estimators import privacy_table
+    t = privacy_table(n=60, p=4)
+    assert isinstance(t, pd.DataFrame) and "AnalyzeGaussPCA" in t.index
+    assert privacy_table(n=60, p=4, markdown=True).startswith("| estimator |")
+
+
+# --- 5. the pure-DP subspace refuses at once ------------------------------------------------------------------------
+
+def test_pure_subspace_refuses_before_reading():
+    before = len(default_accountant().ledger)
+    with pytest.raises(ValueError, match="Nothing was read"):
+        PureDPSubspace(20, random_state=0).fit(np.random.default_rng(0).normal(size=(500, 40)) * 0.1)
+    assert len(default_accountant().ledger) == before                    # refused at planning: nothing spent
+
+
+# --- 6. a private center that converges -------------------------------------------------------------------------------
+
+def test_center_converges_on_shifted_heavy_tails():
+    from dppca_nb.privacy.centering import plan_centered
+    from dppca_nb.privacy.releases import plan_second_moment
+    mu = np.array([3.0, -2.0, 1.0, 0.5])
+    rng = np.random.default_rng(1)
+    n = 100_000
+    X = mu + rng.standard_normal((n, 4)) / np.sqrt(rng.chisquare(1, (n, 1)))
+    err = {loc: np.linalg.norm(plan_centered(lambda e, d, R: plan_second_moment(n, 4, e, d, radius=R), n, 4, 1.0, 1e-6,
+                                             radius=1.0, location=loc).release(X, 2).extras["mean"] - mu)
+           for loc in ("none", "auto")}
+    assert err["none"] > 1.0 and err["auto"] < 0.05, err
+
+
+def test_location_and_order_publish_the_same_metadata_on_neighbours():
+    from dppca_nb.privacy.centering import plan_private_location, plan_order
+    X = _spiked(2000, 4)
+    Y = X.copy(); Y[0] = 50.0
+    pl, po = plan_private_location(2000, 4, 1.0), plan_order(2000, 4, 2, 0.5, 1e-6)
+    a, b = pl.release(X, 1), pl.release(Y, 1)
+    assert a.contract is b.contract is pl.contract and set(a.extras) == set(b.extras) == set()
+    V = np.eye(4)[:, :2]
+    c, d = po.release(X, 1, basis=V), po.release(Y, 1, basis=V)
+    assert c.contract is d.contract is po.contract and set(c.extras) == set(d.extras) == {"order_variances", "order_total"}
+
+
+# --- 7. defaults that fit the bundled data ----------------------------------------------------------------------------
+
+def test_default_radius_clips_no_row_of_the_covtype_sample():
+    from dppca_nb.data.datasets import load_covtype
+    est = AnalyzeGaussPCA(3, random_state=0).fit(load_covtype(source="sample"))
+    assert est.radius_ == 2.0 and est.diagnostics_not_private_["n_clipped"] == 0
