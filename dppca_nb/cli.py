@@ -945,7 +945,8 @@ def _and(items) -> str:
 
 # %% ../nbs/09_cli/00_cli.ipynb #0927e2ea
 _PART_WORDS = {"scaler": "the column means and scales", "mean_radius": "the norm bound for the mean",
-               "radius": "the norm bound", "mean": "the mean", "tau": "Kendall's tau matrix"}
+               "radius": "the norm bound", "mean": "the mean", "tau": "Kendall's tau matrix",
+               "location": "the coarse location"}
 
 def part_words(path: tuple, alg: Algorithm) -> str:
     "A part of the budget in words: its name (`path`: the names from the whole down to it) as a reader says it."
