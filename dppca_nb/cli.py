@@ -17,18 +17,22 @@ import warnings
 from dataclasses import replace
 from pathlib import Path
 import numpy as np
-from .core.linalg import top_k_eigvecs
-from .core.validation import check_k
-from .privacy.contract import Release
+from .core.linalg import top_k_eigvecs, random_subspace_level
+from .core.validation import check_k, Diagnostics
+from .privacy.contract import Contract, Release
+from .privacy.mechanisms import gaussian_sigma, NOISE_SHAPES
 from .privacy.centering import ClippingWarning
-from .algorithms.registry import (Algorithm, Parameter, PARAMETERS, algorithms, get_algorithm, parameter,
+from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorithm, parameter,
                                           check_parameter)
 
 # %% auto #0
-__all__ = ['NOT_SHOWN', 'DIAGNOSTICS_LABEL', 'DEFAULT_RADIUS_NOTE', 'CLIError', 'method_name', 'get_method', 'budget_delta',
-           'fit_options', 'parse_option', 'select_columns', 'read_numeric_csv', 'read_mean', 'check_output',
-           'estimator_for', 'flag_of', 'fit_estimator', 'fit_release', 'diagnostics_text', 'fit_record',
-           'site_renderer', 'render_docs', 'option_flags', 'build_parser', 'main']
+__all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL', 'SHOW_COLUMNS', 'SHOW_COMPONENTS', 'CLIError',
+           'method_name', 'get_method', 'budget_delta', 'fit_options', 'parse_option', 'select_columns',
+           'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius', 'check_output', 'estimator_for', 'flag_of',
+           'scaled_pipeline', 'norm_bounds', 'fit_estimator', 'scaler_error', 'released_spectrum',
+           'covariance_assessment', 'assess_fit', 'fit_release', 'diagnostics_text', 'part_words', 'budget_parts',
+           'privacy_sentence', 'collect_warnings', 'fit_record', 'result_text', 'explain_text', 'site_renderer',
+           'render_docs', 'option_flags', 'build_parser', 'main']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
 class CLIError(Exception):
@@ -50,12 +54,13 @@ def method_name(alg: Algorithm) -> str:
     return alg.key.replace("_", "-")
 
 def get_method(method: str) -> Algorithm:
-    """The registered algorithm that `--method method` names (its key, dashed key or an alias).
+    """The registered algorithm that `--method method` names: its key as Python spells it (`analyze_gauss`), the key
+    with dashes, an alias, or its estimator's class name (`AnalyzeGaussPCA`).
 
     Parameters
     ----------
     method : str
-        Any name in an entry's `names`.
+        Any name in an entry's `names`, or an entry's `estimator`.
 
     Returns
     -------
@@ -63,13 +68,16 @@ def get_method(method: str) -> Algorithm:
         The entry; a CLIError naming --method and listing the methods if there is none.
     """
     try: return get_algorithm(method)
-    except KeyError:
-        known = ", ".join(method_name(a) for a in algorithms().values())
-        raise CLIError(f"--method: unknown method {method!r}; choose one of {known}") from None
+    except KeyError: pass
+    for a in algorithms().values():
+        if a.estimator and method == a.estimator: return a
+    known = ", ".join(method_name(a) for a in algorithms().values())
+    raise CLIError(f"--method: unknown method {method!r}; choose one of {known}")
+
 
 # %% ../nbs/09_cli/00_cli.ipynb #7dfd71d9
-def budget_delta(method: str, delta: float | None) -> float:
-    """The delta `--method method` runs with, by its registered measure.
+def budget_delta(method: str, delta: float | None, scale: str = "none") -> float:
+    """The delta `--method method` runs with, by its registered measure (and `--scale`: the private scaler needs one).
 
     Parameters
     ----------
@@ -77,29 +85,28 @@ def budget_delta(method: str, delta: float | None) -> float:
         A name of a registered algorithm.
     delta : float in [0, 1) or None
         The --delta given (None: omitted).
+    scale : {"none", "private"}
+        The --scale given: a private scaler is an (epsilon, delta) release, so a pure method then takes --delta too.
 
     Returns
     -------
     float
         `delta`; 0.0 when omitted for a method that is pure (or pure when delta = 0). A CLIError naming --delta when an
-        (epsilon, delta) method has none, or a pure one is given one.
+        (epsilon, delta) release has none, or a pure one is given one.
     """
     alg, flag = get_method(method), PARAMETERS["delta"].cli_flag
+    if scale == "private" and delta in (None, 0, 0.0):
+        raise CLIError(f"{flag}: --scale private is an (epsilon, delta) release (the Gaussian mechanism on the column "
+                       f"means and scales) and needs {flag} in (0, 1)")
     if alg.measure == "approximate" and delta is None:
         raise CLIError(f"{flag}: method {method!r} is (epsilon, delta)-DP and needs {flag} in (0, 1)")
-    if alg.measure == "pure" and delta not in (None, 0, 0.0):
+    if alg.measure == "pure" and delta not in (None, 0, 0.0) and scale != "private":
         raise CLIError(f"{flag}: method {method!r} is pure epsilon-DP; omit {flag}")
     return 0.0 if delta is None else float(delta)
 
+
 # %% ../nbs/09_cli/00_cli.ipynb #5e465ce0
 _FIT_OWN = ("n_components", "epsilon", "delta", "random_state", "mean")   # -k, the budget, --seed, --mean FILE
-
-def _described(name: str, alg: Algorithm) -> Parameter:
-    "The table's description of option `name` of `alg` (TRANSITION: an entry not yet planned in its module: a number or a word)."
-    try: return parameter(name, alg.parameters)
-    except KeyError:
-        if getattr(alg.planner, "option_defaults", None) is None or name not in alg.options: raise
-        return Parameter(name, "a number or a word", "An option of the algorithm (see its function).")
 
 def fit_options(alg: Algorithm) -> dict:
     """The options `fit` takes for `alg` besides its own arguments: the estimator's parameters that have a flag.
@@ -117,7 +124,11 @@ def fit_options(alg: Algorithm) -> dict:
     from dppca_nb.estimators import fit_parameters              # scikit-learn: loaded when a method is run
     out = {}
     for name in fit_parameters(alg):
-        flag = None if name in _FIT_OWN else _described(name, alg).cli_flag
+        if name in _FIT_OWN: continue
+        try: flag = parameter(name, alg.parameters).cli_flag
+        except KeyError:
+            if name in alg.options: raise            # every option of the algorithm is described
+            continue                                 # an estimator's own setting (how it transforms): not fit's
         if flag is not None: out[flag] = name
     return out
 
@@ -157,9 +168,7 @@ def parse_option(text: str, name: str, alg: Algorithm, flag: str):
         The value (a word, a number, None, a bool, a tuple of numbers); a CLIError naming the flag and the parameter's
         type if no reading is accepted.
     """
-    par = _described(name, alg)
-    if not par.accepts:                       # TRANSITION: an undescribed option, checked by its algorithm
-        return next((v for a in ("int>=0", "real>0", "none", "bool") if (v := _read(text, a)) is not _NO), text)
+    par = parameter(name, alg.parameters)
     for a in par.accepts:
         v = _read(text, a)
         if v is _NO: continue
@@ -329,8 +338,77 @@ def read_mean(path, names, delimiter: str = ","):
     return v
 
 
+# %% ../nbs/09_cli/00_cli.ipynb #a652d18c
+def _pair(text: str) -> tuple:
+    "(lo, hi) of 'LO:HI'; a CLIError naming --bounds."
+    lo, sep, hi = text.strip().partition(":")
+    try:
+        if sep: return float(lo), float(hi)
+    except ValueError: pass
+    raise CLIError(f"--bounds: expected LO:HI (two numbers), got {text.strip()!r}")
+
+def read_bounds(spec, names, delimiter: str = ",") -> tuple:
+    """The public bounds of every column, from `--bounds SPEC`: `LO:HI` (every column), p comma-separated `LO:HI` (in
+    the columns' order), or a file of two rows, the lower bounds then the upper ones (matched by name under a header).
+
+    Parameters
+    ----------
+    spec : str or Path
+        The flag's text: a bounds specification, or the path of a bounds file.
+    names : list of str
+        Column names of the data.
+    delimiter : str
+        Field separator of a bounds file.
+
+    Returns
+    -------
+    tuple (ndarray (p,), ndarray (p,))
+        (lo, hi), finite with lo < hi in every column; a CLIError naming --bounds otherwise.
+    """
+    p, text = len(names), str(spec)
+    if ":" in text and not Path(text).exists():
+        pairs = [_pair(t) for t in text.split(",")]
+        if len(pairs) not in (1, p):
+            raise CLIError(f"--bounds: expected one LO:HI for every column, or p = {p} of them, got {len(pairs)}")
+        lo, hi = (np.array([q[i] for q in pairs]) * np.ones(p) for i in (0, 1))
+    else:
+        M, b_names, has_header = _read_table(text, delimiter, what="--bounds")
+        if M.shape[0] != 2: raise CLIError(f"--bounds: expected two rows (lower bounds, then upper), got {M.shape[0]}")
+        if has_header:
+            missing = [c for c in names if c not in b_names]
+            if missing: raise CLIError(f"--bounds: {text} has no column {missing[0]!r} (its header names the columns)")
+            M = M[:, [b_names.index(c) for c in names]]
+        elif M.shape[1] != p: raise CLIError(f"--bounds: expected p = {p} numbers in each row, got {M.shape[1]}")
+        lo, hi = M[0].copy(), M[1].copy()
+    bad = np.flatnonzero(~(np.isfinite(lo) & np.isfinite(hi) & (lo < hi)))
+    if bad.size: raise CLIError(f"--bounds: column {names[bad[0]]!r}: expected finite LO < HI, got {lo[bad[0]]:g}:{hi[bad[0]]:g}")
+    return lo, hi
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #56d56880
+def box_radius(lo, hi, center=None) -> float:
+    """The largest norm of a row of the box lo <= x <= hi less `center` (None: less the worst center inside the box).
+
+    Parameters
+    ----------
+    lo, hi : array (p,)
+        Public bounds of the columns.
+    center : array (p,), float or None
+        The center subtracted (0: the raw rows; a public mean); None: any point of the box (a private mean).
+
+    Returns
+    -------
+    float
+        ||max(|lo - c|, |hi - c|)|| for a given center c; ||hi - lo|| for any center in the box.
+    """
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    if center is None: return float(np.linalg.norm(hi - lo))
+    c = np.broadcast_to(np.asarray(center, dtype=np.float64), lo.shape)
+    return float(np.linalg.norm(np.maximum(np.abs(lo - c), np.abs(hi - c))))
+
+
 # %% ../nbs/09_cli/00_cli.ipynb #0200b7a2
-def check_output(out, data=None) -> tuple:
+def check_output(out, data=None, force: bool = False) -> tuple:
     """The components file `out` and its sidecar `out + '.json'`, checked BEFORE any private work (no budget spent on a run that cannot be saved).
 
     Parameters
@@ -339,6 +417,8 @@ def check_output(out, data=None) -> tuple:
         Components file to write.
     data : str, Path or None
         The input file (must differ from `out`).
+    force : bool
+        Overwrite existing files (`--force`); otherwise an existing file is an error.
 
     Returns
     -------
@@ -354,6 +434,7 @@ def check_output(out, data=None) -> tuple:
             raise CLIError(f"--out: {f if f.exists() else parent} is not writable")
         if data is not None and str(data) != "-" and f.exists() and Path(data).exists() and os.path.samefile(f, data):
             raise CLIError(f"--out: {f} is the input file DATA; choose another name")
+        if f.exists() and not force: raise CLIError(f"--out: {f} exists; add --force to overwrite it, or choose another --out")
     return files
 
 
@@ -401,7 +482,7 @@ def flag_of(name: str, alg: Algorithm | None = None) -> str | None:
     """
     if name in _OWN_FLAGS: return _OWN_FLAGS[name]
     for a in ([alg] if alg is not None else []) + list(algorithms().values()):
-        try: return _described(name, a).cli_flag
+        try: return parameter(name, a.parameters).cli_flag
         except KeyError: continue
     return None
 
@@ -422,7 +503,7 @@ def _not_an_option(flag: str, method: str) -> CLIError:
 
 def _check_fit_options(alg: Algorithm, method: str, options: dict) -> None:
     "Each option is one of the method's; a private mean needs a method that is not location invariant; --mean-radius one."
-    mine = set(fit_options(alg).values())
+    mine = set(fit_options(alg).values()) | {"mean"}           # --mean FILE: the public mean
     for name in options:
         if name not in mine: raise _not_an_option(flag_of(name, alg) or name, method)
     flag = flag_of("centering", alg)
@@ -432,11 +513,95 @@ def _check_fit_options(alg: Algorithm, method: str, options: dict) -> None:
     if "mean_radius" in options and options.get("centering", estimator_for(method)().centering) != "private":
         raise CLIError(f"{flag_of('mean_radius', alg)}: only with a private mean ({flag} private)")
 
+# %% ../nbs/09_cli/00_cli.ipynb #32c307d6
+SCALE_SHARE = 0.5        # the private scaler's share of the budget (--scale-share)
+NEEDS_BOUNDS = ("--bounds: --scale private needs public bounds of every column (values outside are clipped for the "
+                "scaler's release): --bounds LO:HI or --bounds FILE")
+
+def _scaled_budget(alg: Algorithm, epsilon: float, delta: float, share: float) -> tuple:
+    "(epsilon, delta) left to the method beside a private scaler with `share` of both (a pure method: all of delta)."
+    if not 0 < share < 1: raise CLIError(f"--scale-share: expected a share in (0, 1), got {share!r}")
+    if alg.model == "local":
+        raise CLIError(f"--scale: 'private' is a central release (a curator sees the rows); --method {method_name(alg)} "
+                       "is local: scale the columns by public bounds before, or use --scale none")
+    return epsilon * (1 - share), (0.0 if alg.measure == "pure" else delta * (1 - share))
+
+def scaled_pipeline(alg: Algorithm, est, bounds, epsilon: float, delta: float, random_state=None):
+    """The private standard scaler (`preprocessing.PrivateStandardScaler`, the column bounds `bounds`, the budget
+    (epsilon, delta)) then `est`, in a `PrivatePipeline` whose contract is the basic composition of the two.
+
+    Parameters
+    ----------
+    alg : Algorithm
+        The method of `est`.
+    est : estimator
+        Not fitted, with its own share of the budget.
+    bounds : tuple (lo, hi) or None
+        Public column bounds (None: a CLIError naming --bounds).
+    epsilon, delta : float
+        The scaler's budget.
+    random_state : int or None
+        The fit's seed (the scaler draws from a stream derived from it).
+
+    Returns
+    -------
+    PrivatePipeline
+        Not fitted: steps "scaler" and "pca".
+    """
+    from dppca_nb.preprocessing import PrivateStandardScaler, PrivatePipeline
+    if bounds is None: raise CLIError(NEEDS_BOUNDS)
+    seed = None if random_state is None else np.random.default_rng(np.random.SeedSequence([random_state, 1]))
+    sc = PrivateStandardScaler(bounds=bounds, epsilon=epsilon, delta=delta, random_state=seed)
+    return PrivatePipeline([("scaler", sc), ("pca", est)])
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #6f52d4e3
+def norm_bounds(alg: Algorithm, options: dict, p: int, *, bounds=None, scale: str = "none") -> str | None:
+    """Fill in the norm bounds `fit` uses where no flag set them; return where `radius` came from.
+
+    With `--scale private` the rows are standardized: `radius` sqrt(p) (their mean squared norm is about p) and no
+    second centering. With `--bounds` (and no scaling): the largest norms the box allows (`box_radius`), for the rows
+    as centered (`radius`) and for the raw rows the private mean averages (`mean_radius`). Otherwise the estimator's
+    default bound, 1.
+
+    Parameters
+    ----------
+    alg : Algorithm
+        The method.
+    options : dict
+        Its options by name, as given (changed in place: the bounds filled in, `centering` "none" when scaled).
+    p : int
+        Number of columns.
+    bounds : tuple (lo, hi) or None
+        Public column bounds (`read_bounds`).
+    scale : {"none", "private"}
+        The --scale given.
+
+    Returns
+    -------
+    str or None
+        "--radius", "--bounds", "sqrt(p)", "default", or None for a method without `radius`.
+    """
+    has = set(fit_options(alg).values())
+    if scale == "private" and "centering" in has: options.setdefault("centering", "none")
+    if "radius" not in has: return None
+    if "radius" in options: return "--radius"
+    if scale == "private": options["radius"] = math.sqrt(p); return "sqrt(p)"
+    if bounds is None: return "default"
+    centering = options.get("centering", estimator_for(method_name(alg))().centering)
+    center = {"none": 0.0, "public": options.get("mean"), "private": None}[centering]
+    options["radius"] = box_radius(*bounds, center)
+    if centering == "private" and "mean_radius" in has: options.setdefault("mean_radius", box_radius(*bounds, 0.0))
+    return "--bounds"
+
+
 # %% ../nbs/09_cli/00_cli.ipynb #290c06b8
-def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None, *, random_state=None, **options):
+def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None, *, random_state=None,
+                  scale: str = "none", bounds=None, scale_share: float = SCALE_SHARE, **options):
     """Fit the estimator of `--method method` on X with `k` components, the budget and `options` (its fit's parameters,
-    by name); return it fitted. The plan is made and spent before a record is read; its curator-only ClippingWarning is
-    not shown (an exact count of the data). Errors name the flags.
+    by name); return it fitted (with `scale="private"`: a fitted `PrivatePipeline`, the private standard scaler then
+    the estimator). The plan is made and spent before a record is read; the curator-only ClippingWarning is not shown
+    (an exact count of the data). Errors name the flags.
 
     Parameters
     ----------
@@ -447,26 +612,36 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
     k : int, float in (0, 1) or None
         Number of components (`n_components`; a covariance method releases the whole matrix).
     epsilon : float > 0
-        Privacy loss.
+        Privacy loss (of everything, the scaler included).
     delta : float in [0, 1) or None
-        Failure probability (None: omitted, allowed for a pure method).
+        Failure probability (None: omitted, allowed for a pure method without scaling).
     random_state : int or None
         Seed of the noise.
+    scale : {"none", "private"}
+        "private": standardize the columns by a private mean and scale first (`scaled_pipeline`).
+    bounds : tuple (lo, hi) or None
+        Public column bounds (needed by the private scaler).
+    scale_share : float in (0, 1)
+        The private scaler's share of epsilon (and delta).
     **options
         Options of the method's fit (`fit_options`), e.g. radius=2.0, centering="none".
 
     Returns
     -------
-    estimator
+    estimator or PrivatePipeline
         Fitted.
     """
     alg, cls = get_method(method), estimator_for(method)
     _check_fit_options(alg, method, options)
-    kw = dict(epsilon=epsilon, random_state=random_state, **options)
-    dlt, params = budget_delta(method, delta), cls().get_params()
-    if "delta" in params: kw["delta"] = dlt
+    dlt, params = budget_delta(method, delta, scale), cls().get_params()
+    eps_fit, dlt_fit = epsilon, dlt
+    if scale == "private": eps_fit, dlt_fit = _scaled_budget(alg, epsilon, dlt, scale_share)
+    kw = dict(epsilon=eps_fit, random_state=random_state, **options)
+    if "delta" in params: kw["delta"] = dlt_fit
     if "n_components" in params: kw["n_components"] = k
     est = cls(**kw)
+    if scale == "private": est = scaled_pipeline(alg, est, bounds, epsilon * scale_share, dlt * scale_share if
+                                                 alg.measure != "pure" else dlt, random_state)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ClippingWarning)     # an exact count of the data: never printed by the CLI
@@ -474,13 +649,176 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
     except (ValueError, TypeError) as e: raise _flag_error(e, alg) from None
     return est
 
-# %% ../nbs/09_cli/00_cli.ipynb #11cebe65
-def fit_release(est, method: str, k=None) -> Release:
-    """The Release an estimator fitted by `fit_estimator(method, ...)` published.
+
+# %% ../nbs/09_cli/00_cli.ipynb #8e29a717
+def _utility_level() -> float:
+    "The share of the random level at which a release is 'near' it (the estimators' UTILITY_LEVEL)."
+    from dppca_nb import estimators
+    return getattr(estimators, "UTILITY_LEVEL", 0.7)
+
+class _UtilityWarning(UserWarning):     # where `estimators` defines no UtilityWarning: one of the same name
+    "A release near the random level, or degenerate."
+_UtilityWarning.__name__ = _UtilityWarning.__qualname__ = "UtilityWarning"
+
+def _utility_warning(text: str) -> None:
+    "Warn `text` as the estimators' UtilityWarning."
+    from dppca_nb import estimators
+    warnings.warn(text + " (From released values and public quantities only: this warning may be printed and "
+                  "published.)", getattr(estimators, "UtilityWarning", _UtilityWarning), stacklevel=3)
+
+def _main_contract(c: Contract) -> Contract:
+    "The method's own release in a composed contract (the PCA of a pipeline, then its main part)."
+    names = dict(c.parts)
+    if "pca" in names: return _main_contract(names["pca"])
+    return names.get("main", c)
+
+# %% ../nbs/09_cli/00_cli.ipynb #04ebaeba
+def scaler_error(scaler, V, ev, rest: float) -> float:
+    """First-order expected ||P_hat - P||_F that a private scaler's noise adds to a top-k subspace, from the released
+    scaler values, the released components and variances, and public quantities (post-processing).
+
+    Parameters
+    ----------
+    scaler : PrivateStandardScaler
+        Fitted (its bounds, released mean_ and scale_, and its contract's noise scale).
+    V : array (p, k)
+        The released components (columns).
+    ev : array (k,)
+        Their released variances.
+    rest : float
+        The released mean variance of the other directions.
+
+    Returns
+    -------
+    float
+        The estimate (inf where a component's variance does not exceed the others').
+    """
+    V, p = np.asarray(V, dtype=np.float64), len(scaler.scale_)
+    lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (p,)) for b in scaler.bounds)
+    half, sigma, var = (hi - lo) / 2, scaler.contract_.noise_scale, np.asarray(scaler.scale_) ** 2
+    u = (np.asarray(scaler.mean_) - (hi + lo) / 2) / half
+    delta2 = (half ** 2 * sigma * np.sqrt(1 + 4 * u * u) / (2 * var)) ** 2
+    beta2 = half ** 2 * sigma ** 2 / var
+    rest_w = np.clip(1 - (V * V).sum(axis=1), 0.0, None)       # sum over j > k of v_jm^2
+    total = 0.0
+    for i, lam in enumerate(np.asarray(ev, dtype=np.float64)):
+        if lam <= rest: return math.inf
+        a = (lam + rest) ** 2 * float(np.sum(delta2 * V[:, i] ** 2 * rest_w))
+        total += (a + float(np.sum(beta2 * rest_w)) * float(np.sum(beta2 * V[:, i] ** 2))) / (lam - rest) ** 2
+    return math.sqrt(2 * total)
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #b2dfec8b
+def _cov_noise_sd(est) -> float | None:
+    "Off-diagonal noise sd of a released covariance (None: not a Gaussian matrix of public scale, or thresholded after it)."
+    from dppca_nb import estimators as E
+    alg = get_method(est._algorithm_key)
+    if alg.attributes or not hasattr(E, "release_noise_sd"): return None      # thresholded after the noise (or no helper)
+    return E.release_noise_sd(_main_contract(est.contract_), getattr(est, "noise_shape", "vecd"))
+
+def released_spectrum(est, k: int):
+    """(V (p, k), the variances of the k components, the mean variance of the other directions) as released, or None.
+    Of a released covariance: its top-k eigenvectors and its eigenvalues, debiased for the noise (post-processing)."""
+    if hasattr(est, "components_"):
+        ev, rest = getattr(est, "explained_variance_", None), getattr(est, "noise_variance_", None)
+        return None if ev is None or rest is None else (est.components_.T, np.asarray(ev, dtype=np.float64), float(rest))
+    from dppca_nb import estimators as E
+    w, U = np.linalg.eigh(np.asarray(est.covariance_))
+    w, U = w[::-1], U[:, ::-1]
+    spec = E.debiased_spectrum(w, _cov_noise_sd(est))[0] if hasattr(E, "debiased_spectrum") else np.clip(w, 0.0, None)
+    return U[:, :k], spec[:k], float(spec[k:].mean()) if k < w.size else 0.0
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #f3f42029
+def covariance_assessment(est, k: int) -> tuple:
+    """(expected error, interval, note) of the top-k subspace of a released covariance, from its eigenvalues and the
+    public noise scale; warns (UtilityWarning) where that is near the random level or the subspace is undetermined.
 
     Parameters
     ----------
     est : estimator
+        A fitted covariance estimator (`covariance_`, `contract_`).
+    k : int
+        Number of components taken.
+
+    Returns
+    -------
+    tuple
+        (float or None, (float, float) or None, str).
+    """
+    from dppca_nb import estimators as E
+    ev = np.linalg.eigvalsh(np.asarray(est.covariance_))[::-1]
+    p, name = ev.size, type(est).__name__
+    level = random_subspace_level(p, k)
+    if k < p and ev[k - 1] - ev[k] <= 1e-12 * max(abs(ev[0]), 1e-300):
+        _utility_warning(f"{name}: the released covariance's eigenvalues {k} and {k + 1} are equal ({ev[k - 1]:.3g}): "
+                         f"its top-{k} subspace is not determined, and the components printed are one arbitrary choice "
+                         "(coordinate axes where the covariance is diagonal); more rows or a larger epsilon would change that.")
+    sd = _cov_noise_sd(est)
+    if sd is None or not hasattr(E, "expected_subspace_error"):
+        return None, None, "None: no error bound from released values is derived for this covariance release"
+    shape = getattr(est, "noise_shape", "vecd")
+    e, iv = E.expected_subspace_error(E.debiased_spectrum(ev, sd)[0], k, sd / NOISE_SHAPES[shape].offdiag, shape)
+    if e >= _utility_level() * level:
+        _utility_warning(f"{name}: the expected error {e:.3g} of its top-{k} subspace is at or near the {level:.3g} of a "
+                         f"random {k}-dimensional subspace of R^{p}; more rows or a larger epsilon would change that.")
+    return e, iv, ("E||P_hat - P||_F of the top-k eigenvectors against the non-private PCA of the clipped, centered rows, "
+                   "from the released covariance's eigenvalues and the public noise scale (post-processing)")
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #e9e814f8
+def assess_fit(est, k: int) -> tuple:
+    """(expected error, interval, note) of what `fit` released: the estimator's own, a released covariance's top-k
+    subspace's (`covariance_assessment`), and for a scaled fit that plus the scaler's part (`scaler_error`), in
+    quadrature, against the PCA of the exactly standardized table. Warns (UtilityWarning) where a sum `fit` made is near
+    the random level and the parts did not warn.
+
+    Parameters
+    ----------
+    est : estimator or PrivatePipeline
+        Fitted by `fit_estimator`.
+    k : int
+        Number of components released.
+
+    Returns
+    -------
+    tuple
+        (float or None, (float, float) or None, str).
+    """
+    pipe, est = (est, est[-1]) if hasattr(est, "steps") else (None, est)
+    if hasattr(est, "components_"):
+        e, iv = getattr(est, "expected_error_", None), getattr(est, "expected_error_interval_", None)
+        note = getattr(est, "expected_error_note_", None if e is not None else "None: not estimated for this method")
+    else: e, iv, note = covariance_assessment(est, k)
+    sp = None if pipe is None or e is None else released_spectrum(est, k)
+    if sp is None: return e, iv, note
+    level, s = random_subspace_level(sp[0].shape[0], k), scaler_error(pipe[0], *sp)
+    total = min(math.hypot(e, s), level)
+    if total >= _utility_level() * level > e:
+        _utility_warning(f"{type(est).__name__} after the private scaler: the expected error {total:.3g} (the scaler's "
+                         f"part {min(s, level):.3g}) is at or near the {level:.3g} of a random {k}-dimensional subspace; "
+                         "narrower --bounds, a larger --scale-share, more rows or a larger epsilon would change that.")
+    return total, None if iv is None else (iv[0], min(iv[1] + 2 * s, level)), (
+        "E||P_hat - P||_F against the non-private PCA of the standardized table: the method's own expected error and "
+        "the private scaler's first-order part (scaler_error), in quadrature")
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #11cebe65
+def _variance_share(est, k: int):
+    """Each component's share of the private total variance: `explained_variance_ratio_` where the estimator releases it; of a
+    released covariance, its top-k eigenvalues over the sum of its positive ones (post-processing); else None."""
+    if hasattr(est, "components_"):
+        r = getattr(est, "explained_variance_ratio_", None)
+        return None if r is None else np.asarray(r, dtype=np.float64)
+    w = np.clip(np.linalg.eigvalsh(np.asarray(est.covariance_))[::-1], 0.0, None)
+    return w[:k] / w.sum() if w.sum() > 0 else np.zeros(k)
+
+def fit_release(est, method: str, k=None) -> Release:
+    """The Release an estimator (or scaled pipeline) fitted by `fit_estimator(method, ...)` published.
+
+    Parameters
+    ----------
+    est : estimator or PrivatePipeline
         Fitted by `fit_estimator`.
     method : str
         Its method.
@@ -491,11 +829,14 @@ def fit_release(est, method: str, k=None) -> Release:
     -------
     Release
         value: the components, one per row (`components_`, or a released covariance's top-k eigenvectors,
-        post-processing); contract: the fit's `contract_`; diagnostics: its curator-only diagnostics (NOT private);
-        extras: the values released with them, a private mean, privately released radii, the private eigenvalues (of
-        the components, or the covariance's top k) and the algorithm's released attributes (`Algorithm.attributes`).
+        post-processing); contract: the fit's (the pipeline's with a scaler); diagnostics: its curator-only diagnostics
+        (NOT private); extras: the values released with them (the scaler's mean and scale, a private mean, privately
+        released radii, the private eigenvalues, the variance shares, the method's released attributes) and what was
+        computed from them (`expected_error`, `expected_error_interval`, `expected_error_note`: `assess_fit`).
     """
-    alg, out = get_method(method), {}
+    alg, out, pipe = get_method(method), {}, None
+    if hasattr(est, "steps"): pipe, est = est, est[-1]
+    if pipe is not None: out.update(scale_mean=pipe[0].mean_, scale=pipe[0].scale_)
     if est.centering == "private": out["mean"] = est.mean_
     if getattr(est, "radius", None) == "private": out["radius"] = est.radius_
     if hasattr(est, "mean_radius_"): out["mean_radius"] = est.mean_radius_           # set only when released
@@ -505,8 +846,16 @@ def fit_release(est, method: str, k=None) -> Release:
         k = C.shape[0] if k is None else check_k(k, C.shape[0], name=flag_of("n_components"))
         V, ev = top_k_eigvecs(C, k).T, np.linalg.eigvalsh(C)[::-1][:k].copy()
     if ev is not None: out["eigenvalues"] = np.asarray(ev, dtype=np.float64)
+    share = _variance_share(est, len(V))
+    if share is not None: out["variance_share"] = share
     out.update({key: getattr(est, attr) for attr, key in alg.attributes.items()})
-    return Release(V, est.contract_, est.diagnostics_not_private_, out)
+    e, iv, note = assess_fit(est if pipe is None else pipe, len(V))
+    out.update(expected_error=e, expected_error_interval=iv, expected_error_note=note)
+    contract = est.contract_ if pipe is None else pipe.contract_
+    diag = est.diagnostics_not_private_ if pipe is None else Diagnostics(
+        scaler=dict(pipe[0].diagnostics_not_private_), **est.diagnostics_not_private_)
+    return Release(V, contract, diag, out)
+
 
 # %% ../nbs/09_cli/00_cli.ipynb #70d22385
 DIAGNOSTICS_LABEL = "NOT PRIVATE"
@@ -546,6 +895,150 @@ def diagnostics_text(release: Release) -> str:
     if len(lines) == 1: lines.append(f"{DIAGNOSTICS_LABEL}  (this method records none)")
     return "\n".join(lines)
 
+# %% ../nbs/09_cli/00_cli.ipynb #06e3f1d2
+def _mu2(c: Contract) -> float:
+    "The Gaussian budget mu^2 = (sensitivity / noise sd)^2 a Gaussian mechanism's (epsilon, delta) spends."
+    return gaussian_sigma(c.epsilon, c.delta, 1.0) ** -2
+
+def _level(c: Contract) -> tuple:
+    "[(name, part, share of c)] of c's parts: pure parts of an approximate whole first (basic composition), then the rest."
+    first = [(a, b) for a, b in c.parts if b.delta == 0 and c.delta > 0]
+    rest = [(a, b) for a, b in c.parts if not (b.delta == 0 and c.delta > 0)]
+    eps_rest = c.epsilon - sum(b.epsilon for _, b in first)
+    out = [(a, b, b.epsilon / c.epsilon) for a, b in first]
+    exact = (sum(b.epsilon for _, b in rest) > eps_rest * (1 + 1e-6) and len(rest) > 1
+             and all(b.noise == "gaussian" and b.delta > 0 for _, b in rest))
+    weight = [_mu2(b) for _, b in rest] if exact else [b.epsilon for _, b in rest]
+    out += [(a, b, eps_rest / c.epsilon * w / sum(weight)) for (a, b), w in zip(rest, weight)]
+    return out, first, rest, exact
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #a0900f18
+def _level_words(c: Contract, first, rest, exact: bool, words) -> list:
+    "How c's parts compose, in sentences."
+    g = lambda x: f"{x:.4g}"
+    eps_rest, out = c.epsilon - sum(b.epsilon for _, b in first), []
+    if first:
+        out.append(f"{_cap(_and(words(a) for a, _ in first))} {'is' if len(first) == 1 else 'are'} pure epsilon-DP and "
+                   f"add{'s' if len(first) == 1 else ''} to the rest by basic composition: "
+                   + " + ".join(g(b.epsilon) for _, b in first) + f" + {g(eps_rest)} = {g(c.epsilon)}.")
+    if len(rest) < 2: return out
+    names, eps = _cap(_and(words(a) for a, _ in rest)), [b.epsilon for _, b in rest]
+    if exact:
+        out.append(f"{names} are Gaussian mechanisms composed exactly: their noises act as one Gaussian mechanism, which "
+                   f"certifies ({g(eps_rest)}, {c.delta:g})-DP. Alone they certify epsilon " + " and ".join(map(g, eps))
+                   + f", which sum to {g(sum(eps))}: adding epsilons (basic composition) is valid but looser. Their shares "
+                   "are of the Gaussian budget mu^2 = (sensitivity / noise sd)^2, which adds up exactly.")
+    else:
+        out.append(f"{names} add up by basic composition: epsilon " + " + ".join(map(g, eps)) + f" = {g(sum(eps))}, "
+                   "and their deltas add up too.")
+    return out
+
+def _cap(s: str) -> str: return s[:1].upper() + s[1:]
+
+def _and(items) -> str:
+    "'a, b and c' ('a, and b' where an item has an 'and' of its own)."
+    items = list(items)
+    if len(items) == 1: return items[0]
+    return ", ".join(items[:-1]) + (", and " if any(" and " in x for x in items) else " and ") + items[-1]
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #0927e2ea
+_PART_WORDS = {"scaler": "the column means and scales", "mean_radius": "the norm bound for the mean",
+               "radius": "the norm bound", "mean": "the mean", "tau": "Kendall's tau matrix",
+               "location": "the coarse location"}
+
+def part_words(path: tuple, alg: Algorithm) -> str:
+    "A part of the budget in words: its name (`path`: the names from the whole down to it) as a reader says it."
+    name = path[-1] if path else "main"
+    if path[-2:] == ("main", "radius"): return "the winsorization radius"
+    if name == "pca": return "the PCA"
+    if name == "main": return "the covariance" if alg.output == "covariance" else "the components"
+    return _PART_WORDS.get(name, name.replace("_", " "))
+
+def budget_parts(c: Contract, alg: Algorithm, share: float = 1.0, path: tuple = ()) -> tuple:
+    """The budget of contract `c`: its leaves, each with its share of the whole, and how its parts compose, in words.
+
+    Parameters
+    ----------
+    c : Contract
+        A release's contract (its parts nested as composed).
+    alg : Algorithm
+        The method (to name its main release).
+    share, path
+        Where `c` sits in a larger contract (for the recursion).
+
+    Returns
+    -------
+    tuple (list of dict, list of str)
+        [{part, what, share, guarantee, mechanism}] (the shares of the leaves sum to 1) and the sentences.
+    """
+    if not c.parts:
+        what = part_words(path[:-1] + ("main",) if path[-1:] == ("pca",) else path, alg)
+        return [dict(part=".".join(path) or "main", what=what, share=share, guarantee=c.guarantee,
+                     mechanism=c.mechanism)], []
+    level, first, rest, exact = _level(c)
+    words = _level_words(c, first, rest, exact, lambda a: part_words(path + (a,), alg))
+    if path and words: words[0] = f"Within {part_words(path, alg)}: " + words[0][0].lower() + words[0][1:]
+    parts = []
+    for a, b, s in level:
+        leaves, more = budget_parts(b, alg, share * s, path + (a,))
+        parts += leaves; words += more
+    return parts, words
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #45f7b8a4
+def _percent(share: float) -> str:
+    "A share as a percentage: whole where it is whole, else to one decimal."
+    pct = 100 * share
+    return f"{pct:.0f}%" if abs(pct - round(pct)) < 0.05 else f"{pct:.1f}%"
+
+def privacy_sentence(c: Contract, parts: list) -> str:
+    """One plain sentence of the guarantee: what holds, for which neighbours, and what was released with which share."""
+    who = ("any one row replaced, n public" if c.neighbouring == "replace-one" else f"{c.neighbouring} neighbours")
+    if c.model == "local": who += "; each row randomized on its own device"
+    spent = _and(f"{p['what']} ({_percent(p['share'])})" for p in parts)
+    return f"Privacy: {c.guarantee} for all of this output ({who}); the budget was spent on {spent}."
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #90463d8f
+def _is_utility(w) -> bool:
+    "A UtilityWarning: computed from released values (their numbers may differ between neighbours, like the values)."
+    return any(c.__name__ == "UtilityWarning" for c in type(w.message).__mro__)
+
+def _as_flags(text: str, alg: Algorithm) -> str:
+    "A warning's text with the parameters it names (`name='value'`, `snake_case_name`) written as the flags that set them."
+    def flag(m):
+        name, value = m[1], m[2]
+        f = flag_of(name, alg) if (value is not None or "_" in name) else None
+        if f is None or f == "DATA": return m[0]
+        return f if value is None else f"{f} {value}"
+    return re.sub(r"(?<![\w-])([a-z]+(?:_[a-z]+)*)(?:='([^']*)')?(?![\w(])", flag, text)
+
+def collect_warnings(caught, alg: Algorithm) -> tuple:
+    """The warnings a fit raised, each once, as `Category: text` with the flags named: (public, released).
+
+    Parameters
+    ----------
+    caught : list of warnings.WarningMessage
+        From `warnings.catch_warnings(record=True)`.
+    alg : Algorithm
+        The method (whose flags the texts name).
+
+    Returns
+    -------
+    tuple (list of str, list of str)
+        The warnings computed from public quantities; the UtilityWarnings, computed from released values.
+    """
+    public, released = [], []
+    for w in caught:
+        if issubclass(w.category, ClippingWarning): continue         # curator-only: --diagnostics shows the counts
+        text = f"{w.category.__name__}: {_as_flags(str(w.message), alg)}"
+        to = released if _is_utility(w) else public
+        if text not in to: to.append(text)
+    return public, released
+
+
 # %% ../nbs/09_cli/00_cli.ipynb #1b22caa9
 def _jsonable(v):
     "Plain JSON values: numpy numbers and arrays as Python ones, tuples as lists, inf and nan as strings."
@@ -562,13 +1055,15 @@ def _rows(alg: Algorithm, k: int) -> str:
             "order; do not read basis vector 1 as the first principal component")
 
 # %% ../nbs/09_cli/00_cli.ipynb #bb247c37
-def fit_record(est, release: Release, method: str, names, comps_file) -> dict:
+def fit_record(est, release: Release, method: str, names, comps_file, *, scale: str = "none", bounds=None,
+               scale_share: float | None = None, radius_from: str | None = None, warnings=(),
+               released_warnings=()) -> dict:
     """The sidecar `OUT.json`, the public record of one `fit`; never the seed (it would let anyone redraw the noise)
-    nor a diagnostic.
+    nor a diagnostic. `result_text` prints it.
 
     Parameters
     ----------
-    est : estimator
+    est : estimator or PrivatePipeline
         Fitted by `fit_estimator`.
     release : Release
         Its release (`fit_release`).
@@ -578,27 +1073,148 @@ def fit_record(est, release: Release, method: str, names, comps_file) -> dict:
         Column names of the data.
     comps_file : str or Path
         The components file written.
+    scale : {"none", "private"}
+        The --scale given.
+    bounds : tuple (lo, hi) or None
+        The public column bounds given.
+    scale_share : float or None
+        The private scaler's share of the budget (with `scale="private"`).
+    radius_from : str or None
+        Where the norm bound came from (`norm_bounds`).
+    warnings, released_warnings : list of str
+        The fit's warnings from public quantities, and those from released values (`collect_warnings`).
 
     Returns
     -------
     dict
-        Plain JSON data: the contract (`as_dict()`, `statement()`, guarantee), the public inputs (n, p, k, the columns
-        and the estimator's parameters but the seed and the accountant), how to read the components file, and the
-        released values (`release.extras`).
+        Plain JSON data: the public inputs, the privacy (plain sentence, statement, the budget's parts and how they
+        compose), the contract, how to read the components, the random level, the public warnings, and under
+        `released` everything computed from the released values (the components, the extras, the warnings about them).
     """
     import importlib
     alg, c, k = get_method(method), release.contract, len(release.value)
-    params = {a: v for a, v in est.get_params().items() if a not in ("random_state", "accountant")}
+    pca = est[-1] if hasattr(est, "steps") else est
+    params = {a: v for a, v in pca.get_params(deep=False).items() if a not in ("random_state", "accountant")}
+    inputs = dict(n=c.n, p=len(names), k=k, columns=list(names), **params, scale=scale)
+    if pca is not est: inputs.update(epsilon=c.epsilon, delta=c.delta, scale_share=scale_share)
+    if bounds is not None: inputs["bounds"] = dict(lo=bounds[0], hi=bounds[1])
+    if radius_from is not None: inputs["radius_from"] = radius_from
+    if "radius" in inputs and inputs["radius"] is None and hasattr(pca, "_radii"):    # the estimator's default bound
+        inputs["radius"] = pca._radii()[0]                                             # (public: planned from n, p)
+    parts, words = budget_parts(c, alg)
+    privacy = dict(sentence=privacy_sentence(c, parts), statement=c.statement(), parts=parts, composition=words)
     ev = release.extras.get("eigenvalues")
     ev_are = (None if ev is None else "the private explained variance of the components, in their order"
               if alg.output == "subspace" else "the top-k eigenvalues of the private covariance (post-processing)")
     rec = dict(dppca_nb=getattr(importlib.import_module("dppca_nb"), "__version__", None), command="dppca fit",
-               method=method, algorithm=alg.key, estimator=alg.estimator,
-               inputs=dict(n=c.n, p=c.p, k=k, columns=list(names), **params),
+               method=method_name(alg), algorithm=alg.key, estimator=alg.estimator, inputs=inputs, privacy=privacy,
                statement=c.statement(), guarantee=c.guarantee, contract=c.as_dict(),
-               components=dict(file=Path(comps_file).name, ordered=alg.ordered, rows=_rows(alg, k), eigenvalues=ev_are),
-               released=dict(release.extras), not_included=NOT_SHOWN)
+               components=dict(file=Path(comps_file).name, ordered=alg.ordered, rows=_rows(alg, k), eigenvalues=ev_are,
+                               units="the standardized columns" if scale == "private" else "the columns as given"),
+               location_invariant=alg.location_invariant, random_level=random_subspace_level(len(names), k),
+               warnings=list(warnings),
+               released=dict(components=release.value, **release.extras, warnings=list(released_warnings)),
+               not_included=NOT_SHOWN)
     return _jsonable(rec)
+
+# %% ../nbs/09_cli/00_cli.ipynb #b15274ae
+SHOW_COLUMNS, SHOW_COMPONENTS = 40, 8      # the most data columns (rows of the table) and components printed
+
+def _table(rec: dict) -> list:
+    "The components as a table: one line per data column, one column per component, the variance shares below."
+    V, names = np.asarray(rec["released"]["components"], dtype=np.float64), rec["inputs"]["columns"]
+    k, ordered = min(len(V), SHOW_COMPONENTS), rec["components"]["ordered"]
+    heads = [f"{'component' if ordered else 'basis'} {i + 1}" for i in range(k)]
+    w = max(len(x) for x in [*names, "variance share"])
+    cols = names if len(names) <= SHOW_COLUMNS else names[:SHOW_COLUMNS - 1]
+    out = ["".ljust(w) + "".join(h.rjust(13) for h in heads)]
+    out += [x.ljust(w) + "".join(f"{V[i, j]:+13.3f}" for i in range(k)) for j, x in enumerate(cols)]
+    if len(cols) < len(names): out.append(f"... and {len(names) - len(cols)} more columns (all of them in the file)")
+    share = rec["released"].get("variance_share")
+    if share is not None: out.append("variance share".ljust(w) + "".join(f"{s:13.3f}" for s in share[:k]))
+    if k < len(V): out.append(f"... and {len(V) - k} more components (all of them in the file)")
+    return out
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #32f09702
+_CENTERED = {"none": "not centered (the components describe the second moment about 0)",
+             "public": "centered at the public mean of --mean (no budget)", "private": "centered at a private mean"}
+_BOUND_FROM = {"--radius": "a public bound, --radius", "--bounds": "the largest norm the public --bounds allow",
+               "sqrt(p)": "sqrt(p): standardized rows have a mean squared norm of about p",
+               "default": "the default bound: on data of other scales give --bounds, --radius R or --radius private"}
+
+def _rows_line(rec: dict) -> str:
+    "How the rows were centered, scaled and clipped, in one sentence."
+    i, r = rec["inputs"], rec["released"]
+    if i.get("scale") == "private":
+        head = "Rows centered and scaled by the private column means and scales" + (
+            "" if i.get("centering", "none") == "none" else ", then " + _CENTERED[i["centering"]])
+    elif rec["location_invariant"]: head = "Rows compared in pairs (the method is location invariant: no centering)"
+    else: head = "Rows " + _CENTERED[i.get("centering", "none")]
+    if i.get("radius") is None: return head + "."
+    if i["radius"] == "private": bound = f"clipped to norm <= {r['radius']:.4g}, a bound released privately (--radius private)"
+    else: bound = f"clipped to norm <= {i['radius']:.4g} ({_BOUND_FROM[i.get('radius_from', '--radius')]})"
+    return f"{head}, {bound}."
+
+# %% ../nbs/09_cli/00_cli.ipynb #033f2c07
+def _error_lines(rec: dict) -> list:
+    "The expected error beside the random level."
+    r, level = rec["released"], rec["random_level"]
+    what = "the rows as scaled" if rec["inputs"].get("scale") == "private" else "the same rows"
+    if r.get("expected_error") is None:
+        why = (r.get("expected_error_note") or "").removeprefix("None: ").removeprefix("not estimated ")
+        return [f"Expected error: not estimated ({why or 'this method gives none'}); a random subspace scores {level:.2f},",
+                "and nothing here says whether this release does better."]
+    lo_hi = r.get("expected_error_interval")
+    rng = "" if lo_hi is None else f" (likely {lo_hi[0]:.2f} to {lo_hi[1]:.2f})"
+    return [f"Expected error {r['expected_error']:.2f}{rng}, where a random subspace scores {level:.2f}: the distance",
+            f"||P - P_hat||_F to the non-private PCA of {what}, estimated from the released values."]
+
+def result_text(rec: dict, out) -> str:
+    """What `fit` prints: the components with the column names and their variance shares, the expected error, how the
+    rows were treated, and one plain sentence of the guarantee. A function of the public record alone (`fit_record`).
+
+    Parameters
+    ----------
+    rec : dict
+        The record written to OUT.json.
+    out : str or Path
+        The components file (as given to --out).
+
+    Returns
+    -------
+    str
+        The text, lines joined.
+    """
+    i, k = rec["inputs"], rec["inputs"]["k"]
+    order = ("in decreasing order of private variance" if rec["components"]["ordered"] else
+             "an orthonormal basis of the private subspace, in no order")
+    lines = [f"{rec['method']}: {k} component{'s' if k > 1 else ''} of {i['p']} columns from {i['n']} rows ({order}"
+             + (", in standardized units)" if i.get("scale") == "private" else ")"), "", *_table(rec), "",
+             *_error_lines(rec), _rows_line(rec), rec["privacy"]["sentence"],
+             f"Wrote the components to {out} and the public record to {out}.json (--explain: the guarantee in full)."]
+    return "\n".join(lines)
+
+# %% ../nbs/09_cli/00_cli.ipynb #201fe4f7
+def explain_text(rec: dict) -> str:
+    """What `fit --explain` adds: the technical statement, the budget's parts and how they compose, what is not shown.
+
+    Parameters
+    ----------
+    rec : dict
+        The record written to OUT.json.
+
+    Returns
+    -------
+    str
+    """
+    pv = rec["privacy"]
+    lines = ["", "The guarantee in full: " + pv["statement"], "", "The budget's parts:"]
+    w = max(len(p["what"]) for p in pv["parts"])
+    lines += [f"  {p['what'].ljust(w)}  {_percent(p['share']).rjust(5)}  {p['guarantee']}: {p['mechanism']}" for p in pv["parts"]]
+    lines += ["", "How they compose:"] + [f"  {s}" for s in pv["composition"] or ["a single release: nothing to compose."]]
+    return "\n".join(lines + ["", rec["not_included"]])
+
 
 # %% ../nbs/09_cli/00_cli.ipynb #8ec455c0
 def _nbs_dir():
@@ -735,7 +1351,8 @@ def _other_parsers(sub) -> None:
                    help="stop a kernel left without a page after this many idle seconds (default: the app's, 300)")
 
 # %% ../nbs/09_cli/00_cli.ipynb #4579e422
-_FIT_FLAGS = ("DATA", "--method", "--mean", "--columns", "--drop", "--out", "--delimiter", "--diagnostics")
+_FIT_FLAGS = ("DATA", "--method", "--mean", "--columns", "--drop", "--bounds", "--scale", "--scale-share", "--out",
+              "--force", "--delimiter", "--explain", "--diagnostics")
 
 def option_flags() -> dict:
     """The flags `fit` takes besides its own: every method's options (`fit_options`).
@@ -749,7 +1366,7 @@ def option_flags() -> dict:
     for alg in algorithms().values():
         for flag, name in fit_options(alg).items():
             if flag in _FIT_FLAGS: raise ValueError(f"{alg.key}: the option {name!r} has the flag {flag} of fit's own argument")
-            out.setdefault(flag, {})[method_name(alg)] = _described(name, alg)
+            out.setdefault(flag, {})[method_name(alg)] = parameter(name, alg.parameters)
     return out
 
 def _option_help(flag: str, pars: dict, n_methods: int) -> tuple:
@@ -764,36 +1381,54 @@ def _option_help(flag: str, pars: dict, n_methods: int) -> tuple:
 # %% ../nbs/09_cli/00_cli.ipynb #d17e8175
 _FIT_HELP = "private PCA of a numeric CSV file"
 
-def _fit_parser(sub) -> None:
-    "The subcommand fit: its own arguments, then one flag per option of the methods (from the parameter table)."
-    algs = list(algorithms().values())
-    f = sub.add_parser("fit", help=_FIT_HELP, allow_abbrev=False,
-                       description="Read a numeric CSV (header optional; a .gz file, or - for standard input), run a "
-                                   "differentially private PCA and write the k components (one per row) to --out and the "
-                                   "public record of the release (the contract, its statement, the released values) to "
-                                   "OUT.json; print one line stating the privacy guarantee. Methods: "
-                                   + "; ".join(f"{method_name(a)}: {a.summary}" for a in algs) + ".")
-    f.add_argument("data", metavar="DATA", help="numeric CSV file, one record per row (.gz: gzip-compressed; -: standard input)")
-    f.add_argument("--method", required=True, metavar="METHOD", help="one of: " + ", ".join(map(method_name, algs)))
-    for name, metavar, required in (("n_components", "K", True), ("epsilon", "E", True), ("delta", "D", False),
-                                    ("random_state", "S", False)):
-        par = PARAMETERS[name]
-        f.add_argument(par.cli_flag, dest=name, required=required, metavar=metavar, help=par.doc.replace("%", "%%"))
+def _fit_own_flags(f) -> None:
+    "fit's own flags besides the data, the method and the budget: files, columns, scaling, output."
     f.add_argument("--mean", default=None, metavar="FILE",
                    help="the public mean for --centering public: a CSV with one row (a header names its columns) or p numbers")
     cols = f.add_mutually_exclusive_group()
     cols.add_argument("--columns", default=None, metavar="LIST", help="use only these columns: header names or 1-based numbers, comma-separated")
     cols.add_argument("--drop", default=None, metavar="LIST", help="use every column but these (names or 1-based numbers)")
+    f.add_argument("--bounds", default=None, metavar="SPEC",
+                   help="public bounds of the columns: LO:HI for every column (write --bounds=-1:1 for a negative LO), "
+                        "p comma-separated LO:HI, or a CSV file of two rows (lower, then upper bounds; a header names the "
+                        "columns). They bound the row norms (--radius where not given) and the private scaler's values")
+    f.add_argument("--scale", default="none", choices=("none", "private"),
+                   help="'private': standardize the columns first by a private mean and scale (needs --bounds; spends "
+                        "--scale-share of the budget; the rows are then clipped to norm sqrt(p) unless --radius says otherwise)")
+    f.add_argument("--scale-share", type=float, default=SCALE_SHARE, metavar="S",
+                   help=f"the private scaler's share of epsilon and delta (default {SCALE_SHARE})")
     f.add_argument("--out", default="components.csv", metavar="FILE",
                    help="where to write the components (default components.csv); the public record goes to FILE.json")
+    f.add_argument("--force", action="store_true", help="overwrite FILE and FILE.json if they exist")
     f.add_argument("--delimiter", default=",", metavar="C", help="field delimiter (default ',')")
+    f.add_argument("--explain", action="store_true",
+                   help="also print the guarantee in full: the technical statement, the budget's parts and how they compose")
     f.add_argument("--diagnostics", action="store_true",
                    help="also write the curator's diagnostics (e.g. the clipped-row count: exact, NOT PRIVATE) to standard "
                         "error; never to standard output, OUT or OUT.json")
+
+def _fit_parser(sub) -> None:
+    "The subcommand fit: its own arguments, then one flag per option of the methods (from the parameter table)."
+    algs = list(algorithms().values())
+    f = sub.add_parser("fit", help=_FIT_HELP, allow_abbrev=False,
+                       description="Read a numeric CSV (header optional; a .gz file, or - for standard input), run a "
+                                   "differentially private PCA, print the components with the column names, their variance "
+                                   "shares, the expected error and the guarantee, and write the components (one per row) to "
+                                   "--out and the public record of the release to OUT.json. Methods: "
+                                   + "; ".join(f"{method_name(a)}: {a.summary}" for a in algs) + ".")
+    f.add_argument("data", metavar="DATA", help="numeric CSV file, one record per row (.gz: gzip-compressed; -: standard input)")
+    f.add_argument("--method", required=True, metavar="METHOD", help="one of: " + ", ".join(map(method_name, algs))
+                   + " (or the Python name: analyze_gauss, AnalyzeGaussPCA)")
+    for name, metavar, required in (("n_components", "K", True), ("epsilon", "E", True), ("delta", "D", False),
+                                    ("random_state", "S", False)):
+        par = PARAMETERS[name]
+        f.add_argument(par.cli_flag, dest=name, required=required, metavar=metavar, help=par.doc.replace("%", "%%"))
+    _fit_own_flags(f)
     g = f.add_argument_group("options of the methods", "each taken only by the methods that have it; default: the method's own")
     for flag, pars in option_flags().items():
         metavar, text = _option_help(flag, pars, len(algs))
         g.add_argument(flag, dest=f"option {flag}", default=None, metavar=metavar, help=text)
+
 
 # %% ../nbs/09_cli/00_cli.ipynb #d3c7b2e1
 def build_parser(fit: bool = True) -> argparse.ArgumentParser:
@@ -806,9 +1441,6 @@ def build_parser(fit: bool = True) -> argparse.ArgumentParser:
     else: sub.add_parser("fit", help=_FIT_HELP)
     _other_parsers(sub)
     return p
-
-DEFAULT_RADIUS_NOTE = ("Rows were clipped to the default norm bound ||x|| <= 1 (--radius not given): on data of other "
-                       "scales choose --radius R (a public bound on the row norms) or --radius private.")
 
 # %% ../nbs/09_cli/00_cli.ipynb #0ce1756a
 def _fit_inputs(a) -> tuple:
@@ -830,27 +1462,38 @@ def _fit_inputs(a) -> tuple:
     return alg, k, eps, dlt, seed, options
 
 # %% ../nbs/09_cli/00_cli.ipynb #8186c34e
-def _cmd_fit(a):
-    alg, k, eps, dlt, seed, options = _fit_inputs(a)            # an unknown --method, a bad flag: first
-    budget_delta(a.method, dlt)
-    out, side = check_output(a.out, a.data)                       # before any private work: the run can be saved
-    X, names = read_numeric_csv(a.data, a.delimiter, columns=a.columns, drop=a.drop)
-    if a.mean is not None: options["mean"] = read_mean(a.mean, names, a.delimiter)
-    est = fit_estimator(a.method, X, k, eps, dlt, random_state=seed, **options)
-    rel = fit_release(est, a.method, k)
+def _write_components(out: Path, rel: Release, alg: Algorithm, names) -> None:
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["component" if alg.ordered else "basis vector (unordered)"] + names)
+        w.writerow(["component" if alg.ordered else "basis vector (unordered)"] + list(names))
         for i, row in enumerate(rel.value): w.writerow([i + 1] + [repr(float(v)) for v in row])
-    side.write_text(json.dumps(fit_record(est, rel, a.method, names, out), indent=1) + "\n", encoding="utf-8")
-    print(rel.statement())
-    if "radius" not in options and "radius" in fit_options(alg).values(): print(DEFAULT_RADIUS_NOTE)
-    print(NOT_SHOWN)
-    n_rows, p = rel.value.shape
-    what = (f"{n_rows} components" if alg.ordered else
-            f"{n_rows} basis vectors (unordered: an orthonormal basis of the private subspace, in no order)")
-    print(f"Wrote {what} of {p} features to {a.out}, and the public record to {a.out}.json.")
+
+def _cmd_fit(a):
+    alg, k, eps, dlt, seed, options = _fit_inputs(a)            # an unknown --method, a bad flag: first
+    budget_delta(a.method, dlt, a.scale)
+    if a.scale == "private":                                      # the scaler's flags, before any private work too
+        _scaled_budget(alg, eps, dlt, a.scale_share)
+        if a.bounds is None: raise CLIError(NEEDS_BOUNDS)
+    out, side = check_output(a.out, a.data, a.force)              # before any private work: the run can be saved
+    X, names = read_numeric_csv(a.data, a.delimiter, columns=a.columns, drop=a.drop)
+    if a.mean is not None: options["mean"] = read_mean(a.mean, names, a.delimiter)
+    bounds = None if a.bounds is None else read_bounds(a.bounds, names, a.delimiter)
+    radius_from = norm_bounds(alg, options, len(names), bounds=bounds, scale=a.scale)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = fit_estimator(a.method, X, k, eps, dlt, random_state=seed, scale=a.scale, bounds=bounds,
+                            scale_share=a.scale_share, **options)
+        rel = fit_release(est, a.method, k)
+    public, released = collect_warnings(caught, alg)
+    _write_components(out, rel, alg, names)
+    rec = fit_record(est, rel, a.method, names, out, scale=a.scale, bounds=bounds, radius_from=radius_from,
+                     scale_share=a.scale_share if a.scale == "private" else None, warnings=public, released_warnings=released)
+    side.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+    print(result_text(rec, a.out))
+    if a.explain: print(explain_text(rec))
+    for w in public + released: print(f"dppca fit: warning: {w}", file=sys.stderr)
     if a.diagnostics: print(diagnostics_text(rel), file=sys.stderr)    # the curator's view: standard error only
+
 
 # %% ../nbs/09_cli/00_cli.ipynb #3bdc2bd2
 def _check_scheduler(s):
@@ -914,7 +1557,7 @@ def main(argv=None) -> int:
          "docs": _cmd_docs}[a.command](a)
     except CLIError as e:
         print(f"dppca {a.command}: error: {e}", file=sys.stderr); return 2
-    except (ValueError, TypeError, KeyError, OSError) as e:
+    except (ValueError, TypeError, KeyError, OSError, RuntimeError) as e:   # RuntimeError: a sampler that gave up
         msg = str(e).strip("'\"").splitlines()[0] if str(e) else type(e).__name__
         print(f"dppca {a.command}: error: {msg}", file=sys.stderr); return 2
     return 0
