@@ -359,7 +359,7 @@ def _bounds_notes(ax, ns, p, k, epsilon, delta, ev, bracket, mm, level) -> list:
     grid = np.logspace(3, 12, 40)
     rates, notes = draw_rates(ax, grid, [(theorem1_lower, (p, k, epsilon), dict(eigenvalues=ev)),
                                          (theorem2_upper, (p, k, epsilon, delta), dict(eigenvalues=ev))],
-                              guarantee="approximate", algorithms=("local_gaussian", "analyze_gauss"))
+                              guarantee="approximate", algorithms=("local_gaussian_pca", "analyze_gauss"))
     off = offset_note("Theorem 2", grid, rates.get("theorem2_upper"), ns, bracket["local_gaussian"]["mean"], level,
                       theorem2_offset(p, k, epsilon, delta, ev))
     return notes + ([off] if off else []) + [_price_note(mm, ns)]
@@ -476,7 +476,7 @@ def _sparse_notes(ax, ns, p, k, s, epsilon, delta, ev, bracket, level, prior) ->
     grid = np.logspace(4, 12, 40)
     rates, notes = draw_rates(ax, grid, [(theorem3_lower, (p, k, s, epsilon), dict(eigenvalues=ev)),
                                          (theorem4_upper, (p, k, s, epsilon, delta), dict(eigenvalues=ev))],
-                              guarantee="approximate", algorithms=("local_sparse",), sparse=True)
+                              guarantee="approximate", algorithms=("local_sparse_pca",), sparse=True)
     notes.insert(0, "Algorithm 2: Fano lower bound over the sparse sign prior (filled squares); upper = cap"
                  if prior else "Algorithm 2 (k > 1): no lower bound of its own; upper = cap")
     off = offset_note("Theorem 4", grid, rates.get("theorem4_upper"), ns,
