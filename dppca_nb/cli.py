@@ -1054,6 +1054,19 @@ def _rows(alg: Algorithm, k: int) -> str:
     return (f"basis vector 1 to {k} (unordered): an orthonormal basis of the private subspace in no particular "
             "order; do not read basis vector 1 as the first principal component")
 
+# %% ../nbs/09_cli/00_cli.ipynb #bb247c36
+def _record_inputs(est, c, names, k: int, *, scale, bounds, scale_share, radius_from) -> dict:
+    "The public inputs of one fit, as the sidecar records them: n, p, k, the columns, the estimator's parameters, the scaling."
+    pca = est[-1] if hasattr(est, "steps") else est
+    params = {a: v for a, v in pca.get_params(deep=False).items() if a not in ("random_state", "accountant")}
+    inputs = dict(n=c.n, p=len(names), k=k, columns=list(names), **params, scale=scale)
+    if pca is not est: inputs.update(epsilon=c.epsilon, delta=c.delta, scale_share=scale_share)
+    if bounds is not None: inputs["bounds"] = dict(lo=bounds[0], hi=bounds[1])
+    if radius_from is not None: inputs["radius_from"] = radius_from
+    if "radius" in inputs and inputs["radius"] is None and hasattr(pca, "_radii"):    # the estimator's default bound
+        inputs["radius"] = pca._radii()[0]                                             # (public: planned from n, p)
+    return inputs
+
 # %% ../nbs/09_cli/00_cli.ipynb #bb247c37
 def fit_record(est, release: Release, method: str, names, comps_file, *, scale: str = "none", bounds=None,
                scale_share: float | None = None, radius_from: str | None = None, warnings=(),
@@ -1093,14 +1106,7 @@ def fit_record(est, release: Release, method: str, names, comps_file, *, scale: 
     """
     import importlib
     alg, c, k = get_method(method), release.contract, len(release.value)
-    pca = est[-1] if hasattr(est, "steps") else est
-    params = {a: v for a, v in pca.get_params(deep=False).items() if a not in ("random_state", "accountant")}
-    inputs = dict(n=c.n, p=len(names), k=k, columns=list(names), **params, scale=scale)
-    if pca is not est: inputs.update(epsilon=c.epsilon, delta=c.delta, scale_share=scale_share)
-    if bounds is not None: inputs["bounds"] = dict(lo=bounds[0], hi=bounds[1])
-    if radius_from is not None: inputs["radius_from"] = radius_from
-    if "radius" in inputs and inputs["radius"] is None and hasattr(pca, "_radii"):    # the estimator's default bound
-        inputs["radius"] = pca._radii()[0]                                             # (public: planned from n, p)
+    inputs = _record_inputs(est, c, names, k, scale=scale, bounds=bounds, scale_share=scale_share, radius_from=radius_from)
     parts, words = budget_parts(c, alg)
     privacy = dict(sentence=privacy_sentence(c, parts), statement=c.statement(), parts=parts, composition=words)
     ev = release.extras.get("eigenvalues")
