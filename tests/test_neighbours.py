@@ -19,8 +19,10 @@ option variants are read from the registry (`tests/_helpers.py`), so a newly reg
 """
 import contextlib
 import io
+import json
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -358,6 +360,7 @@ CLI_CASES = ([(a.key.replace("_", "-"), a.measure != "pure") for a in ALGORITHMS
 
 
 def _run_cli(tmp, X, method, with_delta):
+    "Run `dppca fit` in-process; (standard output, standard error, the sidecar record, the --out path given)."
     from dppca_nb import cli
     tmp.mkdir()
     data, out = tmp / "data.csv", tmp / "components.csv"
@@ -368,15 +371,23 @@ def _run_cli(tmp, X, method, with_delta):
     with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
         rc = cli.main(args)
     assert rc == 0, se.getvalue()
-    return (so.getvalue() + se.getvalue()).replace(str(out), "<OUT>")
+    return so.getvalue(), se.getvalue(), json.loads(Path(f"{out}.json").read_text(encoding="utf-8")), str(out)
 
 
 @pytest.mark.parametrize("kind", NEIGHBOURS)
 @pytest.mark.parametrize("case", CLI_CASES, ids=[m + ("" if d else "[delta=0]") for m, d in CLI_CASES])
 def test_cli_prints_only_public(case, kind, tmp_path):
+    """Standard output and standard error are functions of the sidecar record alone (the result printed from it, its
+    warnings), and on neighbouring data the record is identical but for `released` (the private values)."""
+    from dppca_nb.cli import result_text
     method, with_delta = case
     X, Y = _pair(kind)
-    a = _run_cli(tmp_path / "a", X, method, with_delta)
-    b = _run_cli(tmp_path / "b", Y, method, with_delta)
-    assert a.strip(), "the CLI printed nothing"
-    assert a == b, f"dppca fit --method {method}: the printed text depends on the data:\n{a}\n---\n{b}"
+    runs = [_run_cli(tmp_path / name, Z, method, with_delta) for name, Z in (("a", X), ("b", Y))]
+    assert runs[0][0].strip(), "the CLI printed nothing"
+    (_, _, rec_a, _), (_, _, rec_b, _) = runs
+    public_a, public_b = ({k: v for k, v in r.items() if k != "released"} for r in (rec_a, rec_b))
+    assert public_a == public_b, f"dppca fit --method {method}: the record's public part depends on the data"
+    for out, err, rec, path in runs:
+        assert out == result_text(rec, path) + "\n", f"{method}: standard output is not the record's result_text"
+        warned = [f"dppca fit: warning: {w}" for w in rec["warnings"] + rec["released"]["warnings"]]
+        assert err.splitlines() == warned, f"{method}: standard error is more than the record's warnings:\n{err}"
