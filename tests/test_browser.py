@@ -44,8 +44,9 @@ CHANGE_TIMEOUT = 45    # seconds for the plot to change after the slider moved (
 # seconds to draw its explorer: fifteen pages need about 2.5 GB and one to three minutes on 2 busy cores.
 LOAD_PAGES = int(os.environ.get("DPPCA_LOAD_PAGES", "15"))
 LOAD_HARD_CLOSED = 3         # of them closed without beforeunload (a killed browser): only the culler frees those
-LOAD_TIMEOUT = 420           # seconds for all the pages to render (97 s measured on 2 busy cores)
-LOAD_RELOAD_AFTER = 240      # seconds: a page not rendered by then is reloaded once (Voila's start-up race, see below)
+LOAD_TIMEOUT = 600           # seconds for all the pages to render (97 s measured on 2 busy cores; reloads included)
+LOAD_RELOAD_AFTER = 240      # seconds: a page not rendered by then is reloaded (Voila's start-up race, see below)
+MAX_RELOADS = 2              # reloads of one page (a teacher's patience): under load the race can hit a reloaded page again
 LOAD_CULL_IDLE, LOAD_CULL_EVERY = 45, 5     # the load test's server: cull_idle_timeout and cull_interval, seconds
 SHUTDOWN_TIMEOUT = 60        # seconds for the kernels of the pages closed as a user does to stop
 MEMORY_MARGIN_MB = 120       # the server may keep this much more than its baseline (one kernel is about 170 MB)
@@ -456,21 +457,23 @@ def culling_app():
 
 def _wait_rendered(pages, timeout, reload_after):
     "Wait until every page (name -> Page) shows sliders and a plot; reload a page once if needed; return the laggards."
-    t_open, left, reloaded = time.monotonic(), dict(pages), set()
+    t_open, left, reloaded = time.monotonic(), dict(pages), {}
     while left and time.monotonic() < t_open + timeout:
         for key, page in list(left.items()):
             state = page.js(JS_STATE)
             # a page stuck at "Executing 1 of 2" whose idle kernel the culler stopped shows "Kernel died": stuck
             culled = any("DeadKernelError" in e for e in state["errors"])
             assert culled or not state["errors"], f"{key}: the page shows an error: {state['errors']}"
+            last = reloaded.get(key)
             if state["sliders"] and state["plots"] and not culled:
                 del left[key]
-            elif key not in reloaded and (culled or time.monotonic() > t_open + reload_after):
+            elif len(reloaded.get(key, ())) < MAX_RELOADS and (
+                    culled or time.monotonic() > (last[-1] if last else t_open) + reload_after):
                 page.call("Page.reload", ignoreCache=True)
-                reloaded.add(key)
+                reloaded.setdefault(key, []).append(time.monotonic())
                 print(f"{key}: {'stuck, its kernel culled' if culled else f'not rendered after {reload_after} s'}; reloaded")
             elif culled:
-                raise AssertionError(f"{key}: stuck again after a reload, its kernel culled: {state['errors'][0][-300:]}")
+                raise AssertionError(f"{key}: stuck after {MAX_RELOADS} reloads, its kernel culled: {state['errors'][0][-300:]}")
         time.sleep(1)
     return left, time.monotonic() - t_open
 
