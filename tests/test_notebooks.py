@@ -33,15 +33,29 @@ def _flags():
     return skip, force
 
 
+def _tables():
+    """The package's registries, each filled first (every module imported): the algorithms, their bounds and rates,
+    the studies and the explorers."""
+    import dppca_nb.theory.bounds as tb
+    import dppca_nb.theory.error_bounds as eb
+    from dppca_nb.algorithms.registry import REGISTRY, algorithms
+    from dppca_nb.experiments.registry import STUDIES, load_all_studies
+    from dppca_nb.teach import widgets
+    algorithms(), load_all_studies(), widgets.explorers()
+    return [REGISTRY, eb.BOUNDS, eb.BOUND_NAMES, tb.RATES, STUDIES, widgets._EXPLORERS]
+
+
 @pytest.fixture
 def package_registry():
-    """The notebooks run in this process (nbdev's runner): a notebook that registers its algorithm again (from
-    `__main__`) would leave that entry to the next notebook. Give each notebook the package's own table back."""
-    from dppca_nb.algorithms.registry import REGISTRY, algorithms
-    saved = dict(algorithms())                 # every module imported first, so the table is whole
+    """The notebooks run in this process (nbdev's runner): a notebook that registers its algorithm, bound, study or
+    explorer again (from `__main__`) would leave that entry to the next notebook. Give each notebook the package's
+    own tables back."""
+    tables = _tables()
+    saved = [dict(t) for t in tables]
     yield
-    REGISTRY.clear()
-    REGISTRY.update(saved)
+    for t, s in zip(tables, saved):
+        t.clear()
+        t.update(s)
 
 
 @pytest.mark.parametrize("nb", _notebooks(), ids=lambda p: str(p.relative_to(NBS)))
