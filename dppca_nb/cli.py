@@ -718,9 +718,15 @@ def _cov_noise_sd(est) -> float | None:
 
 def released_spectrum(est, k: int):
     """(V (p, k), the variances of the k components, the mean variance of the other directions) as released, or None.
-    Of a released covariance: its top-k eigenvectors and its eigenvalues, debiased for the noise (post-processing)."""
+    Of a released covariance: its top-k eigenvectors and its eigenvalues, debiased for the noise (post-processing).
+    Of g-DPPCA after the scaler: its tau's eigenvalues, shares of the standardized rows' total variance p (approximately:
+    a spatial Kendall's tau has trace 1, and its eigenvalues follow the covariance's shares)."""
     if hasattr(est, "components_"):
         ev, rest = getattr(est, "explained_variance_", None), getattr(est, "noise_variance_", None)
+        if ev is None and getattr(est, "tau_eigenvalues_", None) is not None:
+            t = np.clip(np.asarray(est.tau_eigenvalues_, dtype=np.float64), 0.0, None)
+            t = t.size * t / max(t.sum(), 1e-300)
+            ev, rest = t[:k], float(t[k:].mean()) if k < t.size else 0.0
         return None if ev is None or rest is None else (est.components_.T, np.asarray(ev, dtype=np.float64), float(rest))
     from dppca_nb import estimators as E
     w, U = np.linalg.eigh(np.asarray(est.covariance_))
@@ -728,6 +734,12 @@ def released_spectrum(est, k: int):
     spec = E.debiased_spectrum(w, _cov_noise_sd(est))[0] if hasattr(E, "debiased_spectrum") else np.clip(w, 0.0, None)
     return U[:, :k], spec[:k], float(spec[k:].mean()) if k < w.size else 0.0
 
+
+# %% ../nbs/09_cli/00_cli.ipynb #c208473e
+def _near_random(name, e, level, k, p) -> str:
+    "The UtilityWarning of a released covariance whose top-k subspace is expected near the random level."
+    return (f"{name}: the expected error {e:.3g} of its top-{k} subspace is at or near the {level:.3g} of a random "
+            f"{k}-dimensional subspace of R^{p}; more rows or a larger epsilon would change that.")
 
 # %% ../nbs/09_cli/00_cli.ipynb #f3f42029
 def covariance_assessment(est, k: int) -> tuple:
@@ -755,13 +767,17 @@ def covariance_assessment(est, k: int) -> tuple:
                          f"its top-{k} subspace is not determined, and the components printed are one arbitrary choice "
                          "(coordinate axes where the covariance is diagonal); more rows or a larger epsilon would change that.")
     sd = _cov_noise_sd(est)
+    if sd is None and hasattr(est, "_noisy_release"):                  # thresholded after the noise
+        e = E.thresholded_subspace_error(est.covariance_, *est._noisy_release, k)
+        if e >= _utility_level() * level: _utility_warning(_near_random(name, e, level, k, p))
+        return e, None, ("E||P_hat - P||_F of the top-k eigenvectors against the non-private PCA of the clipped, centered "
+                         "rows, to first order: the noise the threshold kept and the entries it removed, from the released "
+                         "matrices and the public noise scale (post-processing); an approximation, not a bound: no interval")
     if sd is None or not hasattr(E, "expected_subspace_error"):
         return None, None, "None: no error bound from released values is derived for this covariance release"
     shape = getattr(est, "noise_shape", "vecd")
     e, iv = E.expected_subspace_error(E.debiased_spectrum(ev, sd)[0], k, sd / NOISE_SHAPES[shape].offdiag, shape)
-    if e >= _utility_level() * level:
-        _utility_warning(f"{name}: the expected error {e:.3g} of its top-{k} subspace is at or near the {level:.3g} of a "
-                         f"random {k}-dimensional subspace of R^{p}; more rows or a larger epsilon would change that.")
+    if e >= _utility_level() * level: _utility_warning(_near_random(name, e, level, k, p))
     return e, iv, ("E||P_hat - P||_F of the top-k eigenvectors against the non-private PCA of the clipped, centered rows, "
                    "from the released covariance's eigenvalues and the public noise scale (post-processing)")
 

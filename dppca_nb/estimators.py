@@ -31,7 +31,8 @@ from .theory.error_bounds import noise_moments, no_sampling, noisy_top_k_bounds
 __all__ = ['ESTIMATOR_PARAMETERS', 'CLIP_WARNING_SHARE', 'EDGE_MARGIN', 'UTILITY_LEVEL', 'ESTIMATORS', 'fit_parameters',
            'constraints', 'estimator_parameter', 'fit_spends', 'spend_on', 'NonPrivateContract', 'privacy_statement',
            'UtilityWarning', 'release_noise_sd', 'debiased_spectrum', 'first_order_error', 'expected_subspace_error',
-           'exponential_mechanism_error', 'make_estimator', 'available_estimators', 'privacy_table']
+           'exponential_mechanism_error', 'thresholded_subspace_error', 'make_estimator', 'available_estimators',
+           'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #1f2e3d4c
 def _clips(alg: Algorithm) -> bool: return "radius" in alg.options
@@ -434,7 +435,7 @@ def _set_subspace(self, rel):
     for name in _VARIANCE_ATTRIBUTES:
         if hasattr(self, name): delattr(self, name)
     if sp is not None: self._set_variances(sp[0][:k].copy(), sp[1], sp[0][k:])
-    for attr, key in alg.attributes.items(): setattr(self, attr, rel.extras[key])
+    for attr, key in alg.attributes.items(): setattr(self, attr, rel.extras.get(key))   # None in the non-private limit
     self._assess(sp, rel)
     self._warn_utility(sp)
 
@@ -566,6 +567,23 @@ def _exponential_expected_error(self, sp, rel) -> float:
     return exponential_mechanism_error(t, k, beta)
 
 
+# %% ../nbs/06_estimators/00_estimators.ipynb #d99d1306
+def _kendall_expected_error(self, rel):
+    """(expected error, (lo, hi)) of g-DPPCA against the top-k eigenvectors of the rows' noiseless Kendall's tau, from
+    the released tau's eigenvalues and its public noise scale; None where no Gaussian noise of public scale was added."""
+    c = rel.extras.get("tau_contract") or rel.extras.get("main_contract", self.contract_)
+    ev = rel.extras.get("tau_eigenvalues")
+    if ev is None or getattr(c, "noise_scale", None) is None or c.noise not in ("gaussian", "discrete_gaussian"): return None
+    t = debiased_spectrum(ev, release_noise_sd(c, "vecd"))[0]
+    return expected_subspace_error(t, self.n_components_, c.noise_scale, "vecd")
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #4a928bb3
+def _sgpca_expected_error(self, rel):
+    """(expected error, (lo, hi)) of SGPCA against the clipped rows' top-k projector: the projector (k eigenvalues 1,
+    the others 0) plus vecd noise of the released scale."""
+    p, k = self.n_features_in_, self.n_components_
+    return expected_subspace_error(np.r_[np.ones(k), np.zeros(p - k)], k, float(rel.extras["projector_noise_scale"]))
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #c6b497ce
 def _assess(self, sp, rel):
     "expected_error_, expected_error_interval_, expected_error_note_: from released values and public quantities only."
@@ -586,11 +604,20 @@ def _assess(self, sp, rel):
         self.expected_error_note_ = ("E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, to first "
                                      "order in the exponential mechanism's draws, from the released variances and the "
                                      "public exponents (post-processing); an approximation, not a bound: no interval")
+    elif alg.key in ("g_dppca", "sgpca") and (r := (_kendall_expected_error if alg.key == "g_dppca"
+                                                     else _sgpca_expected_error)(self, rel)) is not None:
+        self.expected_error_, self.expected_error_interval_ = r
+        self.expected_error_note_ = ("E||P_hat - P||_F against the top-k eigenvectors of the noiseless matrix (" +
+                                     ("the rows' Kendall's tau), from its released eigenvalues" if alg.key == "g_dppca"
+                                      else "the clipped rows' top-k projector), from the released noise scale")
+                                     + " (post-processing)")
     elif sp is not None:
         self.expected_error_note_ = (f"None: {alg.key}'s subspace comes from a mechanism without an error bound "
                                      "in theory.error_bounds (its variances are released with noise of their own)")
     else:
-        self.expected_error_note_ = (f"None: {alg.key} releases no variances, and theory.error_bounds needs a spectrum"
+        self.expected_error_note_ = (f"None: {alg.key} releases no variances, and no prediction from released values is "
+                                     "derived for its iterations" if alg.key in ("nsggd", "adaptive_dp_kpca") else
+                                     f"None: {alg.key} releases no variances, and theory.error_bounds needs a spectrum"
                                      + ("" if alg.ordered else "; set order_share > 0 to release them"))
 
 _DPPCA._assess = _assess
@@ -727,7 +754,11 @@ class _DPCovariance(_PrivateFit, EmpiricalCovariance):
         rel = self._fit_release(X, lambda p: None)
         self.location_ = self.mean_
         self._set_covariance(np.asarray(rel.value))
-        for attr, key in self._algorithm().attributes.items(): setattr(self, attr, rel.extras[key])
+        for attr, key in self._algorithm().attributes.items(): setattr(self, attr, rel.extras.get(key))   # None in the non-private limit
+        if "noisy" in rel.extras:                     # a thresholded release: the noisy matrix and its noise sds
+            from dppca_nb.algorithms.sparse_cov import _noise_sds
+            c = rel.extras.get("main_contract", self.contract_)
+            self._noisy_release = (rel.extras["noisy"], rel.extras["support"], *_noise_sds(c, getattr(self, "noise_shape", "vecd")))
         self.expected_error_ = self.expected_error_interval_ = None
         self.expected_error_note_ = ("None: no error bound from released values is derived for a covariance release "
                                      "(theory.error_bounds bounds DP-Thresholding from the population covariance)")
@@ -743,6 +774,31 @@ def _warn_zero_covariance(self):
                   "smaller public radius (radius=a number) would change that. (From released values and public "
                   "quantities only: this warning may be printed and published.)", UtilityWarning, stacklevel=3)
 
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #a2c67a0c
+def _pair_variance(ui, uj, W) -> float:
+    "Var(ui' E uj) for symmetric noise E with independent entries of variance W_ab on and above the diagonal (scaled as below)."
+    a, c = ui * ui, ui * uj
+    return float(2 * (a @ W @ (uj * uj)) + 2 * (c @ W @ c))
+
+def thresholded_subspace_error(covariance, noisy, support, sd_diagonal: float, sd_offdiagonal: float, k: int) -> float:
+    """First-order E||P_hat - P||_F of the top-k eigenvectors of `covariance`, released from `noisy` kept on `support`:
+    the noise kept, plus the removed entries estimated from `noisy` less their noise; at most the random level."""
+    w, U = np.linalg.eigh(np.asarray(covariance, dtype=np.float64))
+    t, U, p = w[::-1], U[:, ::-1], w.size
+    level = random_subspace_level(p, k)
+    if k >= p: return 0.0
+    if not t[k - 1] > t[k]: return level
+    kept = np.asarray(support, dtype=bool)
+    W = np.where(np.eye(p, dtype=bool), sd_diagonal ** 2 / 4, sd_offdiagonal ** 2 / 2)
+    NK = np.where(kept, 0.0, np.asarray(noisy, dtype=np.float64))
+    total = 0.0
+    for i in range(k):
+        for j in range(k, p):
+            ui, uj = U[:, i], U[:, j]
+            bias2 = max(float(ui @ NK @ uj) ** 2 - _pair_variance(ui, uj, W * ~kept), 0.0)
+            total += (_pair_variance(ui, uj, W * kept) + bias2) / (t[i] - t[j]) ** 2
+    return min(math.sqrt(2 * total), level)
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #5a6b7c8e
 _ATTRIBUTES = {

@@ -14,6 +14,8 @@ holds:
   `--scale private`, standardized): the PCA the user would get without privacy;
 - random: the same distance for a random k-dimensional subspace, sqrt(2k(1 - k/p));
 - share_of_random: measured / random; noise: 1 where measured >= 0.7 x random (the estimators' utility level);
+- measured_own: the distance to the method's own non-private target, where it is not PCA: g-dppca's is the top-k
+  eigenvectors of the table's Kendall's tau (what its expected error predicts); else the same as measured;
 - expected: the expected error `fit` printed (blank where it printed none); warned: 1 where it printed a
   UtilityWarning; refused: fit's error where it refused to run.
 """
@@ -34,8 +36,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 TABLES = ("iris", "wine", "breast_cancer", "diabetes")
-FIELDS = ("table", "n", "p", "method", "scale", "epsilon", "seed", "measured", "random", "share_of_random", "noise",
-          "expected", "warned", "seconds", "refused")
+FIELDS = ("table", "n", "p", "method", "scale", "epsilon", "seed", "measured", "measured_own", "random",
+          "share_of_random", "noise", "expected", "warned", "seconds", "refused")
 
 
 def documented_bounds(d, p):
@@ -92,9 +94,16 @@ def one_run(folder: Path, X, name: str, method: str, scale: str, eps: float, see
         return dict(row, refused=err.strip().splitlines()[-1].split("error: ", 1)[-1])
     rec = json.loads(Path(str(out) + ".json").read_text())
     ref = PCA(k).fit(StandardScaler().fit_transform(X) if scale == "private" else X).components_.T
-    measured = subspace_distance(np.array(rec["released"]["components"]).T, ref)
+    V = np.array(rec["released"]["components"]).T
+    measured, own = subspace_distance(V, ref), None
+    if alg.key == "g_dppca":
+        from dppca_nb.algorithms.kendall import kendall_tau
+        from dppca_nb.core.linalg import top_k_eigvecs
+        own = subspace_distance(V, top_k_eigvecs(kendall_tau(StandardScaler().fit_transform(X) if scale == "private"
+                                                             else X), k))
     e = rec["released"].get("expected_error")
-    return dict(row, measured=round(measured, 4), share_of_random=round(measured / row["random"], 3),
+    return dict(row, measured=round(measured, 4), measured_own=round(measured if own is None else own, 4),
+                share_of_random=round(measured / row["random"], 3),
                 noise=int(measured >= 0.7 * row["random"]), expected="" if e is None else round(float(e), 4),
                 warned=int(any(w.startswith("UtilityWarning") for w in rec["released"]["warnings"])))
 
@@ -118,6 +127,19 @@ def real_tables(epsilons=(1.0, 10.0), seeds=(0, 1, 2), scales=("none", "private"
     return rows
 
 
+def summary(rows, scale="private") -> str:
+    "Per method, at `scale`: runs, noise runs, warned, warned where noise, expected errors printed, within 2x of measured_own."
+    lines = [f"{'method':24s} runs noise warned both expected within_2x"]
+    for m in dict.fromkeys(r["method"] for r in rows):
+        rs = [r for r in rows if r["method"] == m and r["scale"] == scale and not r.get("refused")]
+        noise, warned = [str(r["noise"]) == "1" for r in rs], [str(r["warned"]) == "1" for r in rs]
+        ex = [r for r in rs if r["expected"] not in ("", None)]
+        close = sum(0.5 <= float(r["expected"]) / max(float(r["measured_own"]), 1e-12) <= 2 for r in ex)
+        lines.append(f"{m:24s} {len(rs):4d} {sum(noise):5d} {sum(warned):6d} {sum(a and b for a, b in zip(noise, warned)):4d} "
+                     f"{len(ex):8d} {close:9d}")
+    return "\n".join(lines)
+
+
 def _num(x):
     return f"{x:g}" if isinstance(x, float) else x
 
@@ -128,7 +150,11 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--epsilons", default="1,10")
     ap.add_argument("--methods", default=None, help="comma-separated methods (default: every registered one)")
+    ap.add_argument("--summary", action="store_true", help="print the summary of the CSV at --out, and run nothing")
     a = ap.parse_args(argv)
+    if a.summary:
+        print(summary(list(csv.DictReader(open(a.out)))))
+        return
     log = lambda r: print(f"{r['table']:14s} {r['method']:24s} {r['scale']:8s} eps {r['epsilon']:<4g} seed {r['seed']}: "
                           + (f"refused ({r['refused'][:60]})" if "refused" in r else
                              f"{r['measured']:.3f} of random {r['random']:.3f} ({r['seconds']} s)"), file=sys.stderr)
@@ -141,6 +167,7 @@ def main(argv=None):
         w.writeheader()
         for r in rows: w.writerow({f: _num(r.get(f, "")) for f in FIELDS})
     print(f"wrote {out}: {len(rows)} runs")
+    print(summary([{f: str(_num(r.get(f, ""))) for f in FIELDS} for r in rows]))
 
 
 if __name__ == "__main__":

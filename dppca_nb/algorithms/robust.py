@@ -213,14 +213,15 @@ def plan_g_dppca(n: int, p: int, k: int, epsilon: float, delta: float, *, pair_t
                  winsorization_radius=None, sensitivity_rule: str = "tight", calibration: str = "analytic",
                  noise: str = "gaussian", radius_quantile: float = 0.5, radius_share: float = 0.1, radius_bounds=None,
                  design: str | None = None, degree: int | None = None, progress: bool | None = None) -> Plan:
-    "g-DPPCA fixed before the data: the noisy Kendall's tau (`plan_noisy_kendall`), then its top-k eigenvectors."
+    "g-DPPCA fixed before the data: the noisy Kendall's tau (`plan_noisy_kendall`), its top-k eigenvectors and eigenvalues."
     k = check_k(k, p)
     tau = plan_noisy_kendall(n, p, k, epsilon, delta, pair_transform=pair_transform,
                              winsorization_radius=winsorization_radius, sensitivity_rule=sensitivity_rule,
                              calibration=calibration, noise=noise, radius_quantile=radius_quantile,
                              radius_share=radius_share, radius_bounds=radius_bounds, design=design, degree=degree,
                              progress=progress)
-    def eigenvectors(K_bar, rng): return top_k_eigvecs(K_bar, k), {}
+    def eigenvectors(K_bar, rng):          # its eigenvalues too: post-processing, for the expected error
+        return top_k_eigvecs(K_bar, k), {"tau_eigenvalues": np.linalg.eigvalsh(np.asarray(K_bar))[::-1].copy()}
     return tau.then(eigenvectors, mechanism=f"g-DPPCA (Kim & Jung): {tau.contract.mechanism}, top-k eigenvectors")
 
 # %% ../../nbs/04_algorithms/08_robust.ipynb #2a495608
@@ -296,4 +297,5 @@ _OWN = [
 register(Algorithm("g_dppca", plan_g_dppca, g_dppca, "central", "approximate", "subspace",
                    "g-DPPCA (Kim & Jung 2025): Gaussian noise on the generalised Kendall's tau, top-k eigenvectors; "
                    "robust to heavy tails, no clipping", estimator="RobustKendallPCA", parameters=_OWN,
-                   attributes={"winsorization_radius_": "winsorization_radius"}, dask=True, location_invariant=True))
+                   attributes={"winsorization_radius_": "winsorization_radius",
+                               "tau_eigenvalues_": "tau_eigenvalues"}, dask=True, location_invariant=True))
