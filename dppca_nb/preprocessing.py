@@ -220,6 +220,7 @@ def is_private_step(step) -> bool:
     """
     return isinstance(step, (PrivateStandardScaler, _PrivateFit, PrivatePipeline))   # a nested private pipeline too
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #f2ee230a
 def _learns(step) -> bool:
     "True if the step is fitted on the data (not 'passthrough', None, or a stateless transformer)."
     if step is None or (isinstance(step, str) and step in ("passthrough", "drop")): return False
@@ -309,6 +310,7 @@ def _reference_delta(pipe, parts: dict) -> float:
     if len(accs) == 1 and next(iter(accs.values())).delta: return float(next(iter(accs.values())).delta)
     return math.fsum(c.delta for c in parts.values())
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #790ea0c7
 def pipeline_ledger(pipe, delta: float | None = None) -> PrivacyAccountant:
     """The ledger of a fitted pipeline: every part its private steps spent, composed as every ledger of the package
     composes (at `delta`: None, the delta the pipeline states). `privacy_` and a shared accountant read the same."""
@@ -403,6 +405,7 @@ def private_pipeline(*steps, accountant=None, **kwargs) -> PrivatePipeline:
     if accountant is not None: _share_accountant(pipe, accountant)
     return pipe
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #def73ad3
 def _share_accountant(pipe, accountant):
     "Set `accountant` on every private step of `pipe`, nested private pipelines included."
     for _, s in pipe.steps:
