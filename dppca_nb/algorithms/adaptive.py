@@ -182,6 +182,7 @@ def _share(v, name):
     if not s < 1: raise ValueError(f"{name}: expected a number in (0, 1), got {s:g}")
     return s
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #280bf484
 def adaptive_contract(n, p, k, epsilon, delta, runs, *, radius, spread_share, spread_quantile, spread_factor,
                       spread_floor, shuffle, mechanism) -> tuple:
     "(Contract, mu) of the adaptive runs `runs` (public minibatch sizes), from public quantities only."

@@ -86,6 +86,7 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in [
        flag=""),
 ]}
 
+# %% ../../nbs/04_algorithms/09_registry.ipynb #1033712d
 def parameter(name: str, own: dict | None = None) -> Parameter:
     "The description of parameter `name`: from an algorithm's `own` table, else the shared PARAMETERS."
     if own and name in own: return own[name]

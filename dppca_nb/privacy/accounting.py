@@ -40,6 +40,7 @@ def gaussian_rho(sigma: float, sensitivity: float) -> float:
 def _cks_terms(alpha, rho, log1d):
     return alpha * rho + (log1d + (alpha - 1) * math.log1p(-1 / alpha) - math.log(alpha)) / (alpha - 1)
 
+# %% ../../nbs/03_privacy/01_accounting.ipynb #af01a17c
 def zcdp_to_dp(rho: float, delta: float, *, conversion: str = "cks") -> float:
     """Epsilon such that rho-zCDP implies (epsilon, delta)-DP (`conversion` 'cks' (tighter) or 'classic').
 
@@ -71,7 +72,6 @@ def zcdp_to_dp(rho: float, delta: float, *, conversion: str = "cks") -> float:
     res = optimize.minimize_scalar(f, bounds=(t0 - 12, t0 + 12), method="bounded", options=dict(xatol=1e-10))
     best = min(float(res.fun), f(t0), classic)      # each candidate is a valid bound; keep the smallest
     return max(best, 0.0)
-
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #105c0e5f
 def zcdp_delta(rho: float, epsilon: float) -> float:

@@ -157,6 +157,7 @@ def _float_decide(S, u, rel=_EM_REL):
     if j > 0 and not (float(S[j - 1]) * (1 + rel) + ab) * m <= t_lo: return None
     return j if j == S.size - 1 or (float(S[j]) * (1 - rel) - ab) / m > t_hi else None
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #803962c3
 def _decimal_decide(D, half_eps, num, bits, prec):
     "As `_float_decide` for U in [num, num + 1) / 2^bits, with the sums in `decimal` at `prec` digits (exact comparisons)."
     he = Decimal(half_eps)
@@ -170,6 +171,7 @@ def _decimal_decide(D, half_eps, num, bits, prec):
     j = min(bisect.bisect_right(S, t_hi / (1 - R)), len(S) - 1)   # the first j with S_j (1 - R) > t_hi (or the last)
     return None if j > 0 and S[j - 1] * (1 + R) > t_lo else j
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #9316a6e3
 def _exact_exponential_index(D, half_eps: float, rng, rel=_EM_REL) -> int:
     """An index j drawn with probability exactly proportional to exp(-half_eps D_j) (D: exact non-negative doubles,
     minimum 0): the inverse transform of a uniform, decided from 64 bits and float sums, else exactly (more bits, decimal)."""
