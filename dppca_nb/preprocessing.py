@@ -35,6 +35,7 @@ def _check_bounds(bounds, p):
     if not np.all(lo < hi): raise ValueError(f"bounds: expected lo < hi in every column, got lo={lo}, hi={hi}")
     return lo, hi
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #14f756fe
 def scaler_contract(n: int, p: int, epsilon: float, delta: float, *, bounds=(-1.0, 1.0), with_std: bool = True) -> Contract:
     """The Contract of `PrivateStandardScaler` on n x p data: Gaussian mechanism on the column means of z and z^2 (z: clipped, rescaled to [-1, 1]); l2 sensitivity 2 sqrt(p) / n.
 
@@ -120,6 +121,7 @@ def _warn_scaler_clipping(n_clipped, n: int) -> None:
                       "this warning fires depends on the data: do not publish it (nor its absence), nor a fit whose "
                       "bounds you chose because of it.", ClippingWarning, stacklevel=3)
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #c3add012
 def _fit(self, X, y=None):
     """Plan, spend, then release mean_, var_ and scale_; returns self.
 
@@ -184,6 +186,9 @@ def _transform(self, X):
     if self.with_std: X = X / self.scale_
     return X
 
+PrivateStandardScaler.transform = _transform
+
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #b19e9ae1
 def _inverse_transform(self, X):
     """X * scale_ + mean_.
 
@@ -203,7 +208,7 @@ def _inverse_transform(self, X):
     if self.with_mean: X = X + self.mean_
     return X
 
-PrivateStandardScaler.transform, PrivateStandardScaler.inverse_transform = _transform, _inverse_transform
+PrivateStandardScaler.inverse_transform = _inverse_transform
 
 # %% ../nbs/06_estimators/01_preprocessing.ipynb #6cf73c29
 def is_private_step(step) -> bool:
@@ -220,6 +225,7 @@ def is_private_step(step) -> bool:
     """
     return isinstance(step, (PrivateStandardScaler, _PrivateFit, PrivatePipeline))   # a nested private pipeline too
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #f2ee230a
 def _learns(step) -> bool:
     "True if the step is fitted on the data (not 'passthrough', None, or a stateless transformer)."
     if step is None or (isinstance(step, str) and step in ("passthrough", "drop")): return False
@@ -255,6 +261,7 @@ def uncertified_steps(pipe) -> list:
     return [name for name, s in pipe.steps[:max(last, 0)]
             if not (is_private_step(s) or _row_wise(s) or _learns(s))]
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #e2b87c46
 def _refuse_uncertified(pipe):
     "Raise (before any step is fitted, so nothing is spent) if a step before a private one cannot be certified row-wise."
     bad = uncertified_steps(pipe)
@@ -309,6 +316,7 @@ def _reference_delta(pipe, parts: dict) -> float:
     if len(accs) == 1 and next(iter(accs.values())).delta: return float(next(iter(accs.values())).delta)
     return math.fsum(c.delta for c in parts.values())
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #790ea0c7
 def pipeline_ledger(pipe, delta: float | None = None) -> PrivacyAccountant:
     """The ledger of a fitted pipeline: every part its private steps spent, composed as every ledger of the package
     composes (at `delta`: None, the delta the pipeline states). `privacy_` and a shared accountant read the same."""
@@ -403,6 +411,7 @@ def private_pipeline(*steps, accountant=None, **kwargs) -> PrivatePipeline:
     if accountant is not None: _share_accountant(pipe, accountant)
     return pipe
 
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #def73ad3
 def _share_accountant(pipe, accountant):
     "Set `accountant` on every private step of `pipe`, nested private pipelines included."
     for _, s in pipe.steps:

@@ -33,6 +33,7 @@ def pure_gaussian_delta(epsilon: float, epsilon_pure: float, mu: float) -> float
     dG = lambda t: stats.norm.cdf(-t / m + m / 2) - math.exp(t) * stats.norm.cdf(-t / m - m / 2)
     return float(q * dG(epsilon - a) + (1 - q) * dG(epsilon + a))
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #008465ce
 def gaussian_after_pure(epsilon: float, delta: float, epsilon_pure: float) -> float:
     "The largest ratio mu = sensitivity / sd of a Gaussian that keeps an epsilon_pure-DP release and itself (epsilon, delta)-DP."
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
@@ -48,6 +49,7 @@ def default_steps(n: int) -> int:
     "The number of steps when none is given: floor(log2(n / 100)), between 1 and 6 (a public function of n)."
     return int(min(6, max(1, math.floor(math.log2(max(int(n), 1) / 100)))))
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #c570882f
 def batch_sizes(n: int, n_steps: int | None = None, growth: float = 2.0) -> np.ndarray:
     "The public sizes of one run's minibatches: `n_steps` (None: `default_steps(n)`) growing by `growth`, each >= 1 row, adding up to n."
     n = check_int(n, "n", minimum=0)
@@ -96,6 +98,7 @@ def deviation_norms(Xb, W, C) -> np.ndarray:
         out[i:i + SUB_BLOCK_ROWS] = np.sqrt(np.einsum("bpk,bpk->b", D, D))
     return out
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #498d62df
 def gradient_distances(Xb, W, C, x2=None) -> tuple:
     "(U, d, slack): U = Xb W, d_i by the expansion ||x_i||^2 ||u_i||^2 - 2 u_i^T C^T x_i + ||C||_F^2, slack >= |rounding of d_i^2|."
     p, k = W.shape
@@ -116,11 +119,13 @@ def spread_bounds(radius: float, floor: float) -> tuple:
     if not f < 1: raise ValueError(f"spread_floor: expected a number in (0, 1), got {f:g}")
     return f * R * R, 2 * R * R
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #1529f878
 def window_offsets(bounds, window=SPREAD_WINDOW) -> np.ndarray:
     "The m integer cell offsets of a distance's window: round(h / w ((l + 1/2) / m - 1/2)), l < m, w the grid's cell width."
     m, h = window
     return np.round(h / radius_grid(bounds)[1] * ((np.arange(m) + 0.5) / m - 0.5)).astype(np.int64)
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #5032fe6c
 def spread_histogram(d, bounds, window=SPREAD_WINDOW) -> np.ndarray:
     "Cell counts on the public grid of `bounds` of every distance's window: its own cell shifted by each offset, kept in 0..K (m counts per row)."
     a, w, K = radius_grid(bounds)
@@ -146,10 +151,12 @@ def clipped_gradient_sum(Xb, W, C, tau: float, dist=None) -> tuple:
     if near.any(): f[near] = np.minimum(1.0, tau / np.maximum(deviation_norms(Xb[near], W, C), np.finfo(np.float64).tiny))
     return Xb.T @ (U * f[:, None]) - f.sum() * C, int((f < 1).sum())
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #7341a1dd
 def gradient_sensitivity(tau: float, radius: float, b: int, k: int) -> float:
     "Frobenius sensitivity min(2 tau, c_k R^2) / b of one minibatch's clipped gradient mean (c_1 = 1, c_k = sqrt 2), replace-one, b public."
     return min(2.0 * float(tau), (1.0 if k == 1 else math.sqrt(2.0)) * float(radius) ** 2) / int(b)
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #6241e055
 def release_gradient(total, C, b: int, tau: float, radius: float, mu: float, rng) -> np.ndarray:
     "The released mean gradient C + total / b + N(0, s^2) per entry, s = gradient_sensitivity / mu."
     s = gradient_sensitivity(tau, radius, b, np.shape(total)[1]) / mu
@@ -175,6 +182,7 @@ def _share(v, name):
     if not s < 1: raise ValueError(f"{name}: expected a number in (0, 1), got {s:g}")
     return s
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #280bf484
 def adaptive_contract(n, p, k, epsilon, delta, runs, *, radius, spread_share, spread_quantile, spread_factor,
                       spread_floor, shuffle, mechanism) -> tuple:
     "(Contract, mu) of the adaptive runs `runs` (public minibatch sizes), from public quantities only."
@@ -287,6 +295,7 @@ def plan_adaptive_dp_pca(n: int, p: int, k: int, epsilon: float, delta: float, *
                  spread_quantile=spread_quantile, spread_factor=spread_factor, spread_floor=spread_floor,
                  shuffle=shuffle, mechanism=_LIU)
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #aa44b22b
 def plan_adaptive_dp_kpca(n: int, p: int, k: int, epsilon: float, delta: float, *, subspace: str = "deflation",
                           radius: float = 1.0, n_steps: int | None = None, batch_growth: float = 2.0,
                           step_size: float | None = None, spread_share: float = 0.1, spread_quantile: float = 0.5,

@@ -246,12 +246,15 @@ def _add_many(self, reports):
     self._sum += U.sum(axis=0); self.n += U.shape[0]
     return self
 
+LocalAggregator.add, LocalAggregator.add_many = _add, _add_many
+
+# %% ../../nbs/04_algorithms/01_local.ipynb #6b4dc769
 def _add_sum(self, total, count):
     "Add the packed sum `total` of `count` reports made here (no checks: the simulation's fast path)."
     self._sum += total; self.n += int(count)
     return self
 
-LocalAggregator.add, LocalAggregator.add_many, LocalAggregator._add_sum = _add, _add_many, _add_sum
+LocalAggregator._add_sum = _add_sum
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #4b1c4f21
 def _merge(self, other):
@@ -311,6 +314,7 @@ def _chunk_rows(p, noise, chunk_size):
     if chunk_size is not None: return check_int(chunk_size, "chunk_size")
     return max(1, (REPORT_CHUNK_ENTRIES if noise == "gaussian" else 1 << 22) // sym_dim(p))
 
+# %% ../../nbs/04_algorithms/01_local.ipynb #b006b057
 def _device_sums(x, rz: LocalRandomizer, chunk, rng):
     "Each row of `x` a device: its report (own noise from `rng`), summed by a LocalAggregator; `(aggregator, n_clipped)`."
     n, p = x.shape
@@ -381,6 +385,7 @@ def _warn_paper(c: Contract, rule: str):
                   f"true sensitivity sqrt 2 R^2: the reports are only ({c.epsilon_certified:.4g}, {c.delta:g})-LDP; use "
                   "sensitivity_rule='tight'", PrivacyWarning, stacklevel=4)
 
+# %% ../../nbs/04_algorithms/01_local.ipynb #500c4000
 def plan_local_second_moment(n: int, p: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
                              calibration: str = "analytic", simulate: str | None = None, chunk_size: int | None = None,
                              noise: str = "gaussian", noise_shape: str = "vecd", radius: float = 1.0,

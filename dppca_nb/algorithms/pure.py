@@ -90,6 +90,7 @@ def _sequential_eigenvectors(C, etas, rng) -> tuple:
 def _pure_delta(delta):
     if delta not in (0, 0.0, None): raise ValueError(f"delta: a pure epsilon-DP mechanism takes delta = 0, got {delta!r}")
 
+# %% ../../nbs/04_algorithms/06_pure.ipynb #4009ee5e
 def plan_pure_dp_pca(n: int, p: int, k: int, epsilon: float, delta: float = 0.0, *, eigenvalue_share=0.1,
                      sensitivity_rule: str = "tight", radius: float = 1.0) -> Plan:
     "Amin et al.'s pure-DP PCA fixed before the data: snapped Laplace eigenvalues, then k exponential-mechanism eigenvectors."

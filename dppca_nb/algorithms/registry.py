@@ -86,6 +86,7 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in [
        flag=""),
 ]}
 
+# %% ../../nbs/04_algorithms/09_registry.ipynb #1033712d
 def parameter(name: str, own: dict | None = None) -> Parameter:
     "The description of parameter `name`: from an algorithm's `own` table, else the shared PARAMETERS."
     if own and name in own: return own[name]
@@ -110,6 +111,7 @@ def _accepts(a, v) -> bool:
     if a == "accountant": return hasattr(v, "spend") and hasattr(v, "ledger")
     return False
 
+# %% ../../nbs/04_algorithms/09_registry.ipynb #9a30082a
 def check_parameter(value, name: str, own: dict | None = None):
     "`value` if parameter `name` accepts it, else a ValueError (TypeError for a wrong type) naming it and what it takes."
     par = parameter(name, own)
@@ -178,13 +180,16 @@ def _plan(self, n: int, p: int, k: int | None, epsilon: float, delta: float = 0.
         delta = 0.0
     return self.planner(n, p, k, epsilon, 0.0 if delta is None else delta, **options)
 
+Algorithm.plan = _plan
+
+# %% ../../nbs/04_algorithms/09_registry.ipynb #c900c5ba
 def _run(self, X, k, epsilon, delta=0.0, *, random_state=None, **options) -> Release:
     "Plan for X's shape, then release: the algorithm's `Release` (value, contract, diagnostics, extras)."
     X = check_rows(X, min_rows=2)
     n, p = (int(s) for s in X.shape)
     return self.plan(n, p, None if self.output == "covariance" else k, epsilon, delta, **options).release(X, random_state)
 
-Algorithm.plan, Algorithm.run = _plan, _run
+Algorithm.run = _run
 
 # %% ../../nbs/04_algorithms/09_registry.ipynb #f8706065
 REGISTRY: dict[str, Algorithm] = {}
@@ -201,6 +206,7 @@ def register(alg: Algorithm) -> Algorithm:
     REGISTRY[alg.key] = alg
     return alg
 
+# %% ../../nbs/04_algorithms/09_registry.ipynb #8a557887
 def algorithms() -> dict:
     "The whole table: every module of dppca_nb.algorithms imported (each registers its algorithms), then REGISTRY."
     import dppca_nb.algorithms as pkg
@@ -208,6 +214,7 @@ def algorithms() -> dict:
         if m.name != "registry": importlib.import_module(f"{pkg.__name__}.{m.name}")
     return REGISTRY
 
+# %% ../../nbs/04_algorithms/09_registry.ipynb #ed58c13f
 def get_algorithm(name: str) -> Algorithm:
     "The entry answering to `name`: its key, the key with dashes, or an alias."
     for a in algorithms().values():

@@ -59,12 +59,14 @@ def _moment_pca_and_gap(S: np.ndarray, k: int):
 def _pca_and_gap(Xc: np.ndarray, k: int):
     return _moment_pca_and_gap(Xc.T @ Xc / Xc.shape[0], k)
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #d31faedd
 def empirical_eigengap(X, k: int) -> float:
     "GAP(S) = lambda_k - lambda_{k+1} of the second moment of `X` with rows clipped to the unit ball (inf if k = p; exact, not private)."
     X = check_data(X)
     k = check_k(k, X.shape[1])
     return _pca_and_gap(clip_rows(X)[0], k)[1]
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #e03ca9d2
 def second_moment_pca(X, k: int) -> np.ndarray:
     "Non-private top-k eigenvectors (p x k) of the second moment of `X` with rows clipped to the unit ball."
     X = check_data(X)
@@ -259,6 +261,7 @@ def _dilation_delta(eps_half: float, D: int, lam: float) -> float:
     if r0 <= 0: return 0.0
     return max(float(stats.chi2.cdf(r0, D) - e(stats.chi2.logcdf(r0 * math.exp(2 * lam), D))), 0.0)
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #9a5fe8b9
 def gaussian_admissibility(epsilon: float, D: int, alpha: float, beta: float) -> dict:
     """Exact sliding and dilation deltas of N(0, I_D) at (epsilon/2) for shifts <= alpha (l2) and |lambda| <= beta; `delta` = chained total.
 
@@ -331,6 +334,7 @@ def _frontier_alpha(eps, delta, D, beta):
     if rem <= delta * 1e-9: return 0.0
     return 1.0 / gaussian_sigma(eps / 2, rem, 1.0)        # sliding of N(0, I) by alpha is the Gaussian mechanism alpha / 1
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #2aa5981c
 @functools.lru_cache(maxsize=512)
 def _optimized_gaussian_constants(eps, delta, D, k):
     "(alpha, beta) on the admissible frontier minimising smooth_noise_need; a log grid of beta, then a finer one."

@@ -78,6 +78,7 @@ def _device(x):
     import array_api_compat
     return array_api_compat.device(x)
 
+# %% ../../nbs/01_backends/01_array_api.ipynb #c09d7a3e
 def default_block_rows_xp(p: int) -> int:
     """Rows per block of the array-API passes: about 2^24 entries (128 MB of float64), so a block's temporaries fit a GPU's memory many times over.
 
@@ -501,6 +502,7 @@ def _default_namespace():
         import array_api_compat.numpy as xp
         return xp
 
+# %% ../../nbs/01_backends/01_array_api.ipynb #e9a404cc
 def _best_time(f, repeats):
     "The best of `repeats` wall-clock times of `f()` (seconds), each stopped when the device has finished, after one warm-up."
     synchronize(f())                                 # warm-up: compilation, memory pools

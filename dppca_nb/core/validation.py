@@ -37,6 +37,7 @@ def as_generator(random_state=None) -> np.random.Generator:
 def _describe(X):
     return f"{type(X).__name__} with dtype {getattr(X, 'dtype', '?')} and shape {getattr(X, 'shape', '?')}"
 
+# %% ../../nbs/00_core/00_validation.ipynb #09340574
 def _numeric_array(X, name):
     "X as a real numeric (or boolean) numpy array, or a TypeError naming `name`."
     if X is None: raise TypeError(f"{name}: expected a 2-D numeric array (n rows x p columns), got None")
@@ -98,6 +99,7 @@ def check_data(X, *, name: str = "X", min_rows: int = 2, min_cols: int = 1) -> n
 def _is_real_scalar(v):
     return isinstance(v, (numbers.Real, np.floating, np.integer)) and not isinstance(v, (bool, np.bool_))
 
+# %% ../../nbs/00_core/00_validation.ipynb #76cb4798
 def check_positive(value, name: str, *, allow_inf: bool = False, allow_zero: bool = False) -> float:
     """Return `value` as a float after checking it is a real number > 0 (or >= 0 with `allow_zero`).
 

@@ -54,10 +54,12 @@ def _gauss_rep(point, rng):
     methods = _GAUSS_METHODS + (("adaptive (block)",) if k > 1 else ())
     return _errors(X, V, k, 1.0, 1e-5, rng, methods)
 
+# %% ../../nbs/07_experiments/07_adaptive_study.ipynb #6f930571
 def _gauss_spectrum(p, k):
     b = (0.25 - 0.05 * k) / p
     return np.array([0.05 + b] * k + [b] * (p - k))
 
+# %% ../../nbs/07_experiments/07_adaptive_study.ipynb #0ac85db0
 def _gauss_plot(df):
     import matplotlib.pyplot as plt
     keys = sorted({(int(p), int(k)) for p, k in zip(df["p"], df["k"])})
@@ -69,7 +71,6 @@ def _gauss_plot(df):
         ax.axhline(random_subspace_level(p, k), ls="--", color="gray", lw=1)
     fig.tight_layout()
     return fig
-
 
 # %% ../../nbs/07_experiments/07_adaptive_study.ipynb #36bf58c7
 def _gauss_checks(point):
@@ -102,6 +103,7 @@ def _low_rep(point, rng):
     X, V = signed_spike(int(point["n"]), int(point["p"]), 1, spike=0.5, sigma0=float(point["sigma0"]), random_state=rng)
     return _errors(X, V, 1, 1.0, 1e-5, rng, _LOW_METHODS)
 
+# %% ../../nbs/07_experiments/07_adaptive_study.ipynb #b23ecd52
 def _low_plot(df):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.2, 4.0))
@@ -110,10 +112,12 @@ def _low_plot(df):
                title=f"x = s a v + sigma_0 g: p = {int(df['p'].iloc[0])}, n = {int(df['n'].iloc[0])}, k = 1")
     return fig
 
+# %% ../../nbs/07_experiments/07_adaptive_study.ipynb #fc5954c1
 def _no_bound(point):
     return [Check(m, {"method": m}, no_bound="signed spikes are not Gaussian rows, the model of error_bounds")
             for m in ("adaptive", "Analyze Gauss")]
 
+# %% ../../nbs/07_experiments/07_adaptive_study.ipynb #18b5fd1c
 _LOW_CLAIMS = (
     Claim("The adaptive error goes to 0 with the rows' own noise sigma_0 (a slope of log error against log sigma_0 above "
           "1/2).", Slope({"method": "adaptive"}, "sigma0"), (0.5, np.inf), source=_LIU),) + tuple(
@@ -135,6 +139,7 @@ def _n_rep(point, rng):
     X, V = signed_spike(int(point["n"]), int(point["p"]), 1, spike=0.5, sigma0=float(point["sigma0"]), random_state=rng)
     return _errors(X, V, 1, 1.0, 1e-5, rng, ("adaptive", "Analyze Gauss", "not private"))
 
+# %% ../../nbs/07_experiments/07_adaptive_study.ipynb #5bcad8bb
 def _n_plot(df):
     import matplotlib.pyplot as plt
     s0 = sorted(df["sigma0"].unique(), reverse=True)
@@ -145,6 +150,7 @@ def _n_plot(df):
     fig.tight_layout()
     return fig
 
+# %% ../../nbs/07_experiments/07_adaptive_study.ipynb #31039bf9
 _N_CLAIMS = (
     _ratio("adaptive", "Analyze Gauss", {"sigma0": 0.001, "n": _from(3000)}, "At low intrinsic noise (sigma_0 = 0.001) "
            "the adaptive error falls far below the worst-case mechanism's as n grows (less than half of it from "

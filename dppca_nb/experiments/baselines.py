@@ -75,6 +75,7 @@ def _ag_rep(point, rng):
     return [dict(method="Analyze Gauss", error=subspace_distance(analyze_gauss(X, k, point["epsilon"], 1e-6, random_state=rng), V)),
             dict(method="non-private", error=subspace_distance(top_k_eigvecs(X.T @ X, k), V))]
 
+# %% ../../nbs/07_experiments/06_baselines_study.ipynb #28511394
 def _ag_plot(df):
     import matplotlib.pyplot as plt
     eps = sorted(df["epsilon"].unique())

@@ -110,6 +110,7 @@ def _sparse_rep(point, rng):
              "admm_iterations": r2.extras["admm_iterations"]},
             {"algorithm": "Algorithm 1", "error": subspace_distance(V1, V), "random_level": lvl, "admm_iterations": 0}]
 
+# %% ../../nbs/07_experiments/01_local_study.ipynb #ab806b96
 def _sparse_checks(point):
     "Algorithms 2 and 1 at each point against their bounds (the spectrum does not depend on the sparsity of V)."
     p, k, eps = int(point.get("p", 400)), int(point.get("k", 10)), float(point.get("epsilon", 1.0))
@@ -168,12 +169,14 @@ def _real_truth(dataset: str, k: int):
     X = load_bundled(dataset); X.setflags(write=False)
     return X, top_k_eigvecs(X.T @ X / X.shape[0], k)
 
+# %% ../../nbs/07_experiments/01_local_study.ipynb #20c26354
 def _real_rep(point, rng):
     k = int(point.get("k", 5))
     X, V = _real_truth(point["dataset"], k)
     V_hat = local_gaussian_pca(X, k, float(point["epsilon"]), 1e-4, random_state=rng)
     return {"error": subspace_distance(V_hat, V), "random_level": random_subspace_level(X.shape[1], k), "n": X.shape[0]}
 
+# %% ../../nbs/07_experiments/01_local_study.ipynb #07654b31
 _DATASETS = ["digits", "breast_cancer", "covtype_sample"]
 
 register_study(Study(

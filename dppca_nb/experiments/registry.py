@@ -116,6 +116,7 @@ def _rows(out, point, rep):
         raise TypeError(f"a study's run must return a dict or a list of dicts, got {type(out).__name__}")
     return [{**point, "rep": rep, **{k: _canon(v) for k, v in r.items()}} for r in out]
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #17f027b4
 def _run_one(study_name, run, point, rep, seed):
     "One repetition: its rows and the seconds it took (on the worker that ran it)."
     import time
@@ -132,6 +133,7 @@ def default_cache_dir() -> Path:
     "Where results are cached: $DPPCA_CACHE, else ~/.cache/dppca_nb."
     return Path(os.environ.get("DPPCA_CACHE", Path.home() / ".cache" / "dppca_nb"))
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #01ec353e
 def _read_cached(f):
     "A cached repetition: (rows, seconds); a file of the first format (a bare list of rows) has no time (nan)."
     data = json.loads(f.read_text())
@@ -143,6 +145,7 @@ def _write_json(f: Path, obj):
     f.parent.mkdir(parents=True, exist_ok=True)
     tmp = f.with_suffix(".tmp"); tmp.write_text(json.dumps(obj)); os.replace(tmp, f)
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #d3104bb7
 def _progress_bar(total: int, done: int, desc: str, enabled: bool):
     "A tqdm bar (tqdm is an optional dependency: without it, or with `enabled` False, None and the run is silent)."
     if not enabled: return None
@@ -204,6 +207,7 @@ class _LazyClient:
         if self._cm is not None: self._cm.__exit__(None, None, None)
         self._cm = self._client = None
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #75da39c6
 def _where(scheduler, jobs) -> str:
     "Where the repetitions ran, in words."
     if isinstance(scheduler, _LazyClient): scheduler = scheduler.scheduler
@@ -320,6 +324,7 @@ def _pick(df, where: dict) -> dict:
         out[col] = _canon(v(sorted(df[col].dropna().unique()))) if callable(v) else v
     return out
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #455a4c63
 def _select(df, where: dict):
     "The rows of `df` matching `where` (numbers match to a relative 1e-9; a list matches any of its values)."
     import pandas as pd
@@ -412,6 +417,7 @@ class Ratio:
         text = f"mean {words(self.a, self.metric)} / mean {words(self.b, mb_name)}" + (" (paired)" if pair is not None else "")
         return Measured(r, _ratio_se(r, mb, va, vb, cov), min(ca, cb), text)
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #f87e0cd0
 def Change(where: dict, along: str, metric: str = "error") -> Ratio:
     "The mean of `metric` at the largest value of `along` over the mean at its smallest (the other columns: `where`)."
     return Ratio({**where, along: max}, {**where, along: min}, metric)
@@ -521,6 +527,7 @@ def bracket_verdict(mean: float, se: float, lower: float, upper: float, conditio
     else: v = "OUTSIDE"
     return v if conditions_hold else v + " (uninformative: conditions_hold is False)"
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #9a5aa37b
 def minimax_verdict(mean: float, se: float, lower: float) -> str:
     "Whether a measured mean error lies above the minimax lower bound: 'above', 'above within 2 se' or 'BELOW'."
     if not np.isfinite(mean): return "no measurement"
@@ -536,6 +543,7 @@ def _bound_key(kwargs: dict, module) -> str:
     plain = {k: (np.asarray(v).tolist() if isinstance(v, (np.ndarray, list, tuple)) else v) for k, v in kwargs.items()}
     return _digest(dict(kwargs=plain, source=_source_digest(module)))
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #2f70b03d
 _BOUNDS_MEMO: dict = {}
 
 def _cached(kind: str, kwargs: dict, module, compute, cache_dir=None) -> dict:
@@ -558,6 +566,7 @@ def cached_error_bounds(bound: dict, cache_dir=None) -> dict:
                     conditions_hold=bool(b.conditions_hold), notes=list(b.notes))
     return _cached("", bound, eb, compute, cache_dir)
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #1e26afd9
 def cached_minimax(minimax: dict, cache_dir=None) -> dict:
     "`minimax_lower_bound(**minimax)` as a dict (model, lower, estimator_class, parameter_class, conditions_hold), cached."
     import dppca_nb.theory.minimax as mm
@@ -649,6 +658,7 @@ def _log_study_run(cache_dir, record: dict):
     f.parent.mkdir(parents=True, exist_ok=True)
     with open(f, "a", encoding="utf-8") as fh: fh.write(json.dumps(record) + "\n")
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #fa47d52b
 def run_log(cache_dir=None, *, mode: str | None = None, seed: int | None = None) -> list[dict]:
     """The runs recorded in a result cache (None: `default_cache_dir()`), one record per study run by `reproduce`,
     oldest first, of this `mode` and master `seed` if given. Each has `run` (when the run started, UTC), `id` (of
@@ -696,6 +706,7 @@ def verdicts_markdown(table) -> str:
         lines.append(f"| {r.claim} ({r.source}) | {r.comparison} | {_measured_text(r)} | {r.expected} | {v} |")
     return "\n".join(lines)
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #bd614bfd
 def _claims_summary(allc) -> str:
     "The report's opening section: every claim's verdict, contradicted first."
     if len(allc) == 0: return ""
@@ -737,6 +748,7 @@ def _run_and_write(st, name, out, mode, seed, cache_dir, progress, jobs, client)
         fig.savefig(out / f"{name}.png", dpi=110, bbox_inches="tight"); plt.close(fig)
     return df, f"![{name}]({name}.png)\n\n"
 
+# %% ../../nbs/07_experiments/00_registry.ipynb #fcaa807e
 def _bounds_summary(allb) -> str:
     if len(allb) == 0: return ""
     tally = allb["verdict"].str.replace(r"^no bound applies:.*", "no bound applies", regex=True).value_counts()

@@ -71,6 +71,7 @@ def robust_scatter_spectrum(p: int = 10, k: int = 2, spike: float = 10.0) -> np.
     "The eigenvalues of the scatter diag(spike, .., spike, 1, .., 1) of every scenario (k spikes), largest first."
     return np.array([float(spike)] * k + [1.0] * (p - k))
 
+# %% ../../nbs/07_experiments/05_robust_study.ipynb #9eab41c7
 def robust_sample(scenario: str, n: int, *, p: int = 10, k: int = 2, spike: float = 10.0, df: float = 2.0,
                   fraction: float | None = None, location: float = 0.0, random_state=None):
     """A sample of one scenario with scatter diag(spike,..,1,..) around the center `location * (1,..,1)`; returns `(X, V)`.
@@ -107,6 +108,7 @@ def simulation_rep(point: dict, rng) -> list[dict]:
     rows.append(dict(method="Kendall's tau (non-private)", error=subspace_distance(top_k_eigvecs(kendall_tau(X), k), V)))
     return rows
 
+# %% ../../nbs/07_experiments/05_robust_study.ipynb #33ed6632
 _TITLES = {"t": "multivariate t", "contaminated": "5% far outliers", "near_signal": "10% outliers near the signal",
            "gaussian": "Gaussian"}
 
@@ -130,11 +132,13 @@ def _ratio(a, b, words, expected=BELOW_ONE, at=None, source=_KJ):
     w = {"n": max, **(at or {})}
     return Claim(words, Ratio({"method": a, **w}, {"method": b, **w}), expected, source=source)
 
+# %% ../../nbs/07_experiments/05_robust_study.ipynb #685d6984
 def _level(m, words, fails: bool, at=None):
     "The claim that method `m`'s error at the largest n is above (fails) or below (robust) half the random level."
     return Claim(words, Mean({"method": m, "n": max, **(at or {})}), (_LEVEL / 2, math.inf) if fails else (0, _LEVEL / 2),
                  source=_KJ)
 
+# %% ../../nbs/07_experiments/05_robust_study.ipynb #1a6eebac
 def _trend(m, words, keeps: bool, source=_KJ):
     "The claim that method `m`'s error keeps decreasing with n (a ratio largest / smallest n below 1), or does not (above 1/2)."
     return Claim(words, Change({"method": m}, "n"), BELOW_ONE if keeps else (0.5, math.inf), source=source)
@@ -219,6 +223,7 @@ def win_loss_table(dfs, n=None):
     t = pd.DataFrame(rows).T
     return t.assign(best=t.idxmin(axis=1), worst=t.idxmax(axis=1))
 
+# %% ../../nbs/07_experiments/05_robust_study.ipynb #c1096e64
 def win_loss_sentences(table) -> list[str]:
     "One sentence per scenario of `win_loss_table`: who is best and worst, with their mean errors."
     errs = table.drop(columns=["best", "worst"])
@@ -293,11 +298,13 @@ def _genetics_reference(p: int, seed: int):
     for a in (X, coords, V0, S0): a.setflags(write=False)   # shared by every caller: nobody may change them
     return X, coords, V0, S0
 
+# %% ../../nbs/07_experiments/05_robust_study.ipynb #96abc51d
 def genetics_data(p: int = 500, seed: int = 0):
     "The cached genotypes restricted to `p` SNPs chosen with a public seed and centered; returns `(X, coords)` (read-only, cached)."
     X, coords, _, _ = _genetics_reference(int(p), int(seed))
     return X, coords
 
+# %% ../../nbs/07_experiments/05_robust_study.ipynb #97a72ef0
 def genetics_rep(point: dict, rng) -> list[dict]:
     "Procrustes correlation of each method's PC1/PC2 scores with the grid and with the non-private PCs."
     X, coords, _, S0 = _genetics_reference(int(point.get("p", 500)), 0)   # the data and reference: once, not per repetition

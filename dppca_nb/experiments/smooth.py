@@ -32,6 +32,7 @@ def regime_threshold(gap: float, p: int, k: int, epsilon: float, delta: float) -
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi
 
+# %% ../../nbs/07_experiments/03_smooth_study.ipynb #ed6a42b2
 def predicted_errors(n, gap: float, p: int, k: int, epsilon: float, delta: float) -> dict:
     "First-order predicted errors at each n: smooth Gaussian sqrt(2k(p-k)) S_beta/alpha and Analyze Gauss sqrt(2k(p-k)) sigma/gap, capped at the random level."
     cap = random_subspace_level(p, k)
@@ -80,6 +81,7 @@ def _panel(ax, df, x, pred_x, pred, thresholds, xlabel):
     ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel="$\\|\\hat V\\hat V^T - VV^T\\|_F$")
     ax.grid(alpha=0.3)
 
+# %% ../../nbs/07_experiments/03_smooth_study.ipynb #63ca125b
 def _threshold_gap(n, p, k, eps, dlt):
     "The regime threshold in the gap at fixed n: S_beta and B depend on (n, G) through n G only, so G* = n*(G=1) / n."
     return regime_threshold(1.0, p, k, eps, dlt) / n

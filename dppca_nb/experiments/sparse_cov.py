@@ -53,6 +53,7 @@ def _sigma_of(point):
     return block_covariance(int(point["p"]), int(point["s"]) + 1, correlation=point.get("correlation", 0.6),
                             trace=point.get("trace", 0.2))
 
+# %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #1c3721b6
 def _error_rep(point, rng):
     n, p, s = int(point["n"]), int(point["p"]), int(point["s"])
     Sigma = _sigma_of(point)
@@ -187,6 +188,7 @@ def _pca_checks(point):
             Check("DP-Thresholding", {"method": "dp_threshold"}, "subspace_error",
                   no_bound="error_bounds bounds its spectral error, not its eigenvectors' subspace")]
 
+# %% ../../nbs/07_experiments/02_sparse_cov_study.ipynb #4fb47604
 def _pca_plot(df):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.5, 4.2))

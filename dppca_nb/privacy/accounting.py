@@ -40,6 +40,7 @@ def gaussian_rho(sigma: float, sensitivity: float) -> float:
 def _cks_terms(alpha, rho, log1d):
     return alpha * rho + (log1d + (alpha - 1) * math.log1p(-1 / alpha) - math.log(alpha)) / (alpha - 1)
 
+# %% ../../nbs/03_privacy/01_accounting.ipynb #af01a17c
 def zcdp_to_dp(rho: float, delta: float, *, conversion: str = "cks") -> float:
     """Epsilon such that rho-zCDP implies (epsilon, delta)-DP (`conversion` 'cks' (tighter) or 'classic').
 
@@ -71,7 +72,6 @@ def zcdp_to_dp(rho: float, delta: float, *, conversion: str = "cks") -> float:
     res = optimize.minimize_scalar(f, bounds=(t0 - 12, t0 + 12), method="bounded", options=dict(xatol=1e-10))
     best = min(float(res.fun), f(t0), classic)      # each candidate is a valid bound; keep the smallest
     return max(best, 0.0)
-
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #105c0e5f
 def zcdp_delta(rho: float, epsilon: float) -> float:
@@ -251,6 +251,9 @@ def _spent(self, delta: float | None = None) -> float:
         delta = self.delta if self.delta is not None else sum(s.delta for s in self.ledger)
     return compose(self.ledger, delta, composition=self.composition, conversion=self.conversion)
 
+PrivacyAccountant.spent = _spent
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #f84914e4
 def _remaining(self) -> float:
     """Epsilon left under the declared budget (at its delta); inf without a budget.
 
@@ -261,7 +264,7 @@ def _remaining(self) -> float:
     """
     return math.inf if self.epsilon is None else max(0.0, self.epsilon - self.spent())
 
-PrivacyAccountant.spent, PrivacyAccountant.remaining = _spent, _remaining
+PrivacyAccountant.remaining = _remaining
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #74e32390
 def _can_spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None) -> bool:
@@ -279,13 +282,15 @@ def _can_spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None) 
     s = self._entry(epsilon, delta, sigma, sensitivity, "")
     return self._fits(self.ledger + [s])
 
+PrivacyAccountant.can_spend = _can_spend
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #183b6693
 def _fits(self, ledger) -> bool:
     if self.epsilon is None: return True
     return compose(ledger, self.delta, composition=self.composition,
                    conversion=self.conversion) <= self.epsilon * (1 + _SLACK)
 
-PrivacyAccountant.can_spend, PrivacyAccountant._fits = _can_spend, _fits
-
+PrivacyAccountant._fits = _fits
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #2aae02d7
 def _spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None, label: str = "") -> Spend:
@@ -345,11 +350,14 @@ def _summary(self) -> str:
                  + ("" if self.epsilon is None else f"; budget epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"))
     return "\n".join(lines)
 
+PrivacyAccountant.summary = _summary
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #245e8cf0
 def _repr(self):
     b = "no budget" if self.epsilon is None else f"budget=({self.epsilon:.4g}, {self.delta:.3g})"
     return f"PrivacyAccountant({b}, spent={self.spent():.4g}, entries={len(self.ledger)})"
 
-PrivacyAccountant.summary, PrivacyAccountant.__repr__ = _summary, _repr
+PrivacyAccountant.__repr__ = _repr
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #868e80ab
 def exact_gaussian(c: Contract) -> bool:
@@ -437,6 +445,7 @@ def default_accountant() -> PrivacyAccountant:
     if _PROCESS_LEDGER[0] is None: _PROCESS_LEDGER[0] = PrivacyAccountant()
     return _PROCESS_LEDGER[0]
 
+# %% ../../nbs/03_privacy/01_accounting.ipynb #3c90f44e
 def set_default_accountant(accountant: PrivacyAccountant | None = None) -> PrivacyAccountant | None:
     "Make `accountant` the process's default ledger (None: a fresh one without a budget); returns the previous one."
     if accountant is not None and not isinstance(accountant, PrivacyAccountant):

@@ -57,6 +57,7 @@ def mean_contract(n: int, p: int, epsilon: float, delta: float, *, radius: float
                     domain=domain, n=n, p=p,
                     notes=(f"the server's average carries noise sd sigma / sqrt(n) = {sigma / math.sqrt(n):.4g}",) if local else ())
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #6871dedd
 def mean_noise_sd(c: Contract) -> float:
     "The noise standard deviation per coordinate of a mean released under `c` (a local average: sigma / sqrt(n))."
     if c.noise == "laplace (snapping)": return math.sqrt(2) * c.noise_scale
@@ -80,6 +81,7 @@ def plan_private_mean(n: int, p: int, epsilon: float, delta: float, *, radius: f
         return Release(m, c, {"n_clipped": int(statistic["n_clipped"])})     # the count is exact: curator-only
     return Plan(c, run, inputs=("statistic",))
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #b07403bc
 def private_mean(X, epsilon: float, delta: float, *, radius: float = 1.0, model: str = "central", random_state=None,
                  return_release: bool = False):
     "(epsilon, delta)-DP mean of rows clipped to `radius` (Gaussian; snapped Laplace if delta = 0), X numpy or dask."
@@ -100,6 +102,7 @@ def check_radius_bounds(bounds, p: int = 1, name: str = "radius_bounds") -> tupl
     if not lo < hi: raise ValueError(f"{name}: expected lo < hi, got ({lo}, {hi})")
     return lo, hi
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #88336f76
 def _check_share(v, name):
     s = check_positive(v, name)
     if not s < 1: raise ValueError(f"{name}: expected a number in (0, 1), got {s}")
@@ -132,6 +135,7 @@ def log_norm_cells(log_norms, grid, *, overwrite: bool = False) -> np.ndarray:
     np.divide(c, w, out=c); np.floor(c, out=c); np.clip(c, 0, K, out=c)
     return c.astype(np.intp)
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #f29235fc
 def norm_histogram(norms, bounds) -> np.ndarray:
     "The number of `norms` in each cell 0..K of the public grid on `bounds` (one pass, no sort; norms are clipped to [lo, hi])."
     lo, hi = check_radius_bounds(bounds, name="bounds")
@@ -153,6 +157,7 @@ def _float_decide(S, u, rel=_EM_REL):
     if j > 0 and not (float(S[j - 1]) * (1 + rel) + ab) * m <= t_lo: return None
     return j if j == S.size - 1 or (float(S[j]) * (1 - rel) - ab) / m > t_hi else None
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #803962c3
 def _decimal_decide(D, half_eps, num, bits, prec):
     "As `_float_decide` for U in [num, num + 1) / 2^bits, with the sums in `decimal` at `prec` digits (exact comparisons)."
     he = Decimal(half_eps)
@@ -166,6 +171,7 @@ def _decimal_decide(D, half_eps, num, bits, prec):
     j = min(bisect.bisect_right(S, t_hi / (1 - R)), len(S) - 1)   # the first j with S_j (1 - R) > t_hi (or the last)
     return None if j > 0 and S[j - 1] * (1 + R) > t_lo else j
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #9316a6e3
 def _exact_exponential_index(D, half_eps: float, rng, rel=_EM_REL) -> int:
     """An index j drawn with probability exactly proportional to exp(-half_eps D_j) (D: exact non-negative doubles,
     minimum 0): the inverse transform of a uniform, decided from 64 bits and float sums, else exactly (more bits, decimal)."""
@@ -211,6 +217,7 @@ def quantile_contract(m: int, epsilon: float, *, quantile: float = 0.5, bounds, 
                     notes=("replacing one record moves one norm: the count below any grid point changes by at most 1",
                            radius_lattice_note((lo, hi), f)))
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #f187bf5b
 def private_radius_from_histogram(counts, epsilon: float, *, quantile: float = 0.5, bounds, factor: float = 1.0,
                                   random_state=None, contract: Contract | None = None) -> Release:
     """epsilon-DP (replace-one) `factor` x the `quantile` of m norms from their cell counts on the public grid of `bounds`
@@ -238,6 +245,7 @@ def radius_contract(n: int, p: int, epsilon: float, *, quantile: float = 0.5, fa
                           what=f"norms of the {what}")
     return replace(c, p=p)
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #3b8f0c3f
 def _norm_cell_counts(x, center, grid):
     "One block's counts of the cells of ||x_i - center|| on the radius grid (centered in cache-sized sub-blocks of a scratch buffer)."
     n, p = x.shape
@@ -253,6 +261,7 @@ def _norm_cell_counts(x, center, grid):
         np.log(sq, out=sq)
     return np.bincount(log_norm_cells(np.multiply(sq, 0.5, out=sq), grid, overwrite=True), minlength=grid[2] + 1)
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #1f3ace79
 def row_norm_histogram(X, center, bounds) -> np.ndarray:
     "The cell counts of the n norms ||x_i - center|| on the public radius grid of `bounds`: one blocked pass (dask: counts per partition)."
     c = None if center is None or not np.any(center) else np.asarray(center, dtype=np.float64)
@@ -293,6 +302,7 @@ def location_cells_per_e(n: int) -> int:
     "Grid points per factor e of a private location on n rows: max(64, ceil(sqrt(n) / 4)) (public)."
     return max(RADIUS_CELLS_PER_E, math.ceil(math.sqrt(check_int(n, "n")) / 4))
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #d0ccb798
 def location_grid(n: int, bounds=None) -> np.ndarray:
     "The public grid of a private location coordinate: -exp(t_j), 0, exp(t_j), t_j a log-grid of `bounds` (magnitudes), ascending."
     lo, hi = check_radius_bounds(DEFAULT_LOCATION_RANGE if bounds is None else bounds, name="location_bounds")
@@ -300,6 +310,7 @@ def location_grid(n: int, bounds=None) -> np.ndarray:
     pos = np.exp(math.log(lo) + np.arange(K + 1) * (math.log(hi / lo) / K))
     return np.concatenate([-pos[::-1], [0.0], pos])
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #4f45dcc1
 def _coordinate_counts(x, grid):
     """Per column of the block x, for each grid point: (the values below it, the values at or below it), from the cell
     of each value (a fixed function of the value alone), shape (p, 2, len(grid) + 1) before the cumulative sum."""
@@ -322,6 +333,7 @@ def location_contract(n: int, p: int, epsilon: float, *, bounds=None) -> Contrac
                            f"released values: points of a public grid of {G} points ({location_cells_per_e(n)} per factor "
                            "e): functions of the drawn indices and the public bounds only"))
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #91ec8ad4
 def plan_private_location(n: int, p: int, epsilon: float, *, bounds=None) -> Plan:
     "The Plan of a private coarse location (`location_contract`); `release(X)` -> the p grid points drawn."
     c = location_contract(n, p, epsilon, bounds=bounds)
@@ -376,6 +388,7 @@ def _projected_sums(x, center, R, V):
     z = y @ V
     return z.T @ z, float(np.einsum("ij,ij->", y, y))
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #0b5c6e4b
 def plan_order(n: int, p: int, k: int, epsilon: float, delta: float, *, radius: float = 1.0) -> Plan:
     "The Plan of the ordering step: `release(X, basis=V, center=c)` -> (V W ordered, variances, total), `order_contract`."
     c = order_contract(n, k, epsilon, delta, radius=radius)
@@ -415,6 +428,7 @@ def fit_ledger(parts: dict, epsilon: float, delta: float) -> PrivacyAccountant:
     for a, c in parts.items(): acc.spend_contract(c, a)
     return acc
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #468efb74
 def composed_contract(main: Contract, parts: dict, epsilon: float, delta: float, composition: str) -> Contract:
     "The contract of a fit made of `parts` {name: Contract} (main last), composing to (epsilon, delta); epsilon_certified from its ledger."
     eps_cert = None if main.epsilon_certified is None else float(fit_ledger(parts, epsilon, delta).spent(delta=delta))
@@ -501,6 +515,7 @@ def _pure_parts(n, p, eps, R, MR, centering, model, radius_share, radius_quantil
 class ClippingWarning(UserWarning):
     "Warned to the curator at fit when the norm bound clipped many rows (how many is curator-only: never publish it)."
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #d866d946
 def _public_mean(mean, p):
     if mean is None: raise ValueError("mean: centering='public' needs the public mean vector, got None")
     try: m = np.asarray(mean, dtype=np.float64)
@@ -510,6 +525,7 @@ def _public_mean(mean, p):
     if not np.isfinite(m).all(): raise ValueError("mean: expected finite values")
     return m.copy()
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #c8e0b734
 def _warn_private_radius(name, c, n, need, bounds):
     warnings.warn(
         f"{name}='private' spends epsilon {c.epsilon:.3g} on a quantile of n = {n} norms in the public range "
@@ -554,6 +570,7 @@ def _centered_counts(X, pre, center, bounds):
     grid = radius_grid(bounds)
     return np.bincount(log_norm_cells(sq, grid, overwrite=True), minlength=grid[2] + 1)
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #24d50201
 def _clipped_mean_sums(X, pre, MR):
     "The row sum of the rows clipped to MR, from the raw sums in `pre` corrected on the rows beyond MR."
     idx = np.flatnonzero(pre["norms"] > MR)

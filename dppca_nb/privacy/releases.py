@@ -71,6 +71,7 @@ def discrete_guarantee(calibration: str, rho: float) -> tuple:
 def _shape_note(noise_shape, sigma):
     return f"noise shape {noise_shape}: sd {sigma:.4g} on the diagonal, {sigma * NOISE_SHAPES[noise_shape].offdiag:.4g} off it"
 
+# %% ../../nbs/03_privacy/04_releases.ipynb #94537873
 def second_moment_contract(n: int, p: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
                            calibration: str = "analytic", radius: float = 1.0, noise: str = "gaussian",
                            noise_shape: str = "vecd", mechanism: str = "Gaussian mechanism on the second moment ({shape})",
@@ -114,6 +115,7 @@ def _warn_paper(c: Contract, stacklevel=3):
                   f"({c.epsilon_certified:.4g}, {c.delta:g})-DP; use sensitivity_rule='tight'", PrivacyWarning,
                   stacklevel=stacklevel)
 
+# %% ../../nbs/03_privacy/04_releases.ipynb #61a4083b
 def plan_second_moment(n: int, p: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
                        calibration: str = "analytic", radius: float = 1.0, noise: str = "gaussian",
                        noise_shape: str = "vecd", mechanism: str = "Gaussian mechanism on the second moment ({shape})",

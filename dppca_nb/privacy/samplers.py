@@ -51,6 +51,7 @@ def _bingham_setup(A):
     b = acg_b(lam)
     return lam, Q, b, acg_log_bound(lam.size, b)
 
+# %% ../../nbs/03_privacy/07_samplers.ipynb #6ee02f7e
 def _log_accept(z, lam, b, logM, inverted=False):
     "log r(t) - log M at the unit rows z (eigen coordinates), t = z' diag(lam) z; `inverted`: the libraries' ratio."
     t = (z * z) @ lam

@@ -39,6 +39,7 @@ def _bounds_cached(method, n, p, k, epsilon, delta, eigenvalues, data, noise_sha
     kw = dict(s=s) if method == "local_sparse" else {} if method == "adaptive_dp_pca" else dict(noise_shape=noise_shape)
     return error_bounds(method, n, p, k, epsilon, delta, eigenvalues=np.array(eigenvalues), data=data, **kw)
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #88d1b3fe
 def bounds_along(method: str, ns, p: int, k: int, epsilon: float, delta: float, eigenvalues, *, data: str = "gaussian",
                  noise_shape: str = RELEASE_NOISE_SHAPE, s: int | None = None) -> dict:
     "`error_bounds` at every n of `ns` (cached): arrays lower, upper, hold, and the cap and the notes."
@@ -58,6 +59,7 @@ def log_axes(ax, axes="xy"):
         ax_ = ax.xaxis if a == "x" else ax.yaxis
         ax_.set_major_locator(LogLocator(numticks=8)); ax_.set_major_formatter(fmt); ax_.set_minor_formatter(NullFormatter())
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #087fc47c
 def _hatch_spans(x):
     "Left and right ends of the x range each point stands for: midway to its neighbours (log midpoints if x > 0)."
     x = np.asarray(x, dtype=float)
@@ -98,6 +100,7 @@ def _minimax_cached(model, n, p, k, epsilon, delta, eigenvalues, s, privacy):
     kw = dict(s=s, privacy=privacy) if model == "sparse" else dict(s=s) if model == "sparse_covariance" else {}
     return minimax_lower_bound(model, n=n, p=p, k=k, epsilon=epsilon, delta=delta, eigenvalues=np.array(eigenvalues), **kw)
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #c9800d5e
 def minimax_along(model: str, ns, p: int, k: int | None, epsilon: float, delta: float, eigenvalues, *, s: int | None = None,
                   privacy: str = "local") -> dict:
     """`minimax_lower_bound(model, ...)` at every n of `ns` (cached): arrays lower (the private bound), floor (the
@@ -159,6 +162,7 @@ def optimality_clause(name: str, x, mean, lower, level: float, *, bound: str, xn
     return (f"{name} is near-optimal {_where(near, x, xname, fmt)} (within {_span(r[near])} of {bound}) but not "
             f"{_where(far, x, xname, fmt)} ({_span(r[far])} above it)")
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #cdc55f08
 def verdict(*clauses: str) -> str:
     "One sentence from the clauses."
     s = "; ".join(clauses)
@@ -312,6 +316,7 @@ def _finish_axes(ax, cap, n, title, notes):
 
 FIGSIZE, LAYOUT = (11.5, 5.0), dict(left=0.07, right=0.6, bottom=0.1, top=0.94)   # fixed: tight_layout doubles the redraw
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #0e049760
 def _ylim(ax, values, p, k):
     v = np.concatenate([np.ravel(a) for a in values])
     v = v[np.isfinite(v) & (v > 0)]

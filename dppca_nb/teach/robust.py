@@ -47,6 +47,7 @@ def _estimates(X, k, epsilon, rng):
         out[m] = analyze_gauss(X, k, epsilon, ROBUST_DELTA, radius=_radius(m, X.shape[1]), random_state=rng)
     return out
 
+# %% ../../nbs/08_teach/03_robust_explorer.ipynb #25528406
 def robustness_errors(df: float = float("inf"), fraction: float = 0.05, n: int = 2000, epsilon: float = 1.0, *,
                       p: int = 10, k: int = 2, reps: int = 3, random_state=0) -> dict:
     "Mean and standard error of the subspace error of g-DPPCA and AG over `reps` samples: `{method: (mean, se)}`."
@@ -110,10 +111,12 @@ ROBUST_FRACTIONS = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3)
 def _curve_point(df, fraction, n, epsilon, p, k, reps, seed):
     return robustness_errors(df, fraction, n, epsilon, p=p, k=k, reps=reps, random_state=seed + 1 + round(1000 * fraction))
 
+# %% ../../nbs/08_teach/03_robust_explorer.ipynb #f497a2ff
 _COLOURS = dict(zip(ROBUST_EXPLORER_METHODS, ("tab:blue", "tab:cyan", "tab:orange", "tab:red")))
 
 def _fmt_fraction(f) -> str: return f"{100 * f:.0f}%"
 
+# %% ../../nbs/08_teach/03_robust_explorer.ipynb #99cd6801
 def robustness_outcome(bracket, level) -> dict:
     "Per method, the first outlier fraction where its mean error reaches half the random level `level` (None: never)."
     broke = {}
@@ -203,6 +206,7 @@ def _minimax_at_zero(ax, mm, half):
     ax.plot(x, [mm["lower"]] * 2, color="tab:purple", label="minimax: no (epsilon, delta)-DP algorithm does better (Gaussian rows)",
             **MINIMAX_STYLE)
 
+# %% ../../nbs/08_teach/03_robust_explorer.ipynb #230f5f5a
 def _finish_robust_axes(ax, fr, half, level, fraction, df, n, epsilon, low):
     x = np.array(fr)
     if (x > 0).any():

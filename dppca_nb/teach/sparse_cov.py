@@ -29,10 +29,12 @@ def sparse_test_covariance(p: int, s: int, *, structure: str = "block", correlat
     return (block_covariance(p, int(s) + 1, correlation=correlation, trace=trace) if structure == "block"
             else banded_covariance(p, int(s) // 2, trace=trace))
 
+# %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #68de9611
 def _check_np(n, p):
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 2: raise ValueError(f"n: expected an integer >= 2, got {n!r}")
     if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or p < 2: raise ValueError(f"p: expected an integer >= 2, got {p!r}")
 
+# %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #5be01414
 def dp_threshold_draw(Sigma, n: int, epsilon: float, delta: float, gamma: float, rng):
     "DP-Thresholding's Release for n Gaussian N(0, Sigma) rows, their second moment drawn exactly (one Wishart draw)."
     plan = plan_dp_threshold_covariance(int(n), Sigma.shape[0], None, epsilon, delta, gamma=gamma)

@@ -43,11 +43,11 @@ def spectrum_terms(k: int, *, eigenvalues=None, Sigma=None):
     if not lk > lk1: raise ValueError(f"eigenvalues: expected an eigengap lambda_k > lambda_(k+1), got {lk} and {lk1}")
     return l1, lk, lk1
 
+# %% ../../nbs/05_theory/00_bounds.ipynb #c12fb3eb
 def effective_noise_variance(k: int, *, eigenvalues=None, Sigma=None) -> float:
     "[R] sigma_k^2 = lambda_1 lambda_{k+1} / (lambda_k - lambda_{k+1})^2 (Vu & Lei 2013): the lower rates' eigenvalue factor."
     l1, lk, lk1 = spectrum_terms(k, eigenvalues=eigenvalues, Sigma=Sigma)
     return l1 * lk1 / (lk - lk1) ** 2
-
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #764f8ccd
 def _n(n):
@@ -120,6 +120,7 @@ def theorem1_lower(n, p: int, k: int, epsilon: float, *, eigenvalues=None, Sigma
     if np.any(n < n_min): _violate(f"Theorem 1 needs n >= C_n sigma_k^2 min(k, p-k) / eps^2 = {n_min:.3g}", check)
     return _out(check_positive(C, "C") * s2 * k * p / (n * eps ** 2))
 
+# %% ../../nbs/05_theory/00_bounds.ipynb #fc92a4d9
 @rate_class("Theorem 2's rate for Algorithm 1 ((epsilon, delta)-LDP), constants unknown", "upper", "approximate", "local_gaussian_pca",
             "Wang & Xu, Theorem 2 (Algorithm 1, Gaussian reports)")
 def theorem2_upper(n, p: int, k: int, epsilon: float, delta: float, *, eigenvalues=None, Sigma=None, C: float = 1.0,
@@ -130,7 +131,6 @@ def theorem2_upper(n, p: int, k: int, epsilon: float, delta: float, *, eigenvalu
     if np.any(n < p): _violate(f"Theorem 2 is the low-dimensional case n >= p = {p}", check)
     f = math.log(1.25 / dlt) if log_delta else 1.0
     return _out(check_positive(C, "C") * l1 ** 2 / (lk - lk1) ** 2 * k * p * f / (n * eps ** 2))
-
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #472cd3ab
 @rate_class("Theorem 3's rate for pure epsilon-LDP, row-sparse, constants unknown", "lower", "pure", "every",
@@ -176,6 +176,7 @@ def nonprivate_rate(n, p: int, k: int, *, eigenvalues=None, Sigma=None, C: float
     l1, lk, lk1 = _spec(p, k, eigenvalues, Sigma)
     return _out(check_positive(C, "C") * l1 * lk1 / (lk - lk1) ** 2 * k * p / n)
 
+# %% ../../nbs/05_theory/00_bounds.ipynb #24d90220
 @rate_class("non-private row-sparse minimax rate, constants unknown", "minimax", "none", "every",
             "Vu & Lei 2013", sparse=True)
 def nonprivate_sparse_rate(n, p: int, k: int, s: int, *, eigenvalues=None, Sigma=None, C: float = 1.0):
@@ -184,6 +185,7 @@ def nonprivate_sparse_rate(n, p: int, k: int, s: int, *, eigenvalues=None, Sigma
     l1, lk, lk1 = _spec(p, k, eigenvalues, Sigma)
     return _out(check_positive(C, "C") * l1 * lk1 / (lk - lk1) ** 2 * s * (k + math.log(p)) / n)
 
+# %% ../../nbs/05_theory/00_bounds.ipynb #6c3d4713
 @rate_class("random-subspace level", "level", "none", "every",
             "a uniformly random k-subspace (exact)", constants="exact")
 def random_level(p: int, k: int, *, metric: str = "sin2") -> float:
@@ -195,7 +197,6 @@ def random_level(p: int, k: int, *, metric: str = "sin2") -> float:
 def projection_distance(sin2):
     "Convert ||sin Theta||_F^2 to ||P_hat - P||_F = sqrt(2 sin2) (the experiments' metric)."
     return np.sqrt(2 * np.asarray(sin2, dtype=np.float64)) if np.ndim(sin2) else math.sqrt(2 * sin2)
-
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #9d6ec1f5
 from ..core.validation import check_choice                           # noqa: E402
@@ -343,6 +344,7 @@ def gaussian_gradient_spread(eigenvalues) -> float:
     lam = np.sort(np.asarray(eigenvalues, dtype=np.float64))[::-1]
     return math.sqrt(lam[0] * (lam.sum() + lam[0]))
 
+# %% ../../nbs/05_theory/00_bounds.ipynb #0445992e
 @rate_class("the adaptive DP-PCA's rate ((epsilon, delta)-DP), constants unknown", "upper", "approximate", "adaptive_dp_kpca",
             "Liu, Kong, Jain & Oh (2022); Düngler & Sanyal (2025)", loss="||P_hat - P||_F")
 def adaptive_rate(n, p: int, k: int, epsilon: float, delta: float, *, eigenvalues, spread: float | None = None,

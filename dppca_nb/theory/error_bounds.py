@@ -142,11 +142,11 @@ def gaussian_sampling_moments(eigenvalues, n: int, k: int) -> SamplingMoments:
     return SamplingMoments("gaussian", lam, k, min(l1 * op_white, math.sqrt(fro2)), fro2,
                            float((lam[:k] * (tr + lam[:k])).sum() / n), cross, cross, kurt, tail)
 
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #8045cd26
 def no_sampling(eigenvalues, k: int) -> SamplingMoments:
     "No sampling error: the algorithm sees the population matrix plus noise."
     lam = _lam(eigenvalues)
     return SamplingMoments("none", lam, k, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, lambda b: 0.0)
-
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #16112191
 _SPLITS = np.linspace(0.0, 1.0, 41)
@@ -413,15 +413,16 @@ def _product_tail_one(a, b, S, n, u, sign):
         rate = np.where(np.isnan(rate), np.where(th > 0, np.inf, 0.0), rate)    # no mass beyond u: probability 0
         return np.minimum(np.exp(-n * np.maximum(rate, 0.0)), 1.0)
 
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #52c6d3d7
 def _product_tail_ab(a, b, S, n, u):
     "Chernoff bounds on P(|mean of n x_i x_j - Sigma_ij| > u), both tails."
     return np.minimum(_product_tail_one(a, b, S, n, u, 1.0) + _product_tail_one(a, b, S, n, u, -1.0), 1.0)
 
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #e4db88ed
 def _product_tails(Sigma, n, u):
     "The Chernoff bounds of `_product_tail_ab` for every entry of Sigma (u: a number or a p x p array)."
     d = np.sqrt(np.diag(Sigma)); r = np.outer(d, d)
     return _product_tail_ab((r + Sigma) / 2, np.clip((r - Sigma) / 2, 0, None), Sigma, n, np.broadcast_to(u, Sigma.shape))
-
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #aea4b9f0
 def _expected_positive_max(m: int) -> float:
@@ -474,12 +475,12 @@ def _conv_tail(x, a, b, S, sd, n):
         out = out + f[..., 0] + (T[..., :-1] * np.diff(f, axis=-1)).sum(-1) + T[..., -1] * (1 - f[..., -1])
     return np.minimum(out, 1.0)
 
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #18099854
 def _entry_tail(x, a, b, S, sd, n, W=_W):
     "P(|S_noisy_ij - Sigma_ij| > x): the best of the bound by parts, the joint Chernoff bound and min over w of P(|Z_ij| > w x) + P(|D_ij| > (1 - w) x) (x: kinds, or grid x kinds)."
     w = W if np.ndim(x) == 1 else W[:, :, None]
     split = (2 * special.ndtr(-w * x / sd) + _product_tail_ab(a, b, S, n, (1 - w) * x)).min(0)
     return np.minimum(1.0, np.minimum(np.minimum(split, _conv_tail(x, a, b, S, sd, n)), _joint_tail(x, a, b, S, sd, n)))
-
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #9b2dcfa1
 def _cliques(supp):
@@ -674,6 +675,7 @@ def resolve_bound(method: str) -> tuple:
                          f"{', '.join(sorted(BOUND_NAMES))}, got {method!r}")
     return key, {}
 
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #c013385a
 def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5,
                  **options) -> ErrorBounds:
     """Explicit lower and upper bounds on the MEAN error of the algorithm `method` on n Gaussian rows N(0, Sigma).
@@ -717,6 +719,7 @@ def _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data, datas=("gaussian", 
         raise ValueError(f"eigenvalues: expected an eigengap lambda_k > lambda_(k+1) with k < p, got k = {k}")
     return n, p, k, eps, dlt, lam, projection_cap(p, k)
 
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #03d163c7
 def _topk_result(key, lo, up, lam, n, cap, data, cls, notes, informative=None) -> ErrorBounds:
     "The ErrorBounds of a subspace method, widened by cap x P(some row is clipped) for data='clipped'."
     q = clip_probability(lam, n) if data == "clipped" else 0.0
@@ -750,6 +753,9 @@ def analyze_gauss_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, 
     return _gaussian_release_bounds("analyze_gauss", "central", n, p, k, epsilon, delta, eigenvalues, data,
                                     sensitivity_rule, calibration, noise_shape)
 
+register_bound("analyze_gauss", analyze_gauss_bounds)
+
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #56097ac9
 def local_gaussian_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
                           data: str = "gaussian", sensitivity_rule: str = "tight", calibration: str = "analytic",
                           noise_shape: str = "vecd") -> ErrorBounds:
@@ -757,9 +763,7 @@ def local_gaussian_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0,
     return _gaussian_release_bounds("local_gaussian_pca", "local", n, p, k, epsilon, delta, eigenvalues, data,
                                     sensitivity_rule, calibration, noise_shape)
 
-register_bound("analyze_gauss", analyze_gauss_bounds)
 register_bound("local_gaussian_pca", local_gaussian_bounds, names={"local_gaussian": {}})
-
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #feaf1498
 def g_dppca_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta: float = 1e-5, *, eigenvalues=None,
@@ -841,6 +845,7 @@ register_bound("dp_threshold_covariance", dp_threshold_covariance_bounds, names=
 def _log_binom(a, b):
     return math.lgamma(a + 1) - math.lgamma(b + 1) - math.lgamma(a - b + 1) if 0 <= b <= a else -math.inf
 
+# %% ../../nbs/05_theory/02_error_bounds.ipynb #8ed95c4b
 def sparse_sign_fano_lower(n: float, p: int, s: int, spike: float, c: float, report_sigma: float) -> dict:
     """Fano lower bound on the Bayes risk E||P_hat - P_v||_F, v uniform over the s-sparse sign vectors eps_S / sqrt(s)
     (support S uniform, signs uniform), of EVERY estimator that sees the n local reports x x^T + Z (Z with Frobenius
@@ -864,7 +869,6 @@ def sparse_sign_fano_lower(n: float, p: int, s: int, spike: float, c: float, rep
         v = t / 2 * (1 - (info + math.log(2)) / den)
         if v > best: best, t_best = v, t
     return dict(lower=best, t=t_best, information=info, log_prior_size=logV, kl_report=kl_rep, kl_data=kl_data)
-
 
 # %% ../../nbs/05_theory/02_error_bounds.ipynb #2312761e
 def fantope_duality_gap(S, result, penalty: float) -> float:

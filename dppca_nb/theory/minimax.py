@@ -57,6 +57,7 @@ class PerturbationBlock:
     @property
     def two_level(self) -> bool: return self.w_within <= 1e-12 * max(self.w_max, 1e-300)
 
+# %% ../../nbs/05_theory/03_minimax.ipynb #5487488a
 def _w(a, b): return (a - b) ** 2 / (a * b)
 
 def perturbation_block(eigenvalues, k: int, t: int, u: int) -> PerturbationBlock:
@@ -174,6 +175,7 @@ def _quartic_moment(k1, f2, fop):
     k2, k3, k4 = 2 * f2 ** 2, 8 * fop * f2 ** 2, 48 * fop ** 2 * f2 ** 2
     return k1 ** 4 + 6 * k1 ** 2 * k2 + 4 * k1 * k3 + 3 * k2 ** 2 + k4
 
+# %% ../../nbs/05_theory/03_minimax.ipynb #6c594c42
 def ldp_remainder(theta, beta2, blk: PerturbationBlock):
     """(rho, chi2): rho >= ||L_B - 1 - l_B||_{L2(P_0)} and chi2 >= chi^2(P_B || P_0) for every B of the prior's support
     (radius theta sqrt(d), ||B||_2^2 <= beta2); nan where the whitened perturbation may reach -1/2."""
@@ -429,6 +431,7 @@ def _tool(setting, base="fano"):
 
 def _class(setting, eps, dlt): return _CLASSES[setting].format(e=f"{eps:g}" if eps else "", d=f"{dlt:g}")
 
+# %% ../../nbs/05_theory/03_minimax.ipynb #3c13fc89
 def _check_spectrum(eigenvalues, p, k):
     if eigenvalues is None: raise ValueError("eigenvalues: expected the population spectrum (p values)")
     lam = np.asarray(eigenvalues, dtype=np.float64).ravel()
@@ -455,6 +458,7 @@ def _describe(arg, setting, floor, priv):
                      f"the non-private floor binds ({floor:.3g} >= the private bound {priv:.3g})")
     return notes
 
+# %% ../../nbs/05_theory/03_minimax.ipynb #a7b89d2c
 def _dense_prior(lam, k, arg):
     if arg is None: return MinimaxPrior("none", tuple(lam), k)
     b = arg["block"]
