@@ -271,12 +271,29 @@ def _exact_center(self, X, p):
     return (X * np.minimum(1.0, MR / np.maximum(norms, 1e-300))[:, None]).mean(0)
 
 
+# %% ../nbs/06_estimators/00_estimators.ipynb #c321d3cf
+def _exact_kendall(self, X, S, k) -> tuple:
+    """g-DPPCA's non-private limit: the top-k eigenvectors of the exact Kendall's tau (a private radius: the exact
+    quantile it estimates), and the variances of the rows along them, then of what they leave (p values)."""
+    from dppca_nb.algorithms.kendall import kendall_tau
+    r = self.winsorization_radius
+    if self.pair_transform != "winsorized": r = None
+    elif r == "private":
+        m = X.shape[0] // 2
+        r = float(np.quantile(np.linalg.norm(X[1:2 * m:2] - X[0:2 * m:2], axis=1) / math.sqrt(2), self.radius_quantile))
+    V = top_k_eigvecs(kendall_tau(X, self.pair_transform, winsorization_radius=r), k)
+    Q = np.eye(S.shape[0]) - V @ V.T
+    rest = np.linalg.eigvalsh(Q @ S @ Q)[::-1][:S.shape[0] - k]
+    return V, np.concatenate([np.einsum("ij,ij->j", V, S @ V), rest])
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #d58ad73c
 def _nonprivate_plan(self, n: int, p: int, k):
     "The plan of the non-private limit (epsilon = inf): a PrivacyWarning now, the exact statistic at release."
     alg = self._algorithm()
     what = ("the top-k eigenvectors of the exact second moment" if alg.output == "subspace" else "the exact second moment")
-    c = NonPrivateContract(f"{what} of the centered rows clipped to the bound (no noise)", 1.0, 0.0, measure="pure",
+    what += " of the centered rows clipped to the bound (no noise)"
+    if alg.key == "g_dppca": what = "the top-k eigenvectors of the exact Kendall's tau of the rows (no noise)"
+    c = NonPrivateContract(what, 1.0, 0.0, measure="pure",
                            model=alg.model, n=n, p=p, k=k, domain="rows clipped to the bound (if any)",
                            notes=("epsilon = inf: nothing is private",))
     warnings.warn(f"{type(self).__name__}(epsilon=inf): the non-private limit; nothing this fit releases is private "
@@ -293,6 +310,7 @@ def _nonprivate_plan(self, n: int, p: int, k):
         extras = {"mean": center, "eigenvalues": np.linalg.eigvalsh(S)[::-1].copy(), "main_contract": c}
         if R is not None: extras["radius"] = float(R)
         value = S if alg.output == "covariance" else top_k_eigvecs(S, k)
+        if alg.key == "g_dppca": value, extras["eigenvalues"] = _exact_kendall(self, X, S, k)
         return Release(value, c, {"n_clipped": int((norms > R).sum()) if R is not None else 0}, extras)
     return Plan(c, run)
 
