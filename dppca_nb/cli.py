@@ -767,7 +767,7 @@ def covariance_assessment(est, k: int) -> tuple:
                          f"its top-{k} subspace is not determined, and the components printed are one arbitrary choice "
                          "(coordinate axes where the covariance is diagonal); more rows or a larger epsilon would change that.")
     sd = _cov_noise_sd(est)
-    if sd is None and hasattr(est, "_noisy_release"):                  # thresholded after the noise
+    if sd is None and getattr(est, "_noisy_release", None) is not None:   # thresholded after the noise
         e = E.thresholded_subspace_error(est.covariance_, *est._noisy_release, k)
         if e >= _utility_level() * level: _utility_warning(_near_random(name, e, level, k, p))
         return e, None, ("E||P_hat - P||_F of the top-k eigenvectors against the non-private PCA of the clipped, centered "

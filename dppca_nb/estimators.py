@@ -773,7 +773,8 @@ class _DPCovariance(_PrivateFit, EmpiricalCovariance):
         self.location_ = self.mean_
         self._set_covariance(np.asarray(rel.value))
         for attr, key in self._algorithm().attributes.items(): setattr(self, attr, rel.extras.get(key))   # None in the non-private limit
-        if "noisy" in rel.extras:                     # a thresholded release: the noisy matrix and its noise sds
+        self._noisy_release = None                    # a thresholded release: the noisy matrix, its support, noise sds
+        if "noisy" in rel.extras:
             from dppca_nb.algorithms.sparse_cov import _noise_sds
             c = rel.extras.get("main_contract", self.contract_)
             self._noisy_release = (rel.extras["noisy"], rel.extras["support"], *_noise_sds(c, getattr(self, "noise_shape", "vecd")))
