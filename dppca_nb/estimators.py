@@ -278,9 +278,9 @@ def _exact_kendall(self, X, S, k) -> tuple:
     from dppca_nb.algorithms.kendall import kendall_tau
     r = self.winsorization_radius
     if self.pair_transform != "winsorized": r = None
-    elif r == "private":
-        m = X.shape[0] // 2
-        r = float(np.quantile(np.linalg.norm(X[1:2 * m:2] - X[0:2 * m:2], axis=1) / math.sqrt(2), self.radius_quantile))
+    elif r == "private":                                # the quantile it estimates, of consecutive disjoint pairs
+        from dppca_nb.algorithms.robust import disjoint_pair_norms
+        r = float(np.quantile(disjoint_pair_norms(X, np.arange(X.shape[0])), self.radius_quantile))
     V = top_k_eigvecs(kendall_tau(X, self.pair_transform, winsorization_radius=r), k)
     Q = np.eye(S.shape[0]) - V @ V.T
     rest = np.linalg.eigvalsh(Q @ S @ Q)[::-1][:S.shape[0] - k]
@@ -587,20 +587,25 @@ def _exponential_expected_error(self, sp, rel) -> float:
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #d99d1306
 def _kendall_expected_error(self, rel):
-    """(expected error, (lo, hi)) of g-DPPCA against the top-k eigenvectors of the rows' noiseless Kendall's tau, from
-    the released tau's eigenvalues and its public noise scale; None where no Gaussian noise of public scale was added."""
+    """(expected error, (lo, hi), note) of g-DPPCA against the top-k eigenvectors of the rows' noiseless Kendall's tau,
+    from the released tau's eigenvalues and its public noise scale; None where no Gaussian noise of public scale was added."""
     c = rel.extras.get("tau_contract") or rel.extras.get("main_contract", self.contract_)
-    ev = rel.extras.get("tau_eigenvalues")
-    if ev is None or getattr(c, "noise_scale", None) is None or c.noise not in ("gaussian", "discrete_gaussian"): return None
-    t = debiased_spectrum(ev, release_noise_sd(c, "vecd"))[0]
-    return expected_subspace_error(t, self.n_components_, c.noise_scale, "vecd")
+    ev, sd = rel.extras.get("tau_eigenvalues"), release_noise_sd(c, "vecd")
+    if ev is None or sd is None: return None
+    e, iv = expected_subspace_error(debiased_spectrum(ev, sd)[0], self.n_components_, sd / NOISE_SHAPES["vecd"].offdiag)
+    return e, iv, ("E||P_hat - P||_F against the top-k eigenvectors of the noiseless matrix (the rows' Kendall's tau), "
+                   "from its released eigenvalues (post-processing)")
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #4a928bb3
 def _sgpca_expected_error(self, rel):
-    """(expected error, (lo, hi)) of SGPCA against the clipped rows' top-k projector: the projector (k eigenvalues 1,
-    the others 0) plus vecd noise of the released scale."""
+    """(expected error, (lo, hi), note) of SGPCA against the clipped rows' top-k projector: the projector (k eigenvalues
+    1, the others 0) plus vecd noise of the released scale."""
     p, k = self.n_features_in_, self.n_components_
-    return expected_subspace_error(np.r_[np.ones(k), np.zeros(p - k)], k, float(rel.extras["projector_noise_scale"]))
+    e, iv = expected_subspace_error(np.r_[np.ones(k), np.zeros(p - k)], k, float(rel.extras["projector_noise_scale"]))
+    return e, iv, ("E||P_hat - P||_F against the top-k eigenvectors of the noiseless matrix (the clipped rows' top-k "
+                   "projector), from the released noise scale (post-processing)")
+
+_NOISY_MATRIX_ERRORS = {"g_dppca": _kendall_expected_error, "sgpca": _sgpca_expected_error}   # a Gaussian matrix, no variances
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #c6b497ce
 def _assess(self, sp, rel):
@@ -622,13 +627,8 @@ def _assess(self, sp, rel):
         self.expected_error_note_ = ("E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, to first "
                                      "order in the exponential mechanism's draws, from the released variances and the "
                                      "public exponents (post-processing); an approximation, not a bound: no interval")
-    elif alg.key in ("g_dppca", "sgpca") and (r := (_kendall_expected_error if alg.key == "g_dppca"
-                                                     else _sgpca_expected_error)(self, rel)) is not None:
-        self.expected_error_, self.expected_error_interval_ = r
-        self.expected_error_note_ = ("E||P_hat - P||_F against the top-k eigenvectors of the noiseless matrix (" +
-                                     ("the rows' Kendall's tau), from its released eigenvalues" if alg.key == "g_dppca"
-                                      else "the clipped rows' top-k projector), from the released noise scale")
-                                     + " (post-processing)")
+    elif (f := _NOISY_MATRIX_ERRORS.get(alg.key)) and (r := f(self, rel)) is not None:
+        self.expected_error_, self.expected_error_interval_, self.expected_error_note_ = r
     elif sp is not None:
         self.expected_error_note_ = (f"None: {alg.key}'s subspace comes from a mechanism without an error bound "
                                      "in theory.error_bounds (its variances are released with noise of their own)")
@@ -777,7 +777,8 @@ class _DPCovariance(_PrivateFit, EmpiricalCovariance):
         if "noisy" in rel.extras:
             from dppca_nb.algorithms.sparse_cov import _noise_sds
             c = rel.extras.get("main_contract", self.contract_)
-            self._noisy_release = (rel.extras["noisy"], rel.extras["support"], *_noise_sds(c, getattr(self, "noise_shape", "vecd")))
+            sds = _noise_sds(c, getattr(self, "noise_shape", "vecd"))
+            self._noisy_release = (rel.extras["noisy"], rel.extras["support"], *sds)
         self.expected_error_ = self.expected_error_interval_ = None
         self.expected_error_note_ = ("None: no error bound from released values is derived for a covariance release "
                                      "(theory.error_bounds bounds DP-Thresholding from the population covariance)")

@@ -23,13 +23,14 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from render_docs import split_directives     # the docs' reading of `#| ...` lines (tools/ is on the path)
+
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / "nbs"
 MAX_EXPORT_LINES = 60                 # no export cell over this (the project's rule)
 EXPORT = {"export", "exports", "exporti"}
 PHRASES = ("centre", "centring", "anchors", "earlier version", "deliberate change", "seed text")
 
-_DIRECTIVE = re.compile(r"^\s*#\s?\|\s*(.*?)\s*$")
 _TEST_FAIL = re.compile(r"\btest_fail\s*\(")
 _DEF = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.M)
 
@@ -40,15 +41,9 @@ def notebooks(nbs: Path = NBS) -> list[Path]:
 
 
 def directives(source: str) -> tuple[dict, list[str]]:
-    "The nbdev directives of a cell (`{'export': [], 'include:': ['false']}`) and its other lines."
-    found, keep = {}, []
-    for line in source.splitlines():
-        m = _DIRECTIVE.match(line)
-        if m:
-            words = m.group(1).split()
-            if words: found[words[0]] = words[1:]
-        else:
-            keep.append(line)
+    "The nbdev directives of a cell (`{'export': [], 'include:': ['false']}`) and its other lines, blank edges left out."
+    found, body = split_directives(source)
+    keep = body.split("\n") if body else []
     while keep and not keep[0].strip(): keep.pop(0)
     while keep and not keep[-1].strip(): keep.pop()
     return found, keep
