@@ -16,23 +16,23 @@ from sklearn.covariance import EmpiricalCovariance
 from sklearn.utils._param_validation import Interval, StrOptions, HasMethods, Options
 from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
-from .core.validation import check_epsilon, check_delta, check_k, PrivacyWarning
-from .core.linalg import random_subspace_level, top_k_eigvecs
+from .core.validation import check_epsilon, check_delta, check_k, check_int, PrivacyWarning
+from .core.linalg import random_subspace_level, top_k_eigvecs, subspace_distance
 from .privacy.accounting import PrivacyAccountant, BudgetExceededError, default_accountant
 from .privacy.contract import Contract, Plan, Release
 from .privacy.mechanisms import NOISE_SHAPES
 from .privacy.centering import (plan_centered, mean_noise_sd, fit_ledger, ClippingWarning,
-                                        check_radius_bounds)
+                                        check_radius_bounds, order_contract)
 from .backends.statistics import is_dask, check_rows
 from .algorithms.registry import Algorithm, algorithms, get_algorithm, parameter, Parameter
 from .theory.error_bounds import noise_moments, no_sampling, noisy_top_k_bounds
 
 # %% auto #0
-__all__ = ['ESTIMATOR_PARAMETERS', 'CLIP_WARNING_SHARE', 'EDGE_MARGIN', 'UTILITY_LEVEL', 'ESTIMATORS', 'fit_parameters',
-           'constraints', 'estimator_parameter', 'fit_spends', 'spend_on', 'NonPrivateContract', 'privacy_statement',
-           'UtilityWarning', 'release_noise_sd', 'debiased_spectrum', 'first_order_error', 'expected_subspace_error',
-           'exponential_mechanism_error', 'thresholded_subspace_error', 'make_estimator', 'available_estimators',
-           'privacy_table']
+__all__ = ['ESTIMATOR_PARAMETERS', 'CLIP_WARNING_SHARE', 'EDGE_MARGIN', 'UTILITY_LEVEL', 'SIMULATION_MAX_ENTRIES', 'ESTIMATORS',
+           'fit_parameters', 'constraints', 'estimator_parameter', 'fit_spends', 'spend_on', 'NonPrivateContract',
+           'privacy_statement', 'UtilityWarning', 'release_noise_sd', 'debiased_spectrum', 'first_order_error',
+           'expected_subspace_error', 'exponential_mechanism_error', 'simulation_reps', 'simulated_subspace_error',
+           'thresholded_subspace_error', 'make_estimator', 'available_estimators', 'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #1f2e3d4c
 def _clips(alg: Algorithm) -> bool: return "radius" in alg.options
@@ -51,7 +51,7 @@ def fit_parameters(alg: Algorithm) -> dict:
         if alg.model == "central":
             out.update(radius_quantile=0.5, radius_factor=2.0, radius_share=0.1, radius_bounds=None, location="auto",
                        location_share=0.1)
-    if not alg.ordered: out["order_share"] = 0.1
+    if not alg.ordered or alg.simulate_error: out["order_share"] = 0.1
     if alg.output == "covariance": out["store_precision"] = True
     else: out["whiten"] = False
     out.update(accountant=None, random_state=None)
@@ -92,9 +92,10 @@ ESTIMATOR_PARAMETERS = {p.name: p for p in [
               "the rows for it at this budget (public: `privacy.centering.private_location_rows`), 'private' always, "
               "'none' (around the origin).", (("auto", "private", "none"),)),
     Parameter("location_share", "float in (0, 1)", "Share of epsilon spent on the private coarse location.", ("real(0,1)",)),
-    Parameter("order_share", "float in [0, 1)", "Share of the budget spent on ordering an unordered basis: a private "
-              "k x k second moment of the projected rows (and their total) gives the order and the variances; 0: "
-              "the basis stays unordered (components_ordered_ False).", ("real[0,1)",)),
+    Parameter("order_share", "float in [0, 1)", "Share of the budget spent on the variances along the released basis: "
+              "a private k x k second moment of the projected rows (and their total) orders an unordered basis, gives "
+              "explained_variance_ and, for a method without an error formula, the simulated expected_error_; 0: none "
+              "of these (an unordered basis stays unordered, components_ordered_ False).", ("real[0,1)",)),
     Parameter("whiten", "bool", "Divide the projected scores by sqrt(explained_variance_), as scikit-learn's PCA "
               "(needs released variances; post-processing).", ("bool",)),
 ]}
@@ -607,6 +608,64 @@ def _sgpca_expected_error(self, rel):
 
 _NOISY_MATRIX_ERRORS = {"g_dppca": _kendall_expected_error, "sgpca": _sgpca_expected_error}   # a Gaussian matrix, no variances
 
+# %% ../nbs/06_estimators/00_estimators.ipynb #41145e43
+SIMULATION_MAX_ENTRIES = 2 * 10 ** 7     # n p above this: no simulation (its rows would not fit in memory easily)
+
+def simulation_reps(n: int, p: int) -> int:
+    "Simulations behind one prediction: 8 where n p <= 10^5 (small tables, whose errors spread most), else 3."
+    return 8 if n * p <= 10 ** 5 else 3
+
+def _clipped(Z, R):
+    return Z if R is None else Z * np.minimum(1.0, R / np.maximum(np.linalg.norm(Z, axis=1), 1e-300))[:, None]
+
+def simulated_subspace_error(alg, spectrum, n: int, k: int, epsilon: float, delta: float, *, options=None,
+                             reps: int | None = None, random_state=0) -> tuple:
+    """(mean, (min, max)) of ||P_hat - P||_F over `reps` runs of registered algorithm `alg` (or its name) at (epsilon,
+    delta) on n Gaussian rows of variances `spectrum` along random axes; P: the top k of the rows (clipped to
+    options['radius'] where given, as the method clips them). Post-processing where `spectrum` was released."""
+    alg = get_algorithm(alg) if isinstance(alg, str) else alg
+    s, opts = np.maximum(np.asarray(spectrum, dtype=np.float64), 0.0), dict(options or {})
+    p, n, k = s.size, check_int(n, "n"), check_k(k, s.size)
+    if k == p: return 0.0, (0.0, 0.0)                           # the whole space: no error
+    reps = simulation_reps(n, p) if reps is None else check_int(reps, "reps")
+    rng = np.random.default_rng(random_state)
+    Q, plan, errs = np.linalg.qr(rng.standard_normal((p, p)))[0], alg.plan(n, p, k, epsilon, delta, **opts), []
+    for _ in range(reps):
+        Z = (rng.standard_normal((n, p)) * np.sqrt(s)) @ Q.T       # Gaussian rows of the spectrum, random axes
+        Y = _clipped(Z, opts.get("radius"))
+        errs.append(subspace_distance(plan.release(Z, rng).value, top_k_eigvecs(Y.T @ Y, k)))
+    return float(np.mean(errs)), (float(min(errs)), float(max(errs)))
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #0893c825
+def _order_noise_sd(self) -> float:
+    "The sd of each variance the ordering step released: its public noise scale at the released radius."
+    c = self.contract_.part("order")
+    oc = order_contract(c.n, c.k, c.epsilon, c.delta, radius=getattr(self, "radius_", 1.0))
+    return oc.noise_scale * (math.sqrt(2) if oc.delta == 0 else 1.0)      # Laplace of scale b: sd b sqrt 2
+
+def _simulated_expected_error(self, sp, rel) -> tuple:
+    """(expected error, (lo, hi), note), simulated at the released variances along the components and their total; where
+    the k-th gap is within 2 sd of the ordering step's noise, also at variances 2 sd higher: a prediction only if both
+    are near the random level (noise either way), else (None, None, why)."""
+    alg, p, k, n = self._algorithm(), self.n_features_in_, self.n_components_, self.n_samples_
+    if n * p > SIMULATION_MAX_ENTRIES:
+        return None, None, f"None: {alg.key}'s error is simulated on n x p rows, and n p exceeds SIMULATION_MAX_ENTRIES"
+    w = np.asarray(sp[0], dtype=np.float64)[:k]
+    rest, sd, c = max(sp[1] - float(w.sum()), 0.0) / (p - k), _order_noise_sd(self), rel.extras["main_contract"]
+    opts = {a: getattr(self, a) for a in alg.options} | ({"radius": self.radius_} if _clips(alg) else {})
+    run = lambda v: simulated_subspace_error(alg, np.r_[v, np.full(p - k, rest)], n, k, c.epsilon, c.delta, options=opts)
+    e, iv = run(w)
+    note = (f"E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, simulated: {alg.key} run on "
+            "Gaussian rows of the released variances and total (post-processing); the interval is the simulations' range")
+    if w[-1] - rest >= 2 * sd: return e, iv, note
+    e_hi, iv_hi = run(w + 2 * sd)                            # the variances as large as their noise allows
+    if e_hi >= UTILITY_LEVEL * random_subspace_level(p, k): return e, (min(iv[0], iv_hi[0]), iv[1]), note + (
+        "; near the random level even at variances 2 sd above those released")
+    return None, None, (f"None: the variances released along the components do not stand above the ordering step's "
+                        f"noise (sd {sd:.3g}), and the simulated error at them ({e:.3g}) and 2 sd above ({e_hi:.3g}) "
+                        "disagree: " + ("a public radius closer to the rows' norms, or " if _clips(alg) else "")
+                        + "a larger order_share would resolve them")
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #c6b497ce
 def _assess(self, sp, rel):
     "expected_error_, expected_error_interval_, expected_error_note_: from released values and public quantities only."
@@ -629,14 +688,16 @@ def _assess(self, sp, rel):
                                      "public exponents (post-processing); an approximation, not a bound: no interval")
     elif (f := _NOISY_MATRIX_ERRORS.get(alg.key)) and (r := f(self, rel)) is not None:
         self.expected_error_, self.expected_error_interval_, self.expected_error_note_ = r
+    elif sp is not None and alg.simulate_error and k < self.n_features_in_:
+        self.expected_error_, self.expected_error_interval_, self.expected_error_note_ = _simulated_expected_error(
+            self, sp, rel)
     elif sp is not None:
         self.expected_error_note_ = (f"None: {alg.key}'s subspace comes from a mechanism without an error bound "
                                      "in theory.error_bounds (its variances are released with noise of their own)")
     else:
-        self.expected_error_note_ = (f"None: {alg.key} releases no variances, and no prediction from released values is "
-                                     "derived for its iterations" if alg.key in ("nsggd", "adaptive_dp_kpca") else
-                                     f"None: {alg.key} releases no variances, and theory.error_bounds needs a spectrum"
-                                     + ("" if alg.ordered else "; set order_share > 0 to release them"))
+        self.expected_error_note_ = (f"None: {alg.key} releases no variances, and " + (
+            "its error is simulated at them" if alg.simulate_error else "theory.error_bounds needs a spectrum")
+            + ("" if alg.ordered and not alg.simulate_error else "; set order_share > 0 to release them"))
 
 _DPPCA._assess = _assess
 
@@ -675,7 +736,7 @@ def _warn_utility(self, sp):
         why.append(f"its expected error {e:.3g}" + ("" if iv is None else f" (interval {iv[0]:.3g} to {iv[1]:.3g})")
                    + f" is at or near the {level:.3g} of a random {k}-dimensional "
                    f"subspace of R^{p}; {_utility_advice(self, e, level)} would change that")
-    m = None if sp is None else int(sp[2][:k].sum())
+    m = None if sp is None or self._algorithm().simulate_error else int(sp[2][:k].sum())   # (not the ordering step's noise)
     if m is not None and m < k:
         why.append(f"only {m} of its {k} components stand above the noise (the others are directions the noise chose)"
                    + (f": fewer components (n_components={m}) would keep the resolved ones" if m else ""))

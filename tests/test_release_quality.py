@@ -227,3 +227,60 @@ def test_default_radius_clips_no_row_of_the_covtype_sample():
     from dppca_nb.data.datasets import load_covtype
     est = AnalyzeGaussPCA(3, random_state=0).fit(load_covtype(source="sample"))
     assert est.radius_ == 2.0 and est.diagnostics_not_private_["n_clipped"] == 0
+
+
+# --- the simulated expected error (adaptive DP-PCA, NSGGD: no error formula) --------------------------------------
+
+def _nsggd_estimator():
+    from dataclasses import replace
+    from dppca_nb.algorithms.registry import get_algorithm
+    from dppca_nb.estimators import make_estimator
+    return make_estimator(replace(get_algorithm("nsggd"), estimator="NSGGD"))
+
+
+def test_simulated_error_is_post_processing_of_the_release():
+    "The prediction is recomputed from the released variances and total, the released radius and public quantities."
+    from dppca_nb.algorithms.registry import get_algorithm
+    from dppca_nb.estimators import simulated_subspace_error
+    est = ESTIMATORS["AdaptiveNoisePCA"](2, epsilon=3.0, radius="private", random_state=1).fit(X8)
+    rel = est._plan(*X8.shape, 2).release(X8, 1)
+    w, t, c = rel.extras["order_variances"], rel.extras["order_total"], rel.extras["main_contract"]
+    spec = np.r_[w, np.full(6, (t - w.sum()) / 6)]
+    opts = {a: getattr(est, a) for a in get_algorithm("adaptive_dp_kpca").options} | {"radius": rel.extras["radius"]}
+    e, iv = simulated_subspace_error("adaptive_dp_kpca", spec, X8.shape[0], 2, c.epsilon, c.delta, options=opts)
+    assert (e, iv) == (est.expected_error_, est.expected_error_interval_)
+    # the simulated runs are the release's own mechanism: the same plan, the same contract
+    sim = get_algorithm("adaptive_dp_kpca").plan(X8.shape[0], 8, 2, c.epsilon, c.delta, **opts).contract
+    assert (sim.epsilon, sim.delta, sim.mechanism, sim.noise_scale) == (c.epsilon, c.delta, c.mechanism, c.noise_scale)
+
+
+@pytest.mark.parametrize("which", ["adaptive", "nsggd"])
+def test_simulated_error_within_a_factor_two_of_the_measured(which):
+    "Mean over 4 seeds of the simulated prediction against the measured distance to the clipped rows' PCA, within 2x."
+    from dppca_nb.core.linalg import subspace_distance, top_k_eigvecs
+    for eps in (0.5, 4.0):
+        if which == "adaptive":
+            fits = [ESTIMATORS["AdaptiveNoisePCA"](2, epsilon=eps, radius="private", random_state=s).fit(X8) for s in range(4)]
+        else:
+            fits = [_nsggd_estimator()(2, epsilon=2 * eps, n_iter=50, random_state=s).fit(X8[:1000]) for s in range(4)]
+        pairs = []
+        for f in fits:
+            X = X8 if which == "adaptive" else X8[:1000]
+            Y = X - f.mean_
+            if hasattr(f, "radius_"): Y = Y * np.minimum(1, f.radius_ / np.linalg.norm(Y, axis=1))[:, None]
+            if f.expected_error_ is not None:
+                pairs.append((subspace_distance(f.components_.T, top_k_eigvecs(Y.T @ Y, 2)), f.expected_error_))
+        assert len(pairs) >= 3, (which, eps, [f.expected_error_note_ for f in fits])
+        m, e = np.mean(pairs, axis=0)
+        assert 0.5 < e / m < 2, (which, eps, m, e)
+        for f in fits:
+            if f.expected_error_ is not None: assert f.expected_error_interval_[0] <= f.expected_error_ <= f.expected_error_interval_[1]
+
+
+def test_simulated_error_says_when_it_cannot_tell():
+    "Variances buried in the ordering step's noise (a radius 20 times the rows' norms): no prediction, and why."
+    est = ESTIMATORS["AdaptiveNoisePCA"](2, epsilon=1.0, radius=20.0, random_state=0).fit(X8)
+    assert est.expected_error_ is None and "do not stand above the ordering step's noise" in est.expected_error_note_
+    off = ESTIMATORS["AdaptiveNoisePCA"](2, order_share=0.0, random_state=0).fit(X8)
+    assert off.expected_error_ is None and "order_share > 0" in off.expected_error_note_
+    assert not hasattr(off, "explained_variance_") and "order" not in dict(off.contract_.parts)

@@ -380,7 +380,7 @@ register(Algorithm(
     "Adaptive-noise DP-PCA (Liu, Kong, Jain & Oh 2022; k > 1: Düngler & Sanyal 2025): single-pass private Oja steps, "
     "each minibatch's gradient mean released with noise scaled to its private spread", estimator="AdaptiveNoisePCA",
     aliases=("adaptive-dp-pca", "adaptive_dp_pca", "adaptive", "dp-pca", "k-dp-pca"), dask=True,
-    attributes={"spreads_": "spreads"},
+    attributes={"spreads_": "spreads"}, simulate_error=True,
     parameters=[
         _P("subspace", "{'deflation', 'block'}", "k > 1: 'deflation' (Düngler & Sanyal: one eigenvector per run, each "
            "run on its own share of the rows) or 'block' (one run of p x k iterates on all rows).", ("deflation", "block")),

@@ -292,7 +292,7 @@ def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 1000, tol: f
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #8c3d4e5f
 register(Algorithm("nsggd", plan_nsggd, nsggd, "central", "approximate", "subspace",
                    "NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent",
-                   quick=dict(n_iter=5), parameters={p.name: p for p in (
+                   quick=dict(n_iter=5), simulate_error=True, parameters={p.name: p for p in (
                        Parameter("n_iter", "int >= 1", "Number T of noisy gradient steps the noise is calibrated for.", ("int>=1",)),
                        Parameter("tol", "float >= 0", "Stop after a noisy step that turns the subspace by less than tol "
                                  "(post-processing).", ("real>=0",)),

@@ -144,6 +144,7 @@ class Algorithm:
     worst_case: bool = True           # False: the guarantee holds only on data of a model (the contract says so)
     ordered: bool = True              # the released basis is in decreasing order of (private) variance
     eigenvalues: bool = False         # the release's extras hold all p private eigenvalues of the covariance
+    simulate_error: bool = False      # no error formula: the estimator simulates the method at its released variances
     quick: dict = field(default_factory=dict)
 
     def __post_init__(self):

@@ -461,7 +461,8 @@ def plan_centered(main, n: int, p: int, epsilon: float, delta: float, *, model: 
     radius)`'s release and an ordering step, composed; `release(X)` -> the main value, with extras mean, radius, ...
 
     `radius=None`: the algorithm does not clip (no private radius, no private mean). `location`: 'private', 'none' or
-    'auto' (private when n has the rows for it, `private_location_rows`). `order_share` > 0: the ordering step on k."""
+    'auto' (private when n has the rows for it, `private_location_rows`). `order_share` > 0: the ordering step on k
+    (at the released radius; at 1 where the algorithm does not clip)."""
     check_choice(centering, "centering", ("none", "public", "private"))
     eps, dlt = check_epsilon(epsilon), check_delta(delta, allow_zero=True)
     R = radius if radius in (None, "private") else check_positive(radius, "radius")
@@ -479,7 +480,7 @@ def plan_centered(main, n: int, p: int, epsilon: float, delta: float, *, model: 
     shares, main_plan, words = _centering_budget(main, eps_rest, dlt, R, MR, centering, mean_share, model, order_share)
     mean_plan = None if shares is None or "mean" not in shares else plan_private_mean(
         n, p, *shares["mean"], radius=1.0 if MR == "private" else MR, model=model)
-    order_plan = None if not order_share else plan_order(n, p, k, *shares["order"], radius=1.0 if R == "private" else R)
+    order_plan = None if not order_share else plan_order(n, p, k, *shares["order"], radius=1.0 if R in (None, "private") else R)
     contract = _fit_contract(main_plan.contract, mean_plan, pure, eps, dlt, words, order_plan)
     ledger = tuple((a, pl.contract) for a, pl in pure.items()) + (
         (("mean", mean_plan.contract),) if mean_plan is not None else ()) + (("components", main_plan.contract),) + (
@@ -638,7 +639,7 @@ def _release_fit(X, rng, contract, main, main_plan, mean_plan, pure, R, MR, cent
     value, extras = rel.value, {**rel.extras, **extras, "main_contract": rel.contract}
     if order_plan is not None:                                   # the ordering step, at the released radius
         oc = order_plan.contract
-        ro = plan_order(oc.n, X.shape[1], oc.k, oc.epsilon, oc.delta, radius=R).release(X, rng, basis=value, center=center)
+        ro = plan_order(oc.n, X.shape[1], oc.k, oc.epsilon, oc.delta, radius=1.0 if R is None else R).release(X, rng, basis=value, center=center)
         value = ro.value
         extras.update(ro.extras)
     return Release(value, contract, diag, extras)
