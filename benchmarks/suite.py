@@ -594,17 +594,20 @@ def bench_adaptive_fit(n: int = 100_000, p: int = 100, *, epsilon: float = 1.0, 
     """The adaptive DP-PCA's fit (`algorithms.adaptive`) over one `X.T @ X` on the same float64 array, in interleaved
     rounds: `adaptive_dp_pca` (k = 1, the secret shuffle: one gather of the rows), the same with shuffle=False (one
     streaming pass over row blocks), `adaptive_dp_kpca` at k = 3 (three deflated runs), and `AdaptiveNoisePCA` at its
-    defaults (private centering) and with centering='none'."""
+    defaults (private centering, and the ordering step whose variances its simulated expected error runs on: 3
+    simulated fits at this n p), with order_share=0 (no expected error) and with centering='none'."""
     from dppca_nb.algorithms.adaptive import adaptive_dp_pca, adaptive_dp_kpca
     from dppca_nb.estimators import AdaptiveNoisePCA
     X = _spiked(p, 1, n, seed)[0]
     methods = [("adaptive_dp_pca (k=1)", lambda: adaptive_dp_pca(X, 1, epsilon, delta, random_state=0)),
                ("adaptive_dp_pca (k=1, shuffle=False)", lambda: adaptive_dp_pca(X, 1, epsilon, delta, shuffle=False, random_state=0)),
                ("adaptive_dp_kpca (k=3, deflation)", lambda: adaptive_dp_kpca(X, 3, epsilon, delta, random_state=0)),
-               ("AdaptiveNoisePCA(1, centering='none').fit", lambda: AdaptiveNoisePCA(1, epsilon=epsilon, delta=delta,
-                                                                                      centering="none", random_state=0).fit(X)),
-               ("AdaptiveNoisePCA(1).fit (private centering)", lambda: AdaptiveNoisePCA(1, epsilon=epsilon, delta=delta,
-                                                                                       random_state=0).fit(X))]
+               ("AdaptiveNoisePCA(1, centering='none', order_share=0).fit", lambda: AdaptiveNoisePCA(
+                   1, epsilon=epsilon, delta=delta, centering="none", order_share=0.0, random_state=0).fit(X)),
+               ("AdaptiveNoisePCA(1, order_share=0).fit (private centering)", lambda: AdaptiveNoisePCA(
+                   1, epsilon=epsilon, delta=delta, order_share=0.0, random_state=0).fit(X)),
+               ("AdaptiveNoisePCA(1).fit (defaults: the expected error simulated)", lambda: AdaptiveNoisePCA(
+                   1, epsilon=epsilon, delta=delta, random_state=0).fit(X))]
     best, cpu = _interleaved_best([("one X.T @ X", lambda: X.T @ X)] + methods, repeat)
     t0, c0 = best["one X.T @ X"], cpu["one X.T @ X"]
     rows = []

@@ -771,6 +771,16 @@ def _get_precision(self):
     "The inverse of get_covariance() (post-processing)."
     return np.linalg.inv(self.get_covariance())
 
+def _whitening_variances(self):
+    "The private variances whiten divides by; a clear error where one is 0 (below the noise): no scale to divide by."
+    ev = _variances(self, "whiten=True")
+    zero = np.flatnonzero(self.explained_variance_ <= 0)
+    if zero.size:
+        raise ValueError(f"whiten: {type(self).__name__}'s private variance is 0 for component(s) {zero.tolist()} (it "
+                         "did not stand above the noise), so whitening would divide by 0; use whiten=False"
+                         + (f" or n_components={int(zero[0])}" if zero[0] > 0 else ""))
+    return ev
+
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #cee64b45
 def _score_samples(self, X):
@@ -805,7 +815,7 @@ def _transform(self, X):
     check_is_fitted(self, "components_")
     X = _validate_dask(self, X, reset=False) if is_dask(X) else _validate_X(self, X, reset=False)
     Z = (X - self.mean_) @ self.components_.T
-    return Z / np.sqrt(_variances(self, "whiten=True")) if self.whiten else Z
+    return Z / np.sqrt(_whitening_variances(self)) if self.whiten else Z
 
 _DPPCA.transform = _transform
 
@@ -817,7 +827,7 @@ def _inverse_transform(self, X):
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != self.components_.shape[0]:
         raise ValueError(f"X: expected a 2-D array with {self.components_.shape[0]} columns, got shape {X.shape}")
-    if self.whiten: X = X * np.sqrt(_variances(self, "whiten=True"))
+    if self.whiten: X = X * np.sqrt(_whitening_variances(self))
     return X @ self.components_ + self.mean_
 
 _DPPCA.inverse_transform = _inverse_transform
@@ -841,8 +851,8 @@ class _DPCovariance(_PrivateFit, EmpiricalCovariance):
             sds = _noise_sds(c, getattr(self, "noise_shape", "vecd"))
             self._noisy_release = (rel.extras["noisy"], rel.extras["support"], *sds)
         self.expected_error_ = self.expected_error_interval_ = None
-        self.expected_error_note_ = ("None: no error bound from released values is derived for a covariance release "
-                                     "(theory.error_bounds bounds DP-Thresholding from the population covariance)")
+        self.expected_error_note_ = ("None: a covariance has no k of its own; subspace_expected_error(k) gives the "
+                                     "expected error of its top-k eigenvectors, from released values only")
         _warn_zero_covariance(self)
         return self
 
@@ -880,6 +890,28 @@ def thresholded_subspace_error(covariance, noisy, support, sd_diagonal: float, s
             bias2 = max(float(ui @ NK @ uj) ** 2 - _pair_variance(ui, uj, W * ~kept), 0.0)
             total += (_pair_variance(ui, uj, W * kept) + bias2) / (t[i] - t[j]) ** 2
     return min(math.sqrt(2 * total), level)
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #d511074f
+def _subspace_expected_error(self, k: int) -> tuple:
+    """(expected error, (lo, hi) or None, note): E||P_hat - P||_F of the top-k eigenvectors of covariance_ against the
+    non-private PCA of the clipped, centered rows, from released values and public quantities only (post-processing)."""
+    check_is_fitted(self, "covariance_")
+    k = check_k(k, self.covariance_.shape[0])
+    what = "E||P_hat - P||_F of the top-k eigenvectors against the non-private PCA of the clipped, centered rows"
+    if self.epsilon == math.inf: return 0.0, (0.0, 0.0), "0: the non-private limit (nothing is private)"
+    if self._noisy_release is not None:                                   # thresholded after the noise
+        return thresholded_subspace_error(self.covariance_, *self._noisy_release, k), None, (
+            f"{what}, to first order: the noise the threshold kept and the entries it removed, from the released "
+            "matrices and the public noise scale (post-processing); an approximation, not a bound: no interval")
+    shape = getattr(self, "noise_shape", "vecd")
+    sd = None if self._algorithm().attributes else release_noise_sd(self.contract_.part("main") if any(
+        a == "main" for a, _ in self.contract_.parts) else self.contract_, shape)
+    if sd is None: return None, None, "None: no error bound from released values is derived for this covariance release"
+    ev = np.linalg.eigvalsh(np.asarray(self.covariance_))[::-1]
+    e, iv = expected_subspace_error(debiased_spectrum(ev, sd)[0], k, sd / NOISE_SHAPES[shape].offdiag, shape)
+    return e, iv, f"{what}, from the released covariance's eigenvalues and the public noise scale (post-processing)"
+
+_DPCovariance.subspace_expected_error = _subspace_expected_error
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #5a6b7c8e
 _ATTRIBUTES = {

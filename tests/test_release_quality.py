@@ -284,3 +284,14 @@ def test_simulated_error_says_when_it_cannot_tell():
     off = ESTIMATORS["AdaptiveNoisePCA"](2, order_share=0.0, random_state=0).fit(X8)
     assert off.expected_error_ is None and "order_share > 0" in off.expected_error_note_
     assert not hasattr(off, "explained_variance_") and "order" not in dict(off.contract_.parts)
+
+
+def test_whiten_refuses_a_zero_variance():
+    "whiten divides by the private variances: one that is 0 (below the noise) is a clear error, not a 1e156 score."
+    from sklearn import datasets
+    X = datasets.load_iris().data
+    est = AnalyzeGaussPCA(2, epsilon=1.0, radius=10.0, whiten=True, random_state=3).fit(X)
+    assert est.explained_variance_[1] == 0
+    with pytest.raises(ValueError, match="whiten: .* component\\(s\\) \\[1\\]"): est.transform(X)
+    ok = AnalyzeGaussPCA(2, epsilon=1.0, radius=10.0, whiten=True, random_state=2).fit(X)
+    assert np.all(np.isfinite(ok.transform(X))) and np.abs(ok.transform(X)).max() < 100
