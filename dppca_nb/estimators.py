@@ -400,6 +400,8 @@ class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         hi = p if self._algorithm().k_max == "p" else p - 1
         if hi < 1: raise ValueError(f"X: {type(self).__name__} needs at least 2 features, got {p} feature(s)")
         if self._k_rule() is not None or self.n_components is None: return hi
+        if hi < p and isinstance(self.n_components, numbers.Integral) and self.n_components == p:
+            raise ValueError(f"n_components: {type(self).__name__} needs an eigengap below k, so k <= p - 1 = {hi}, got {p}")
         return check_k(self.n_components, hi, name="n_components")
 
     def fit(self, X, y=None):
@@ -612,8 +614,8 @@ _NOISY_MATRIX_ERRORS = {"g_dppca": _kendall_expected_error, "sgpca": _sgpca_expe
 SIMULATION_MAX_ENTRIES = 2 * 10 ** 7     # n p above this: no simulation (its rows would not fit in memory easily)
 
 def simulation_reps(n: int, p: int) -> int:
-    "Simulations behind one prediction: 8 where n p <= 10^5 (small tables, whose errors spread most), else 3."
-    return 8 if n * p <= 10 ** 5 else 3
+    "Simulations behind one prediction: 8 where n p <= 10^5 (small tables, whose errors spread most), 3 up to 10^6, else 2."
+    return 8 if n * p <= 10 ** 5 else 3 if n * p <= 10 ** 6 else 2
 
 def _clipped(Z, R):
     return Z if R is None else Z * np.minimum(1.0, R / np.maximum(np.linalg.norm(Z, axis=1), 1e-300))[:, None]

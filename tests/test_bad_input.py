@@ -912,3 +912,10 @@ def test_estimator_option_bad_value(case):
         except (ValueError, TypeError) as e:
             if not re.search(rf"\b{option}\b", str(e)): missed.append(f"{value!r}: {e}")
     assert not missed, f"{name}({option}=...): " + "; ".join(missed)
+
+
+def test_k_equal_to_p_names_the_eigengap_rule():
+    "A method that needs an eigengap below k refuses k = p with its reason, not 'between 1 and p = p - 1'."
+    from dppca_nb.estimators import SmoothSensitivityPCA
+    with pytest.raises(ValueError, match=r"n_components: SmoothSensitivityPCA needs an eigengap below k, so k <= p - 1 = 1, got 2"):
+        SmoothSensitivityPCA(2).fit(np.random.default_rng(0).normal(size=(50, 2)) * 0.1)
