@@ -1,6 +1,7 @@
 """A ledger spends only in its own process: the fits GridSearchCV(n_jobs=2) sends to joblib's worker processes are
 refused (before they read the data) instead of spending on a copy of the ledger, or on the worker's own default ledger,
-that the parent never sees; with n_jobs=1 every fit is recorded, as before.
+that the parent never sees; with n_jobs=1 every fit is recorded, as before. Threads share an explicit ledger, and a
+fit in a thread that does not see the main thread's `with` block is refused rather than spent outside it.
 
 The data are tiny (200 x 5), with cv=2 and two candidates: 4 fits in the workers; loky's workers start once per
 test process and are reused, so the file takes a few seconds beyond that start.
@@ -73,6 +74,19 @@ def test_ledger_made_in_the_worker_spends_there():
         return multiprocessing.parent_process() is not None, len(acc.ledger), len(blk.ledger)
     for worker, n_acc, n_blk in Parallel(n_jobs=2)(delayed(fit_here)(X) for _ in range(2)):
         assert worker and n_acc >= 1 and n_blk >= 1
+
+
+def test_threads_share_an_explicit_ledger_but_not_a_block():
+    "joblib's threading backend: threads spend on the shared accountant; a block of the main thread is not theirs."
+    from joblib import parallel_backend
+    acc = PrivacyAccountant(None, 1e-5)
+    with parallel_backend("threading"):
+        gs = _search(2, acc)
+        assert len(acc.ledger) == FITS * len(gs.best_estimator_._spends)
+        before = len(default_accountant().ledger)
+        with PrivacyAccountant(1.0, 1e-5) as blk:     # 4 fits of epsilon 0.5 would run outside its budget
+            with pytest.raises(ValueError, match=r"(?s)All the 4 fits failed.*open in another thread"): _search(2)
+    assert blk.ledger == [] and len(default_accountant().ledger) == before
 
 
 def test_error_score_raise_raises_the_refusal():

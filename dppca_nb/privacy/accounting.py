@@ -8,6 +8,7 @@ import contextvars
 import math
 import multiprocessing
 import os
+import threading
 from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
@@ -298,7 +299,7 @@ PrivacyAccountant._fits = _fits
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #9cddaa24
 class LedgerProcessError(RuntimeError):
-    "Raised when a ledger would spend outside the process it belongs to (a copy in a worker); nothing was spent."
+    "Raised when a fit would spend on a ledger its user never sees (a copy in a worker, ...); nothing was spent."
 
 def _check_process(self):
     "Refuse (`LedgerProcessError`) a spend on a copy of the ledger in another process: its spends would be lost."
@@ -464,11 +465,18 @@ def worker_process() -> bool:
 
 def _worker_message() -> str:
     parent = multiprocessing.parent_process()
-    return (f"default ledger: this process ({os.getpid()}) is a worker started by process {parent.pid} (joblib n_jobs > "
-            "1, multiprocessing): a fit here without accountant= would be recorded on a ledger the user never sees "
-            "(the parent's default ledger and its `with PrivacyAccountant(...)` blocks do not reach a worker), so "
-            "nothing is spent or released here. Fit in the parent process (n_jobs=1), or make the ledger in this "
-            "process (accountant=, or a `with PrivacyAccountant(...)` block, made here).")
+    return (f"default ledger: this process ({os.getpid()}) is a worker started by process {parent.pid} "
+            "(joblib n_jobs > 1, multiprocessing): a fit here without accountant= would be recorded on a ledger the "
+            "user never sees (the parent's default ledger and its `with PrivacyAccountant(...)` blocks do not reach a "
+            "worker), so nothing is spent or released here. Fit in the parent process (n_jobs=1), or make the ledger "
+            "in this process (accountant=, or a `with PrivacyAccountant(...)` block, made here).")
+
+def _thread_message() -> str:
+    return (f"default ledger: a `with PrivacyAccountant(...)` block is open in another thread, and this thread "
+            f"({threading.current_thread().name}) does not see it (a thread does not inherit the blocks of the thread "
+            "that started it: joblib's threading backend, a thread pool): a fit here would be recorded on the "
+            "process's default ledger, outside the block's budget, so nothing is spent or released here. Pass "
+            "accountant= (threads share a ledger by reference), or open the block in this thread.")
 
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #a05d9797
@@ -479,9 +487,12 @@ _TOKENS: dict = {}            # id(accountant) -> the tokens of its open `with` 
 def default_accountant() -> PrivacyAccountant:
     """The ledger a fit without `accountant=` spends on: the innermost `with PrivacyAccountant(...)` block's, else the process's.
 
-    In a worker process (`LedgerProcessError`), unless that ledger was made there: see `worker_process`."""
+    In a worker process (`LedgerProcessError`), unless that ledger was made there: see `worker_process`; in a thread
+    other than the main one while a block is open elsewhere (the thread does not see it), also `LedgerProcessError`."""
     acc = _BLOCK.get()
     if acc is None:
+        if _TOKENS and threading.current_thread() is not threading.main_thread():
+            raise LedgerProcessError(_thread_message())
         if _PROCESS_LEDGER[0] is None and not worker_process(): _PROCESS_LEDGER[0] = PrivacyAccountant()
         acc = _PROCESS_LEDGER[0]
     if worker_process() and getattr(acc, "_pid", None) != os.getpid(): raise LedgerProcessError(_worker_message())
