@@ -193,6 +193,9 @@ def compose(spends, delta: float, *, composition: str = "best", conversion: str 
 class PrivacyAccountant:
     """Ledger of releases against a declared (epsilon, delta) budget; `spend` refuses, before any data is used, a release that would exceed it.
 
+    A ledger belongs to the process that made it: a copy in another process (a joblib or multiprocessing worker)
+    refuses to spend (`LedgerProcessError`), since its spends would never reach this ledger.
+
     Parameters
     ----------
     epsilon : float > 0 or None
@@ -525,8 +528,8 @@ PrivacyAccountant.__enter__, PrivacyAccountant.__exit__ = _enter, _exit
 def _adopt(self) -> PrivacyAccountant:
     """Make the current process the ledger's owner; returns the ledger.
 
-    Only for a ledger whose process has ended (saved, then loaded in a new session): a copy in a worker whose parent
-    still runs would still spend where the parent's ledger never sees it."""
+    Only for a ledger that its process no longer uses (saved, then loaded in a new session; returned by a worker
+    that is done): a copy in a worker whose parent still runs would spend where the parent's ledger never sees it."""
     self._pid = os.getpid()
     return self
 
