@@ -6,6 +6,9 @@
 from __future__ import annotations
 import contextvars
 import math
+import multiprocessing
+import os
+import threading
 from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
@@ -15,7 +18,8 @@ from .contract import Contract, _over
 
 # %% auto #0
 __all__ = ['gaussian_rho', 'zcdp_to_dp', 'zcdp_delta', 'BudgetExceededError', 'Spend', 'compose', 'PrivacyAccountant',
-           'exact_gaussian', 'split_budget', 'default_accountant', 'set_default_accountant']
+           'LedgerProcessError', 'exact_gaussian', 'split_budget', 'worker_process', 'default_accountant',
+           'set_default_accountant']
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #a9b94f97
 def gaussian_rho(sigma: float, sensitivity: float) -> float:
@@ -189,6 +193,9 @@ def compose(spends, delta: float, *, composition: str = "best", conversion: str 
 class PrivacyAccountant:
     """Ledger of releases against a declared (epsilon, delta) budget; `spend` refuses, before any data is used, a release that would exceed it.
 
+    A ledger belongs to the process that made it: a copy in another process (a joblib or multiprocessing worker)
+    refuses to spend (`LedgerProcessError`), since its spends would never reach this ledger.
+
     Parameters
     ----------
     epsilon : float > 0 or None
@@ -208,6 +215,7 @@ class PrivacyAccountant:
         self.composition = check_choice(composition, "composition", ("basic", "zcdp", "best"))
         self.conversion = check_choice(conversion, "conversion", ("cks", "classic"))
         self.ledger: list[Spend] = []
+        self._pid = os.getpid()      # the process that owns the ledger (a pickled copy carries it)
 
     def _entry(self, epsilon, delta, sigma, sensitivity, label) -> Spend:
         if not isinstance(label, str): raise TypeError(f"label: expected a str, got {type(label).__name__}")
@@ -292,6 +300,23 @@ def _fits(self, ledger) -> bool:
 
 PrivacyAccountant._fits = _fits
 
+# %% ../../nbs/03_privacy/01_accounting.ipynb #9cddaa24
+class LedgerProcessError(RuntimeError):
+    "Raised when a fit would spend on a ledger its user never sees (a copy in a worker, ...); nothing was spent."
+
+def _check_process(self):
+    "Refuse (`LedgerProcessError`) a spend on a copy of the ledger in another process: its spends would be lost."
+    owner, here = getattr(self, "_pid", os.getpid()), os.getpid()
+    if owner == here: return
+    raise LedgerProcessError(
+        f"{self!r} belongs to process {owner} and was copied into process {here} (joblib n_jobs > 1, "
+        f"multiprocessing): its spends would never reach the ledger in process {owner}, so nothing is spent or "
+        "released here. Fit in the ledger's own process (n_jobs=1). If the process that made it has ended (a ledger "
+        "saved and loaded in a new session), `adopt()` makes this copy the ledger.")
+
+PrivacyAccountant._check_process = _check_process
+
+
 # %% ../../nbs/03_privacy/01_accounting.ipynb #2aae02d7
 def _spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None, label: str = "") -> Spend:
     """Record a release; raise `BudgetExceededError` (recording nothing) if the total would exceed the budget.
@@ -319,7 +344,10 @@ def _spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None, labe
     ------
     BudgetExceededError
         If the composed total would exceed the budget.
+    LedgerProcessError
+        If this is a copy of the ledger in another process (see `adopt`).
     """
+    self._check_process()
     s = self._entry(epsilon, delta, sigma, sensitivity, label)
     if not self._fits(self.ledger + [s]):
         total = compose(self.ledger + [s], self.delta, composition=self.composition, conversion=self.conversion)
@@ -433,17 +461,46 @@ def split_budget(epsilon: float, delta: float, shares, *, method: str = "basic")
             out.append((float(gaussian_epsilon(1.0, d_i, math.sqrt(wi) * mu)), d_i))
     return dict(zip(keys, out)) if keys is not None else out
 
+# %% ../../nbs/03_privacy/01_accounting.ipynb #87d7fd8a
+def worker_process() -> bool:
+    "True in a process started by `multiprocessing` (a joblib/loky worker, a `Pool` or `Process` child), else False."
+    return multiprocessing.parent_process() is not None
+
+def _worker_message() -> str:
+    parent = multiprocessing.parent_process()
+    return (f"default ledger: this process ({os.getpid()}) is a worker started by process {parent.pid} "
+            "(joblib n_jobs > 1, multiprocessing): a fit here without accountant= would be recorded on a ledger the "
+            "user never sees (the parent's default ledger and its `with PrivacyAccountant(...)` blocks do not reach a "
+            "worker), so nothing is spent or released here. Fit in the parent process (n_jobs=1), or make the ledger "
+            "in this process (accountant=, or a `with PrivacyAccountant(...)` block, made here).")
+
+def _thread_message() -> str:
+    return (f"default ledger: a `with PrivacyAccountant(...)` block is open in another thread, and this thread "
+            f"({threading.current_thread().name}) does not see it (a thread does not inherit the blocks of the thread "
+            "that started it: joblib's threading backend, a thread pool): a fit here would be recorded on the "
+            "process's default ledger, outside the block's budget, so nothing is spent or released here. Pass "
+            "accountant= (threads share a ledger by reference), or open the block in this thread.")
+
+
 # %% ../../nbs/03_privacy/01_accounting.ipynb #a05d9797
 _PROCESS_LEDGER = [None]      # the process's default ledger (created on first use: a ledger without a budget)
 _BLOCK = contextvars.ContextVar("dppca_nb_default_accountant", default=None)
 _TOKENS: dict = {}            # id(accountant) -> the tokens of its open `with` blocks (a token cannot be deep-copied)
 
 def default_accountant() -> PrivacyAccountant:
-    "The ledger a fit without `accountant=` spends on: the innermost `with PrivacyAccountant(...)` block's, else the process's."
+    """The ledger a fit without `accountant=` spends on: the innermost `with PrivacyAccountant(...)` block's, else the process's.
+
+    In a worker process (`LedgerProcessError`), unless that ledger was made there: see `worker_process`; in a thread
+    other than the main one while a block is open elsewhere (the thread does not see it), also `LedgerProcessError`."""
     acc = _BLOCK.get()
-    if acc is not None: return acc
-    if _PROCESS_LEDGER[0] is None: _PROCESS_LEDGER[0] = PrivacyAccountant()
-    return _PROCESS_LEDGER[0]
+    if acc is None:
+        if _TOKENS and threading.current_thread() is not threading.main_thread():
+            raise LedgerProcessError(_thread_message())
+        if _PROCESS_LEDGER[0] is None and not worker_process(): _PROCESS_LEDGER[0] = PrivacyAccountant()
+        acc = _PROCESS_LEDGER[0]
+    if worker_process() and getattr(acc, "_pid", None) != os.getpid(): raise LedgerProcessError(_worker_message())
+    return acc
+
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #3c90f44e
 def set_default_accountant(accountant: PrivacyAccountant | None = None) -> PrivacyAccountant | None:
@@ -466,3 +523,15 @@ def _exit(self, *exc) -> bool:
     return False
 
 PrivacyAccountant.__enter__, PrivacyAccountant.__exit__ = _enter, _exit
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #6f63cb29
+def _adopt(self) -> PrivacyAccountant:
+    """Make the current process the ledger's owner; returns the ledger.
+
+    Only for a ledger that its process no longer uses (saved, then loaded in a new session; returned by a worker
+    that is done): a copy in a worker whose parent still runs would spend where the parent's ledger never sees it."""
+    self._pid = os.getpid()
+    return self
+
+PrivacyAccountant.adopt = _adopt
+
