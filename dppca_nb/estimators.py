@@ -370,9 +370,10 @@ _PrivateFit._warn_clipping = _warn_clipping
 def _getstate(self):
     "Pickling copies a shared accountant: warn, since a copy's spends never reach the original."
     if getattr(self, "accountant", None) is not None:
-        warnings.warn(f"{type(self).__name__}: pickled with a shared accountant; the unpickled copy (e.g. in a "
-                      "GridSearchCV(n_jobs > 1) worker) spends on a copy of the ledger that this process never sees. "
-                      "Use n_jobs=1 with a shared accountant.", PrivacyWarning, stacklevel=2)
+        warnings.warn(f"{type(self).__name__}: pickled with a shared accountant; unpickled in another process (e.g. a "
+                      "GridSearchCV(n_jobs > 1) worker) its ledger refuses to spend, so that fit is refused; unpickled "
+                      "in this process it is a separate ledger, whose spends the original never sees. Use n_jobs=1 "
+                      "with a shared accountant.", PrivacyWarning, stacklevel=2)
     return BaseEstimator.__getstate__(self)
 
 def _clone(self):
