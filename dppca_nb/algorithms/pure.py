@@ -269,7 +269,7 @@ def pure_dp_subspace(X, k: int, epsilon: float, *, radius: float = 1.0, max_tria
         Orthonormal columns, a Haar-random basis of the released subspace (no order): epsilon-DP (replace-one, n public).
     """
     shape = getattr(X, "shape", None)                  # public: a refusal comes from X's shape, before any row is read
-    if shape is not None and len(shape) == 2 and shape[0] >= 2:
+    if shape is not None and len(shape) == 2 and shape[0] >= 2 and shape[1] >= 1:   # else check_rows names X
         plan_pure_dp_subspace(int(shape[0]), int(shape[1]), k, epsilon, radius=radius, max_trials=max_trials)
     return release_rows(plan_pure_dp_subspace, X, k, epsilon, 0.0, radius=radius, max_trials=max_trials,
                         random_state=random_state, return_release=return_release)
