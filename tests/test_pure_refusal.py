@@ -87,6 +87,8 @@ def test_adversarial_family_spread_and_limits():
         subspace_adversarial_acceptance(10, 2, 0.0)
     with pytest.raises(ValueError, match="gaps"):
         subspace_adversarial_acceptance(10, 2, 10.0, gaps=(-0.1,))
+    with pytest.raises(ValueError, match="gaps"):
+        subspace_adversarial_acceptance(10, 2, 10.0, gaps=(1.0,))
 
 
 def test_admitted_shape_can_still_fail_on_adversarial_rows():
