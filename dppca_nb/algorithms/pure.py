@@ -11,13 +11,15 @@ from ..core.validation import check_k, check_epsilon, check_positive, check_choi
 from ..backends.statistics import clip_rows
 from ..core.linalg import symmetrize
 from ..privacy.mechanisms import snapping_laplace, snapping_scale, snapping_epsilon, snapping_grid
-from ..privacy.samplers import bingham_sample, matrix_bingham_sample, macg_limit_acceptance
+from ..privacy.samplers import (bingham_sample, matrix_bingham_sample, macg_limit_acceptance,
+                                       matrix_bingham_acceptance_rate)
 from ..privacy.contract import Contract, Plan, Release
 from .registry import Algorithm, Parameter, register, release_rows
 
 # %% auto #0
-__all__ = ['PURE_SENSITIVITY_RULES', 'FLOAT_NOTE', 'pure_dp_budget', 'plan_pure_dp_pca', 'pure_dp_pca', 'pure_dp_audit_statistic',
-           'subspace_acceptance_rate', 'plan_pure_dp_subspace', 'pure_dp_subspace']
+__all__ = ['PURE_SENSITIVITY_RULES', 'FLOAT_NOTE', 'SUBSPACE_MARGIN', 'pure_dp_budget', 'plan_pure_dp_pca', 'pure_dp_pca',
+           'pure_dp_audit_statistic', 'subspace_acceptance_rate', 'plan_pure_dp_subspace', 'pure_dp_subspace',
+           'subspace_adversarial_acceptance']
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #4c0bd338
 def _share(eigenvalue_share, k):
@@ -193,21 +195,27 @@ def pure_dp_audit_statistic(X, epsilon: float, *, direction=None, sensitivity_ru
     return float((v @ w) ** 2)
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #f283726d
+SUBSPACE_MARGIN = 20     # refuse unless max_trials >= 20 / rate: then (1 - rate)^max_trials <= exp(-20)
+
 def subspace_acceptance_rate(p: int, k: int) -> float:
     """The predicted acceptance rate of `pure_dp_subspace`'s draw, from p and k only: the flattened MACG envelope's rate
-    for a top-k subspace well separated from the rest (`macg_limit_acceptance`; 1 for k = p). Less separated data get less."""
+    for a top-k subspace well separated from the rest (`macg_limit_acceptance`; 1 for k = p). For k = 1 it is also the
+    smallest rate measured over all spectra; for k >= 2 other data get far less (`subspace_adversarial_acceptance`)."""
     k = check_k(k, check_int(p, "p"))
     return 1.0 if k == p else float(macg_limit_acceptance(p, k))
 
 def _refuse_hopeless(p: int, k: int, max_trials: int):
-    "A ValueError naming the reason when the predicted acceptance rate needs more than max_trials proposals."
+    "A ValueError naming the reason when max_trials < 20 / rate: even favourable data would exhaust it w.p. > e^-20."
     rate = subspace_acceptance_rate(p, k)
-    if rate * max_trials >= 1: return
-    ok = [j for j in range(1, k) if subspace_acceptance_rate(p, j) * max_trials >= 1]
+    if rate >= 1.0 or rate * max_trials >= SUBSPACE_MARGIN: return       # k = p: uniform, always accepted
+    ok = [j for j in range(1, k) if subspace_acceptance_rate(p, j) * max_trials >= SUBSPACE_MARGIN]
     raise ValueError(f"max_trials: one exact draw of a {k}-dimensional subspace of R^{p} is predicted to need about "
-                     f"{1 / rate:.3g} proposals (acceptance rate {rate:.3g}, from p and k alone: data with a clear top-k "
-                     f"subspace), more than max_trials={max_trials}. Nothing was read. Use pure_dp_pca (k sequential draws, "
-                     f"fast at every k), a smaller k (k <= {max(ok) if ok else 1} here), or a larger max_trials.")
+                     f"{1 / rate:.3g} proposals on average (acceptance rate {rate:.3g}, from p and k alone: data with a "
+                     f"clear top-k subspace); max_trials={max_trials} is below {SUBSPACE_MARGIN} / rate = "
+                     f"{SUBSPACE_MARGIN / rate:.3g}, so even such data would exhaust it with probability above "
+                     f"e^-{SUBSPACE_MARGIN}. Nothing was read. Use pure_dp_pca (PureDPPCA: k sequential draws, fast at "
+                     f"every k), a smaller k (k <= {max(ok) if ok else 1} here), or max_trials >= "
+                     f"{math.ceil(SUBSPACE_MARGIN / rate)}.")
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #c7970b22
 def plan_pure_dp_subspace(n: int, p: int, k: int, epsilon: float, delta: float = 0.0, *, radius: float = 1.0,
@@ -247,8 +255,9 @@ def pure_dp_subspace(X, k: int, epsilon: float, *, radius: float = 1.0, max_tria
     epsilon, radius
         The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`); all of epsilon goes to the one draw.
     max_trials : int >= 1
-        Proposals allowed to the sampler (see `matrix_bingham_acceptance_rate`; the rate falls fast with k); a run that
-        exhausts them raises, and whether it does depends on the data.
+        Proposals allowed to the sampler. Refused at once when below 20 / `subspace_acceptance_rate(p, k)`; for k >= 2 a
+        run that is not refused can still exhaust them on data without a clear top-k subspace, and raise: whether it
+        does depends on the data (`subspace_adversarial_acceptance`).
     random_state : None, int or numpy.random.Generator
         Source of randomness.
     return_release : bool
@@ -259,8 +268,31 @@ def pure_dp_subspace(X, k: int, epsilon: float, *, radius: float = 1.0, max_tria
     V : ndarray (p, k), or Release
         Orthonormal columns, a Haar-random basis of the released subspace (no order): epsilon-DP (replace-one, n public).
     """
+    shape = getattr(X, "shape", None)                  # public: a refusal comes from X's shape, before any row is read
+    if shape is not None and len(shape) == 2 and shape[0] >= 2 and shape[1] >= 1:   # else check_rows names X
+        plan_pure_dp_subspace(int(shape[0]), int(shape[1]), k, epsilon, radius=radius, max_trials=max_trials)
     return release_rows(plan_pure_dp_subspace, X, k, epsilon, 0.0, radius=radius, max_trials=max_trials,
                         random_state=random_state, return_release=return_release)
+
+# %% ../../nbs/04_algorithms/06_pure.ipynb #6db0e04e
+def subspace_adversarial_acceptance(p: int, k: int, spread: float, *, gaps=(0.3, 0.1, 0.03, 0.01, 0.003, 0.001),
+                                    n_proposals: int = 2000, random_state=0) -> tuple:
+    """The smallest acceptance rate of `pure_dp_subspace`'s draw found over one family of data with a public spread.
+
+    The exponent's eigenvalues, shifted to minimum 0, lie in [0, L], L = epsilon n / 2 for n rows of norm <= R. The
+    family: z = max(k - 1, 1) strong directions, one more a relative gap g below the rest; the rows R e_1, ..., R e_z
+    (n / (z + g) copies each) and R e_{z+1} (n g / (z + g) copies) give eigenvalues (0 x z, (1 - g) L', L' x (p - z - 1)),
+    L' = L / (z + g). Monte Carlo (`matrix_bingham_acceptance_rate`, a fixed seed): the worst case over all data with
+    this spread is at most the value returned (up to the Monte Carlo error). Returns (rate, g of the smallest rate)."""
+    k = check_k(k, check_int(p, "p"))
+    L, z = check_positive(spread, "spread"), max(k - 1, 1)
+    if k == p or z + 1 >= p: return 1.0 if k == p else subspace_acceptance_rate(p, k), None
+    def rate(g):
+        if not isinstance(g, (int, float, np.integer, np.floating)) or not 0 < g < 1:
+            raise ValueError(f"gaps: expected numbers in (0, 1), got {g!r}")
+        a = np.r_[np.zeros(z), (1 - g) * L / (z + g), np.full(p - z - 1, L / (z + g))]
+        return matrix_bingham_acceptance_rate(np.diag(a), k, n_proposals=n_proposals, random_state=random_state)
+    return min((rate(g), g) for g in gaps)
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #a1135c3e
 register(Algorithm("pure_dp_subspace", plan_pure_dp_subspace, pure_dp_subspace, "central", "pure", "subspace",
