@@ -344,7 +344,9 @@ def plan_private_location(n: int, p: int, epsilon: float, *, bounds=None) -> Pla
     grid = location_grid(n, bounds)
     def run(X, rng):
         h = np.cumsum(map_blocks(X, _coordinate_counts, grid, finite=is_dask(X))[0], axis=2)[:, :, :grid.size]
-        d = np.maximum(h[:, 0], n - h[:, 1])                    # max(values below, values above) at each grid point
+        b, a = h[:, 0].copy(), n - h[:, 1]                      # the values below / above each grid point
+        b[:, 0], a[:, -1] = 0, 0                                # the values beyond an end count at that end
+        d = np.maximum(b, a)
         idx = [_exact_exponential_index((dj - dj.min()).astype(np.float64), c.epsilon / p / 2, rng) for dj in d]
         return Release(grid[idx], c, {"grid_points": idx})
     return Plan(c, run)
