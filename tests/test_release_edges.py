@@ -44,7 +44,7 @@ def _binomial_ok(hits, draws, prob, sds=5.0):
 def test_norms_beyond_an_end_draw_that_end_with_the_scores_probability(norm, end):
     # m = 20 norms, T = 10: the end scores 0, every other point 10 (above: c_j = 0; below: m - T = 10), so
     # P(end) = 1 / (1 + K e^{-epsilon 10 / 2}) = 0.372 at epsilon 1 (K = 251); 2000 draws, 5 binomial sd (108)
-    D, m = _radius_scores(norm_histogram(np.full(20, norm), B), 0.5)
+    D, m = _radius_scores(norm_histogram(np.full(20, norm), B), 0.5, end_cells=True)
     assert m == 20 and D[end] == 0 and set(np.delete(D, end)) == {10.0}
     p_end = 1 / (1 + K * math.exp(-1.0 * 10 / 2))
     got = _end_share(norm, 20, 1.0, 2000)
@@ -65,14 +65,14 @@ def test_scores_and_draws_unchanged_inside_the_range():
         z = np.exp(rng.uniform(math.log(0.012), math.log(0.45), m))       # above cell 0, below hi
         h = norm_histogram(z, B)
         assert h[0] == 0 and h[-1] == 0
-        np.testing.assert_array_equal(_radius_scores(h, q)[0], _old_scores(h, q))
+        np.testing.assert_array_equal(_radius_scores(h, q, end_cells=True)[0], _old_scores(h, q))
         for s in range(10):                                               # the same seed draws the same point
             j = private_radius_from_histogram(h, 0.7, quantile=q, bounds=B, random_state=s).diagnostics["grid_point"]
             assert j == _exact_exponential_index(_old_scores(h, q), 0.7 / 2, np.random.default_rng(s))
     # with some norms beyond hi but the quantile inside the range, still the former scores
     z = np.r_[np.exp(rng.uniform(math.log(0.02), math.log(0.3), 80)), np.full(20, 9.0)]
     h = norm_histogram(z, B)
-    np.testing.assert_array_equal(_radius_scores(h, 0.5)[0], _old_scores(h, 0.5))
+    np.testing.assert_array_equal(_radius_scores(h, 0.5, end_cells=True)[0], _old_scores(h, 0.5))
 
 
 def test_end_rule_keeps_sensitivity_one():
@@ -84,7 +84,7 @@ def test_end_rule_keeps_sensitivity_one():
         for v in (1e-9, 0.0101, 0.05, 0.499, 0.5, 0.51, 1e6):
             other = base.copy(); other[int(rng.integers(40))] = v
             lp = [-eps / 2 * D - np.log(np.exp(-eps / 2 * D).sum())
-                  for D in (_radius_scores(norm_histogram(z, B), 0.5)[0] for z in (base, other))]
+                  for D in (_radius_scores(norm_histogram(z, B), 0.5, end_cells=True)[0] for z in (base, other))]
             assert np.abs(lp[0] - lp[1]).max() <= eps + 1e-12
 
 

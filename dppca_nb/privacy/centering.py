@@ -188,16 +188,17 @@ def _exact_exponential_index(D, half_eps: float, rng, rel=_EM_REL) -> int:
     return j
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #e2174b78
-def _radius_scores(counts, quantile: float):
+def _radius_scores(counts, quantile: float, end_cells: bool = False):
     """(D, m): D_j = d_j - min_i d_i (exact half-integers), d_j = |c_j - T| with c_j the counts below grid point j and
-    T = q m to the nearest half; an end point stands for its end cell, where the norms beyond the range are counted:
-    d_0 = max(0, T - c_1), d_K = max(0, c_K - T) (0 when T lies in that cell). Each d_j moves by at most 1 with c."""
+    T = q m to the nearest half. `end_cells` (the private radius): an end point stands for its end cell, where the
+    norms beyond the range are counted: d_0 = max(0, T - c_1), d_K = max(0, c_K - T) (0 when T lies in that cell).
+    Each d_j moves by at most as much as the counts c."""
     h = np.asarray(counts, dtype=np.int64)
     m = int(h.sum())
     below = np.concatenate([[0], np.cumsum(h[:-1])])           # c_0 = 0, ..., c_K = the norms in cells below K
     T = round(2 * quantile * m) / 2
     d = np.abs(below - T)
-    d[0], d[-1] = max(0.0, T - below[1]), max(0.0, below[-1] - T)   # the end cells: [0, c_1] and [c_K, m] contain T
+    if end_cells: d[0], d[-1] = max(0.0, T - below[1]), max(0.0, below[-1] - T)   # T in [0, c_1] or in [c_K, m]
     return d - d.min(), m
 
 def radius_lattice_note(bounds, factor: float = 1.0) -> str:
@@ -225,7 +226,8 @@ def quantile_contract(m: int, epsilon: float, *, quantile: float = 0.5, bounds, 
 def private_radius_from_histogram(counts, epsilon: float, *, quantile: float = 0.5, bounds, factor: float = 1.0,
                                   random_state=None, contract: Contract | None = None) -> Release:
     """epsilon-DP (replace-one) `factor` x the `quantile` of m norms from their cell counts on the public grid of `bounds`
-    (`norm_histogram`): the exponential mechanism over the grid points, utility -|c_j - q m|, drawn exactly.
+    (`norm_histogram`): the exponential mechanism over the grid points, utility -|c_j - q m| (at the two end points:
+    0 when q m falls in their end cell, `_radius_scores`), drawn exactly.
 
     Returns a Release: the value `factor * radius_grid_value(j, bounds)`; the drawn point and the utility's best point
     are curator-only diagnostics."""
@@ -236,7 +238,7 @@ def private_radius_from_histogram(counts, epsilon: float, *, quantile: float = 0
         raise ValueError(f"counts: expected {K + 1} non-negative integer counts (the cells of radius_grid(bounds)), "
                          f"got shape {h.shape} and dtype {h.dtype}")
     c = contract or quantile_contract(int(h.sum()), epsilon, quantile=quantile, bounds=(lo, hi), factor=factor)
-    D, m = _radius_scores(h, quantile)
+    D, m = _radius_scores(h, quantile, end_cells=True)
     j = _exact_exponential_index(D, c.epsilon / 2, as_generator(random_state))
     return Release(float(factor) * radius_grid_value(j, (lo, hi)), c, {"grid_point": j, "best_grid_point": int(np.argmin(D))})
 
