@@ -316,3 +316,46 @@ def test_every_bounded_algorithm_is_tested():
     "Not idle: the registry's algorithms with a `radius` are found (local and central, subspaces and covariances)."
     algs = {a for a, _ in CLIPPING_CASES}
     assert {a.model for a in algs} == {"central", "local"} and {a.output for a in algs} == {"subspace", "covariance"}
+
+
+# --- the ClippingWarning: silent by default (whether it fires is an exact function of the data) -------------------
+
+_FIT_SCRIPT = """
+import warnings, numpy as np
+from dppca_nb import AnalyzeGaussPCA, PrivateStandardScaler, ClippingWarning
+if {enable}: warnings.simplefilter("default", ClippingWarning)
+X = np.random.default_rng(0).normal(size=(300, 4))                 # most rows above the default bound 1
+AnalyzeGaussPCA(2, centering="none", random_state=0).fit(X)
+PrivateStandardScaler(random_state=0).fit(X * 3)                   # most values outside the default bounds
+"""
+
+
+@pytest.mark.parametrize("enable", [False, True])
+def test_clipping_warning_is_silent_in_a_fresh_session_unless_turned_on(enable):
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    out = subprocess.run([sys.executable, "-c", _FIT_SCRIPT.format(enable=enable)], capture_output=True, text=True,
+                         env={**env, "OPENBLAS_NUM_THREADS": "1"}, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("ClippingWarning") == (2 if enable else 0), out.stderr
+
+
+def test_clipping_warning_hidden_at_fit_even_after_the_filters_were_reset():
+    import warnings
+    from dppca_nb.estimators import AnalyzeGaussPCA, ClippingWarning
+    X = np.random.default_rng(0).normal(size=(300, 4))
+    fit = lambda: AnalyzeGaussPCA(2, centering="none", random_state=0).fit(X)
+    with warnings.catch_warnings(record=True) as hidden:
+        warnings.resetwarnings()                                       # e.g. the filter list of a fresh test run
+        fit()
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("default", ClippingWarning)              # the curator turns it on
+        fit()
+    with warnings.catch_warnings(record=True) as every:
+        warnings.simplefilter("always")                                # a filter for every warning wins too
+        fit()
+    assert not [w for w in hidden if issubclass(w.category, ClippingWarning)]
+    assert len([w for w in shown if issubclass(w.category, ClippingWarning)]) == 1
+    assert len([w for w in every if issubclass(w.category, ClippingWarning)]) == 1

@@ -28,8 +28,8 @@ __all__ = ['DEFAULT_RADIUS_RANGE', 'RADIUS_CELLS_PER_E', 'DEFAULT_LOCATION_RANGE
            'log_norm_cells', 'norm_histogram', 'radius_lattice_note', 'quantile_contract',
            'private_radius_from_histogram', 'radius_contract', 'row_norm_histogram', 'plan_private_radius',
            'PrivateRadiusWarning', 'private_radius_rows', 'location_cells_per_e', 'location_grid', 'location_contract',
-           'plan_private_location', 'private_location_rows', 'order_contract', 'plan_order', 'fit_ledger',
-           'composed_contract', 'plan_centered', 'ClippingWarning']
+           'plan_private_location', 'PrivateLocationWarning', 'private_location_rows', 'order_contract', 'plan_order',
+           'fit_ledger', 'composed_contract', 'plan_centered', 'ClippingWarning']
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #1b4583e8
 def mean_contract(n: int, p: int, epsilon: float, delta: float, *, radius: float = 1.0, model: str = "central") -> Contract:
@@ -188,12 +188,17 @@ def _exact_exponential_index(D, half_eps: float, rng, rel=_EM_REL) -> int:
     return j
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #e2174b78
-def _radius_scores(counts, quantile: float):
-    "(D, m): D_j = |c_j - T| - min_i |c_i - T| (exact half-integers), c_j the counts below grid point j, T = q m to the nearest half."
+def _radius_scores(counts, quantile: float, end_cells: bool = False):
+    """(D, m): D_j = d_j - min_i d_i (exact half-integers), d_j = |c_j - T| with c_j the counts below grid point j and
+    T = q m to the nearest half. `end_cells` (the private radius): an end point stands for its end cell, where the
+    norms beyond the range are counted: d_0 = max(0, T - c_1), d_K = max(0, c_K - T) (0 when T lies in that cell).
+    Each d_j moves by at most as much as the counts c."""
     h = np.asarray(counts, dtype=np.int64)
     m = int(h.sum())
     below = np.concatenate([[0], np.cumsum(h[:-1])])           # c_0 = 0, ..., c_K = the norms in cells below K
-    d = np.abs(below - round(2 * quantile * m) / 2)
+    T = round(2 * quantile * m) / 2
+    d = np.abs(below - T)
+    if end_cells: d[0], d[-1] = max(0.0, T - below[1]), max(0.0, below[-1] - T)   # T in [0, c_1] or in [c_K, m]
     return d - d.min(), m
 
 def radius_lattice_note(bounds, factor: float = 1.0) -> str:
@@ -221,7 +226,8 @@ def quantile_contract(m: int, epsilon: float, *, quantile: float = 0.5, bounds, 
 def private_radius_from_histogram(counts, epsilon: float, *, quantile: float = 0.5, bounds, factor: float = 1.0,
                                   random_state=None, contract: Contract | None = None) -> Release:
     """epsilon-DP (replace-one) `factor` x the `quantile` of m norms from their cell counts on the public grid of `bounds`
-    (`norm_histogram`): the exponential mechanism over the grid points, utility -|c_j - q m|, drawn exactly.
+    (`norm_histogram`): the exponential mechanism over the grid points, utility -|c_j - q m| (at the two end points:
+    0 when q m falls in their end cell, `_radius_scores`), drawn exactly.
 
     Returns a Release: the value `factor * radius_grid_value(j, bounds)`; the drawn point and the utility's best point
     are curator-only diagnostics."""
@@ -232,7 +238,7 @@ def private_radius_from_histogram(counts, epsilon: float, *, quantile: float = 0
         raise ValueError(f"counts: expected {K + 1} non-negative integer counts (the cells of radius_grid(bounds)), "
                          f"got shape {h.shape} and dtype {h.dtype}")
     c = contract or quantile_contract(int(h.sum()), epsilon, quantile=quantile, bounds=(lo, hi), factor=factor)
-    D, m = _radius_scores(h, quantile)
+    D, m = _radius_scores(h, quantile, end_cells=True)
     j = _exact_exponential_index(D, c.epsilon / 2, as_generator(random_state))
     return Release(float(factor) * radius_grid_value(j, (lo, hi)), c, {"grid_point": j, "best_grid_point": int(np.argmin(D))})
 
@@ -340,12 +346,17 @@ def plan_private_location(n: int, p: int, epsilon: float, *, bounds=None) -> Pla
     grid = location_grid(n, bounds)
     def run(X, rng):
         h = np.cumsum(map_blocks(X, _coordinate_counts, grid, finite=is_dask(X))[0], axis=2)[:, :, :grid.size]
-        d = np.maximum(h[:, 0], n - h[:, 1])                    # max(values below, values above) at each grid point
+        b, a = h[:, 0].copy(), n - h[:, 1]                      # the values below / above each grid point
+        b[:, 0], a[:, -1] = 0, 0                                # the values beyond an end count at that end
+        d = np.maximum(b, a)
         idx = [_exact_exponential_index((dj - dj.min()).astype(np.float64), c.epsilon / p / 2, rng) for dj in d]
         return Release(grid[idx], c, {"grid_points": idx})
     return Plan(c, run)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #394001e6
+class PrivateLocationWarning(UserWarning):
+    "Warned at planning, from public quantities only, when location='private' has too few rows for its budget."
+
 def private_location_rows(epsilon: float, p: int, *, n_grid: int = 10 ** 4, bounds=None, level: float = 0.05,
                           spread: float = 0.1) -> int:
     "The fewest rows for which each coordinate of a private location at `epsilon` lands inside the data with probability about 1 - `level` (public)."
@@ -459,6 +470,7 @@ def plan_centered(main, n: int, p: int, epsilon: float, delta: float, *, model: 
                   order_share: float = 0.0, k: int | None = None) -> Plan:
     """The Plan of a whole fit: private radii, a coarse location, a mean (none, public or private), `main(epsilon, delta,
     radius)`'s release and an ordering step, composed; `release(X)` -> the main value, with extras mean, radius, ...
+    (with a coarse location: `location`, and `location_at_edge`, the coordinates released at an end of its grid)
 
     `radius=None`: the algorithm does not clip (no private radius, no private mean). `location`: 'private', 'none' or
     'auto' (private when n has the rows for it, `private_location_rows`). `order_share` > 0: the ordering step on k
@@ -485,9 +497,10 @@ def plan_centered(main, n: int, p: int, epsilon: float, delta: float, *, model: 
     ledger = tuple((a, pl.contract) for a, pl in pure.items()) + (
         (("mean", mean_plan.contract),) if mean_plan is not None else ()) + (("components", main_plan.contract),) + (
         (("order", order_plan.contract),) if order_plan is not None else ())
+    ends = location_grid(n, location_bounds)[[0, -1]] if "location" in pure else None     # public
     def run(X, rng):
         return _release_fit(X, rng, contract, main, main_plan, mean_plan, pure, R, MR, centering, public_mean,
-                            check_radius_bounds(radius_bounds, p), order_plan)
+                            check_radius_bounds(radius_bounds, p), order_plan, ends)
     return Plan(contract, run, ledger=ledger)     # the ledger: every part as planned (a private radius's at R = 1)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #7a232a86
@@ -510,11 +523,22 @@ def _pure_parts(n, p, eps, R, MR, centering, model, radius_share, radius_quantil
             if eps_rest - eps * wl <= 0: raise ValueError("location_share: with radius_share it leaves no budget")
             plans["location"] = plan_private_location(n, p, eps * wl, bounds=location_bounds)
             eps_rest -= eps * wl
+            need = private_location_rows(eps * wl, p, n_grid=n, bounds=location_bounds)      # 'auto': n >= need
+            if n < need: _warn_private_location(plans["location"].contract, n, need, location_grid(n, location_bounds).size)
     return plans, eps_rest
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #84a8007c
 class ClippingWarning(UserWarning):
-    "Warned to the curator at fit when the norm bound clipped many rows (how many is curator-only: never publish it)."
+    """Warned to the curator at fit when the norm bound clipped many rows (how many is curator-only: never publish it).
+    Silent by default: `warnings.simplefilter("default", ClippingWarning)` shows it."""
+
+_HIDE_CLIPPING = ("ignore", None, ClippingWarning, None, 0)
+
+def _hide_clipping_warning():
+    "Silence ClippingWarning by default, as Python silences DeprecationWarning: a filter at the END of the list, so a filter a user sets (for it or for every warning, before or after) comes first and wins."
+    if _HIDE_CLIPPING not in warnings.filters: warnings.filterwarnings("ignore", category=ClippingWarning, append=True)
+
+_hide_clipping_warning()
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #d866d946
 def _public_mean(mean, p):
@@ -534,6 +558,14 @@ def _warn_private_radius(name, c, n, need, bounds):
         "can be orders of magnitude off (outside the rows' norms). Prefer a public bound (a number, from the data's "
         "documented ranges); or narrow radius_bounds, raise radius_share or epsilon. (This warning uses only public "
         "quantities.)", PrivateRadiusWarning, stacklevel=5)
+
+def _warn_private_location(c, n, need, G):
+    warnings.warn(
+        f"location='private' spends epsilon {c.epsilon:.3g} ({c.epsilon / c.p:.3g} per coordinate) on a coordinate-wise "
+        f"median of n = {n} rows over a public grid of {G} points; at this budget that needs about n >= {need} rows, or "
+        "the coarse location can land far outside the data, and the private mean, clipped around it, then clips nearly "
+        "every row. Prefer location='auto' (it takes the location only where n has the rows for it) or 'none'; or raise "
+        "location_share or epsilon. (This warning uses only public quantities.)", PrivateLocationWarning, stacklevel=5)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #45f8d27c
 def _fit_contract(main_c, mean_plan, pure, eps, dlt, words, order_plan=None) -> Contract:
@@ -624,11 +656,14 @@ def _release_in_steps(X, rng, main, main_plan, mean_plan, pure, R, MR, centering
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #869f0446
 def _release_fit(X, rng, contract, main, main_plan, mean_plan, pure, R, MR, centering, public_mean, bounds=None,
-                 order_plan=None) -> Release:
+                 order_plan=None, location_ends=None) -> Release:
     "The release of `plan_centered`: location, radii, mean, main, ordering, in that order, one random stream."
+    _hide_clipping_warning()                                     # a caught-warnings block may have dropped the filter
     diag, extras = Diagnostics(), {}
     c0 = pure["location"].release(X, rng).value if "location" in pure else None
-    if c0 is not None: extras["location"] = c0
+    if c0 is not None:                                           # at an end of its public grid: a released fact
+        extras["location"] = c0
+        extras["location_at_edge"] = tuple(int(i) for i in np.flatnonzero(np.isin(c0, location_ends)))
     if (c0 is None and "statistic" in main_plan.inputs and centering == "private" and pure and not is_dask(X)):
         center, R, rel = _release_radii_one_pass(X, rng, pure, mean_plan, main, main_plan, R, MR, diag, extras, bounds)
     else: center, R, rel = _release_in_steps(X, rng, main, main_plan, mean_plan, pure, R, MR, centering, public_mean,

@@ -1,0 +1,155 @@
+"""The private radius and the private coarse location at the ends of their public ranges.
+
+Norms (or a coordinate's values) beyond the public range are counted in the end cell, and the end point stands for
+that cell: it is drawn with the probability its score gives, 1 / (1 + (points - 1) e^{-epsilon gap / 2}), where gap
+is the score of every other point. Elsewhere the scores, and so the draws for the same seed, are the ones of
+|c_j - T| (radius) and max(b_j, a_j) (location).
+"""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from dppca_nb.privacy.centering import (PrivateLocationWarning, _coordinate_counts, _exact_exponential_index,
+                                        _radius_scores, location_grid, norm_histogram, plan_centered, plan_private_location,
+                                        private_location_rows, private_radius_from_histogram, radius_grid,
+                                        radius_grid_value)
+from dppca_nb.privacy.releases import plan_second_moment
+
+B = (0.01, 0.5)
+K = radius_grid(B)[2]
+
+
+def _old_scores(counts, q):
+    "The scores before the end rule: |c_j - T| at every point."
+    h = np.asarray(counts, dtype=np.int64)
+    m = int(h.sum())
+    d = np.abs(np.concatenate([[0], np.cumsum(h[:-1])]) - round(2 * q * m) / 2)
+    return d - d.min()
+
+
+def _end_share(norm, m, eps, draws, seed=0):
+    rng = np.random.default_rng(seed)
+    h = norm_histogram(np.full(m, norm), B)
+    return [private_radius_from_histogram(h, eps, bounds=B, random_state=rng).diagnostics["grid_point"]
+            for _ in range(draws)]
+
+
+def _binomial_ok(hits, draws, prob, sds=5.0):
+    return abs(hits - draws * prob) <= sds * math.sqrt(draws * prob * (1 - prob))
+
+
+@pytest.mark.parametrize("norm, end", [(1.0, K), (1e-4, 0)])
+def test_norms_beyond_an_end_draw_that_end_with_the_scores_probability(norm, end):
+    # m = 20 norms, T = 10: the end scores 0, every other point 10 (above: c_j = 0; below: m - T = 10), so
+    # P(end) = 1 / (1 + K e^{-epsilon 10 / 2}) = 0.372 at epsilon 1 (K = 251); 2000 draws, 5 binomial sd (108)
+    D, m = _radius_scores(norm_histogram(np.full(20, norm), B), 0.5, end_cells=True)
+    assert m == 20 and D[end] == 0 and set(np.delete(D, end)) == {10.0}
+    p_end = 1 / (1 + K * math.exp(-1.0 * 10 / 2))
+    got = _end_share(norm, 20, 1.0, 2000)
+    assert _binomial_ok(sum(j == end for j in got), 2000, p_end), (sum(j == end for j in got), p_end)
+    # the rest is uniform over the other K points, about 5 draws each: above 20 has Poisson(5) probability < 1e-6
+    others = np.bincount([j for j in got if j != end], minlength=K + 1)
+    assert others[end] == 0 and others.max() <= 20
+    # 200 norms at epsilon 1.5: any other point has probability <= K e^{-75} < 1e-30: the end at every seed
+    big = _end_share(norm, 200, 1.5, 20)
+    assert big == [end] * 20
+    value = private_radius_from_histogram(norm_histogram(np.full(200, norm), B), 1.5, bounds=B, random_state=3).value
+    assert value == radius_grid_value(end, B) and math.isclose(value, B[1] if end else B[0], rel_tol=1e-12)
+
+
+def test_scores_and_draws_unchanged_inside_the_range():
+    rng = np.random.default_rng(1)
+    for m, q in ((50, 0.5), (1000, 0.5), (301, 0.9), (77, 0.1)):
+        z = np.exp(rng.uniform(math.log(0.012), math.log(0.45), m))       # above cell 0, below hi
+        h = norm_histogram(z, B)
+        assert h[0] == 0 and h[-1] == 0
+        np.testing.assert_array_equal(_radius_scores(h, q, end_cells=True)[0], _old_scores(h, q))
+        for s in range(10):                                               # the same seed draws the same point
+            j = private_radius_from_histogram(h, 0.7, quantile=q, bounds=B, random_state=s).diagnostics["grid_point"]
+            assert j == _exact_exponential_index(_old_scores(h, q), 0.7 / 2, np.random.default_rng(s))
+    # with some norms beyond hi but the quantile inside the range, still the former scores
+    z = np.r_[np.exp(rng.uniform(math.log(0.02), math.log(0.3), 80)), np.full(20, 9.0)]
+    h = norm_histogram(z, B)
+    np.testing.assert_array_equal(_radius_scores(h, 0.5, end_cells=True)[0], _old_scores(h, 0.5))
+
+
+def test_end_rule_keeps_sensitivity_one():
+    # replace one norm by anything (beyond either end included): every log-probability moves by at most epsilon
+    eps = 0.8
+    rng = np.random.default_rng(2)
+    for base in (np.exp(rng.uniform(math.log(0.003), math.log(2.0), 40)), np.full(40, 1.0), np.full(40, 1e-3),
+                 np.r_[np.full(20, 1e-3), np.full(20, 3.0)]):
+        for v in (1e-9, 0.0101, 0.05, 0.499, 0.5, 0.51, 1e6):
+            other = base.copy(); other[int(rng.integers(40))] = v
+            lp = [-eps / 2 * D - np.log(np.exp(-eps / 2 * D).sum())
+                  for D in (_radius_scores(norm_histogram(z, B), 0.5, end_cells=True)[0] for z in (base, other))]
+            assert np.abs(lp[0] - lp[1]).max() <= eps + 1e-12
+
+
+@pytest.mark.parametrize("value, end", [(10.0, -1), (-10.0, 0)])
+def test_location_beyond_its_grid_draws_the_end(value, end):
+    # n = 10 values beyond the grid on (1, 3): the end scores max(0, 0) = 0, every other point n = 10, so
+    # P(end) = 1 / (1 + (G - 1) e^{-epsilon 10 / 2}) at epsilon 1; 1000 draws, 5 binomial sd
+    g = location_grid(10, (1.0, 3.0))
+    pl = plan_private_location(10, 1, 1.0, bounds=(1.0, 3.0))
+    X = np.full((10, 1), value)
+    p_end = 1 / (1 + (g.size - 1) * math.exp(-1.0 * 10 / 2))
+    rng = np.random.default_rng(0)
+    hits = sum(pl.release(X, rng).value[0] == g[end] for _ in range(1000))
+    assert _binomial_ok(hits, 1000, p_end), (hits, p_end)
+    assert plan_private_location(400, 1, 1.0, bounds=(1.0, 3.0)).release(np.full((400, 1), value), 0).value[0] == g[end]
+
+
+def test_location_draws_unchanged_inside_its_grid():
+    X = np.random.default_rng(3).standard_t(1, size=(3000, 3)) + np.array([5.0, -2.0, 0.3])
+    pl = plan_private_location(3000, 3, 0.3)
+    g = location_grid(3000)
+    cnt = np.cumsum(_coordinate_counts(X, g), axis=2)[:, :, :g.size]
+    d = np.maximum(cnt[:, 0], 3000 - cnt[:, 1])                        # the former utility, no end rule
+    assert (cnt[:, 0, 0] < 3000 - cnt[:, 0, 0]).all() and (3000 - cnt[:, 1, -1] < cnt[:, 0, -1]).all()
+    for s in range(5):
+        rng = np.random.default_rng(s)
+        former = [_exact_exponential_index((dj - dj.min()).astype(np.float64), 0.3 / 3 / 2, rng) for dj in d]
+        assert pl.release(X, s).diagnostics["grid_points"] == former
+
+
+def _fit_plan(n, **kw):
+    return plan_centered(lambda e, d, R: plan_second_moment(n, 4, e, d, radius=R), n, 4, 1.0, 1e-6, radius=3.0, **kw)
+
+
+def test_location_at_edge_is_released_and_the_thin_private_location_warns():
+    X = np.random.default_rng(4).normal(size=(2000, 4)) * 0.1
+    X[:, 2] -= 40.0                                                   # beyond the grid's magnitudes (0.01, 1)
+    Y = X.copy(); Y[0] = 1e3                                          # a neighbour
+    pl = _fit_plan(2000, location="private", location_bounds=(0.01, 1.0))
+    a, b = pl.release(X, 1), pl.release(Y, 1)
+    assert a.extras["location_at_edge"] == b.extras["location_at_edge"] == (2,)
+    assert a.extras["location"][2] == location_grid(2000, (0.01, 1.0))[0]
+    assert set(a.extras) == set(b.extras)                             # the same published keys on neighbours
+    assert _fit_plan(2000, location="private").release(X, 1).extras["location_at_edge"] == ()
+    assert "location_at_edge" not in _fit_plan(2000, location="none").release(X, 1).extras
+    need = private_location_rows(0.1, 4, n_grid=300)
+    assert need > 300
+    for location, expected in (("private", 1), ("auto", 0)):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            _fit_plan(300, location=location)
+        hits = [x for x in w if issubclass(x.category, PrivateLocationWarning)]
+        assert len(hits) == expected
+        if hits: assert f"n >= {need}" in str(hits[0].message) and "public quantities" in str(hits[0].message)
+
+
+@pytest.mark.parametrize("scale, end", [(1.0, "upper"), (1e-4, "lower")])
+def test_estimator_warns_when_every_norm_lies_beyond_the_range(scale, end):
+    from dppca_nb.estimators import AnalyzeGaussPCA
+    X = np.random.default_rng(5).normal(size=(2000, 4))
+    X = X / np.linalg.norm(X, axis=1, keepdims=True) * scale          # every norm = scale, beyond (0.01, 0.5)
+    for s in range(3):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            est = AnalyzeGaussPCA(2, epsilon=5, delta=1e-6, centering="none", radius="private", radius_bounds=B,
+                                  radius_share=0.3, random_state=s).fit(X)
+        assert math.isclose(est.radius_ / est.radius_factor, B[1] if end == "upper" else B[0], rel_tol=1e-9)
+        assert any(f"{end} end of its public range" in str(x.message) for x in w)
