@@ -240,6 +240,7 @@ def _fit_release(self, X, k_of):
     if "mean_radius" in rel.extras: self.mean_radius_ = float(rel.extras["mean_radius"])
     if hasattr(self, "coarse_location_"): del self.coarse_location_
     if "location" in rel.extras: self.coarse_location_ = np.asarray(rel.extras["location"])   # released privately
+    self._location_at_edge = tuple(rel.extras.get("location_at_edge", ()))                    # released values
     self.privacy_ = privacy_statement(self, plan.contract)
     self.diagnostics_not_private_ = rel.diagnostics
     self._warn_clipping(n)
@@ -743,6 +744,9 @@ def _warn_utility(self, sp):
     if m is not None and m < k:
         why.append(f"only {m} of its {k} components stand above the noise (the others are directions the noise chose)"
                    + (f": fewer components (n_components={m}) would keep the resolved ones" if m else ""))
+    if getattr(self, "_location_at_edge", ()):
+        why.append(f"the released coarse location is at an end of its public grid in coordinate(s) "
+                   f"{list(self._location_at_edge)} (the data may lie beyond it): use location='none' or 'auto'")
     for r, end in _edge_radii(self):
         why.append(f"the released {r} {getattr(self, r + '_'):.4g} is at the {end} end of its public range (the norms "
                    f"may lie beyond it): give a public bound ({r}=a number) or radius_bounds with a "

@@ -295,3 +295,14 @@ def test_whiten_refuses_a_zero_variance():
     with pytest.raises(ValueError, match="whiten: .* component\\(s\\) \\[1\\]"): est.transform(X)
     ok = AnalyzeGaussPCA(2, epsilon=1.0, radius=10.0, whiten=True, random_state=2).fit(X)
     assert np.all(np.isfinite(ok.transform(X))) and np.abs(ok.transform(X)).max() < 100
+
+
+def test_utility_warning_names_a_coarse_location_at_the_end_of_its_grid():
+    "Rows far beyond the location's public grid: the released point is the grid's end, and the warning says so."
+    X = np.random.default_rng(0).normal(size=(50000, 3)) * 0.1 + np.array([1e5, 0, 0])
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        est = AnalyzeGaussPCA(2, location="private", radius=1.0, random_state=0).fit(X)
+    assert est._location_at_edge == (0,)
+    msgs = [str(x.message) for x in w if x.category is UtilityWarning]
+    assert any("coarse location is at an end of its public grid in coordinate(s) [0]" in m for m in msgs), msgs
