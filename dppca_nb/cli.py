@@ -29,7 +29,7 @@ from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorit
 __all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL', 'SHOW_COLUMNS', 'SHOW_COMPONENTS', 'CLIError',
            'method_name', 'get_method', 'budget_delta', 'fit_options', 'parse_option', 'select_columns',
            'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius', 'check_output', 'estimator_for', 'flag_of',
-           'scaled_pipeline', 'norm_bounds', 'fit_estimator', 'scaler_error', 'released_spectrum',
+           'scaled_pipeline', 'scaled_budgets', 'norm_bounds', 'fit_estimator', 'scaler_error', 'released_spectrum',
            'covariance_assessment', 'assess_fit', 'fit_release', 'diagnostics_text', 'part_words', 'budget_parts',
            'privacy_sentence', 'collect_warnings', 'fit_record', 'result_text', 'explain_text', 'site_renderer',
            'render_docs', 'option_flags', 'build_parser', 'main']
@@ -528,7 +528,7 @@ def _scaled_budget(alg: Algorithm, epsilon: float, delta: float, share: float) -
 
 def scaled_pipeline(alg: Algorithm, est, bounds, epsilon: float, delta: float, random_state=None):
     """The private standard scaler (`preprocessing.PrivateStandardScaler`, the column bounds `bounds`, the budget
-    (epsilon, delta)) then `est`, in a `PrivatePipeline` whose contract is the basic composition of the two.
+    (epsilon, delta)) then `est`, in a `PrivatePipeline` whose contract composes the two on one ledger (`preprocessing.pipeline_ledger`).
 
     Parameters
     ----------
@@ -553,6 +553,49 @@ def scaled_pipeline(alg: Algorithm, est, bounds, epsilon: float, delta: float, r
     seed = None if random_state is None else np.random.default_rng(np.random.SeedSequence([random_state, 1]))
     sc = PrivateStandardScaler(bounds=bounds, epsilon=epsilon, delta=delta, random_state=seed)
     return PrivatePipeline([("scaler", sc), ("pca", est)])
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #58db4b15
+def _planned_epsilon(cls, kw: dict, n: int, p: int, bounds, scaler: tuple, method: tuple) -> float:
+    """The epsilon the scaled pipeline certifies, planned from public quantities: the scaler's contract and the
+    method's plan, both at their budgets (epsilon, delta), composed by the pipeline's own ledger (`pipeline_ledger`).
+    Nothing is read nor spent."""
+    from dppca_nb.estimators import fit_spends
+    from dppca_nb.preprocessing import (PrivateStandardScaler, PrivatePipeline, pipeline_ledger, scaler_contract)
+    sc = PrivateStandardScaler(bounds=bounds, epsilon=scaler[0], delta=scaler[1])
+    sc.contract_ = scaler_contract(n, p, *scaler, bounds=bounds)
+    sc._spends = [(sc.contract_, "scaler")]
+    est = cls(**{**kw, "epsilon": method[0], **({"delta": method[1]} if "delta" in kw else {})})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # the fit itself warns, once
+        plan = est._plan(n, p, est._resolve_k(p) if hasattr(est, "_resolve_k") else None)
+    est.contract_ = plan.contract
+    est._spends = [(c, label) for label, c in plan.ledger] if plan.ledger else fit_spends(plan.contract)
+    return float(pipeline_ledger(PrivatePipeline([("scaler", sc), ("pca", est)])).spent())
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #537df6df
+def scaled_budgets(alg: Algorithm, cls, kw: dict, shape: tuple, bounds, epsilon: float, delta: float,
+                   share: float = SCALE_SHARE, rtol: float = 1e-6) -> tuple:
+    """The scaler's and the method's budgets: `share` : 1 - share of epsilon (and of delta: a pure method's scaler
+    gets all of it), both epsilons scaled by the largest factor (by bisection, to `rtol`) at which the pipeline's
+    certified total (`_planned_epsilon`) stays within `epsilon`.
+
+    Returns
+    -------
+    tuple ((float, float), (float, float))
+        ((epsilon, delta) of the scaler, (epsilon, delta) of the method).
+    """
+    eps_f, dlt_f = _scaled_budget(alg, epsilon, delta, share)
+    eps_s, dlt_s = epsilon * share, delta - dlt_f
+    total = lambda t: _planned_epsilon(cls, kw, *shape, bounds, (t * eps_s, dlt_s), (t * eps_f, dlt_f))
+    lo, hi = 1.0, 1.0 / max(share, 1 - share)       # the sum of the parts bounds the total; no part exceeds it
+    while total(lo) > epsilon: lo, hi = lo / 2, lo
+    while total(hi) <= epsilon: lo, hi = hi, 2 * hi
+    while hi - lo > rtol * lo:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if total(mid) <= epsilon else (lo, mid)
+    return (lo * eps_s, dlt_s), (lo * eps_f, dlt_f)
 
 
 # %% ../nbs/09_cli/00_cli.ipynb #6f52d4e3
@@ -622,7 +665,7 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
     bounds : tuple (lo, hi) or None
         Public column bounds (needed by the private scaler).
     scale_share : float in (0, 1)
-        The private scaler's share of epsilon (and delta).
+        The private scaler's share of epsilon (and delta), before both are scaled to spend the budget (`scaled_budgets`).
     **options
         Options of the method's fit (`fit_options`), e.g. radius=2.0, centering="none".
 
@@ -634,15 +677,16 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
     alg, cls = get_method(method), estimator_for(method)
     _check_fit_options(alg, method, options)
     dlt, params = budget_delta(method, delta, scale), cls().get_params()
-    eps_fit, dlt_fit = epsilon, dlt
-    if scale == "private": eps_fit, dlt_fit = _scaled_budget(alg, epsilon, dlt, scale_share)
-    kw = dict(epsilon=eps_fit, random_state=random_state, **options)
-    if "delta" in params: kw["delta"] = dlt_fit
+    kw = dict(epsilon=epsilon, random_state=random_state, **options)
+    if "delta" in params: kw["delta"] = dlt
     if "n_components" in params: kw["n_components"] = k
-    est = cls(**kw)
-    if scale == "private": est = scaled_pipeline(alg, est, bounds, epsilon * scale_share, dlt * scale_share if
-                                                 alg.measure != "pure" else dlt, random_state)
     try:
+        if scale == "private":
+            if bounds is None: raise CLIError(NEEDS_BOUNDS)
+            sc, (kw["epsilon"], d) = scaled_budgets(alg, cls, kw, np.shape(X), bounds, epsilon, dlt, scale_share)
+            if "delta" in params: kw["delta"] = d
+        est = cls(**kw)
+        if scale == "private": est = scaled_pipeline(alg, est, bounds, *sc, random_state)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ClippingWarning)     # an exact count of the data: never printed by the CLI
             est.fit(X)

@@ -243,3 +243,21 @@ def test_real_tables_tool_reproduces_a_row(tmp_path):
     ref = next(r for r in csv.DictReader((ROOT / "reports" / "real_tables.csv").open())
                if (r["table"], r["method"], r["scale"], float(r["epsilon"]), r["seed"]) == ("iris", "analyze-gauss", "none", 1.0, "0"))
     assert abs(row["measured"] - float(ref["measured"])) < 1e-4
+
+
+@pytest.mark.parametrize("method", ["analyze-gauss", "g-dppca", "smooth-sensitivity-pca", "pure-dp-subspace"])
+def test_scale_private_spends_the_whole_budget(iris, method):
+    "--scale private: the pipeline's certified total is the user's (epsilon, delta), to 1e-3, and never more."
+    for eps in ("1", "0.3"):
+        rc, out, err = run("fit", iris / "iris.csv", "--method", method, "-k", "2", "--epsilon", eps, "--delta", "1e-6",
+                           "--seed", "0", "--out", iris / "b.csv", "--force", "--scale", "private",
+                           "--bounds", iris / "iris_bounds.csv", "--explain")
+        assert rc == 0, err
+        rec = record(iris, "b.csv")
+        e, d = rec["contract"]["epsilon"], rec["contract"]["delta"]
+        assert float(eps) - 1e-3 <= e <= float(eps) and d <= 1e-6 * (1 + 1e-12), (e, d)
+        assert rec["inputs"]["epsilon"] == e and abs(d - 1e-6) < 1e-15
+        # the printed sentence, --explain and the record agree on the total
+        g = rec["guarantee"]
+        assert f"Privacy: {g} for all" in out and g in rec["privacy"]["statement"] and f"Released under {g}" in out
+        assert g.startswith(f"({float(eps):g}, 1e-06)-DP"), g
