@@ -27,12 +27,13 @@ from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorit
 
 # %% auto #0
 __all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL', 'SHOW_COLUMNS', 'SHOW_COMPONENTS', 'CLIError',
-           'method_name', 'get_method', 'budget_delta', 'fit_options', 'parse_option', 'select_columns',
-           'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius', 'check_output', 'estimator_for', 'flag_of',
-           'scaled_pipeline', 'scaled_budgets', 'norm_bounds', 'fit_estimator', 'scaler_error', 'released_spectrum',
-           'covariance_assessment', 'assess_fit', 'fit_release', 'diagnostics_text', 'part_words', 'budget_parts',
-           'privacy_sentence', 'collect_warnings', 'fit_record', 'result_text', 'explain_text', 'site_renderer',
-           'render_docs', 'option_flags', 'build_parser', 'main']
+           'method_name', 'get_method', 'budget_delta', 'parameters_of', 'fit_options', 'parse_option',
+           'select_columns', 'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius', 'check_output',
+           'estimator_for', 'flag_of', 'scaled_pipeline', 'scaled_budgets', 'norm_bounds', 'fit_estimator',
+           'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit', 'fit_release',
+           'diagnostics_text', 'part_words', 'budget_parts', 'privacy_sentence', 'collect_warnings',
+           'components_ordered', 'fit_record', 'result_text', 'explain_text', 'site_renderer', 'render_docs',
+           'option_flags', 'build_parser', 'main']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
 class CLIError(Exception):
@@ -107,6 +108,14 @@ def budget_delta(method: str, delta: float | None, scale: str = "none") -> float
 
 # %% ../nbs/09_cli/00_cli.ipynb #5e465ce0
 _FIT_OWN = ("n_components", "epsilon", "delta", "random_state", "mean")   # -k, the budget, --seed, --mean FILE
+_ESTIMATOR_OWN = ("n_components", "epsilon", "location", "location_share", "order_share")   # described by the estimators
+
+def parameters_of(alg: Algorithm) -> dict:
+    """The parameter table `fit` reads `alg`'s flags by: the algorithm's own, and for what the estimators add to the
+    registry (`-k mle`, `--epsilon inf`, the private coarse location, the ordering share) the estimators' descriptions."""
+    from dppca_nb.estimators import estimator_parameter
+    own = {a: estimator_parameter(a, alg) for a in _ESTIMATOR_OWN if a not in alg.options}
+    return {**own, **(alg.parameters or {})}
 
 def fit_options(alg: Algorithm) -> dict:
     """The options `fit` takes for `alg` besides its own arguments: the estimator's parameters that have a flag.
@@ -125,7 +134,7 @@ def fit_options(alg: Algorithm) -> dict:
     out = {}
     for name in fit_parameters(alg):
         if name in _FIT_OWN: continue
-        try: flag = parameter(name, alg.parameters).cli_flag
+        try: flag = parameter(name, parameters_of(alg)).cli_flag
         except KeyError:
             if name in alg.options: raise            # every option of the algorithm is described
             continue                                 # an estimator's own setting (how it transforms): not fit's
@@ -168,11 +177,11 @@ def parse_option(text: str, name: str, alg: Algorithm, flag: str):
         The value (a word, a number, None, a bool, a tuple of numbers); a CLIError naming the flag and the parameter's
         type if no reading is accepted.
     """
-    par = parameter(name, alg.parameters)
+    par, table = parameter(name, parameters_of(alg)), parameters_of(alg)
     for a in par.accepts:
         v = _read(text, a)
         if v is _NO: continue
-        try: return check_parameter(v, name, alg.parameters)
+        try: return check_parameter(v, name, table)
         except (ValueError, TypeError): continue
     raise CLIError(f"{flag}: expected {par.kind}, got {text!r}")
 
@@ -482,7 +491,7 @@ def flag_of(name: str, alg: Algorithm | None = None) -> str | None:
     """
     if name in _OWN_FLAGS: return _OWN_FLAGS[name]
     for a in ([alg] if alg is not None else []) + list(algorithms().values()):
-        try: return parameter(name, a.parameters).cli_flag
+        try: return parameter(name, parameters_of(a)).cli_flag
         except KeyError: continue
     return None
 
@@ -1108,9 +1117,15 @@ def _jsonable(v):
     if isinstance(v, (float, np.floating)): return float(v) if math.isfinite(v) else str(float(v))
     return v
 
-def _rows(alg: Algorithm, k: int) -> str:
+def components_ordered(est, alg: Algorithm) -> bool:
+    """Whether the released components come in decreasing order of private variance: the fitted estimator's
+    `components_ordered_` (an unordered basis is ordered where the fit spent `order_share` on it), else the entry's."""
+    est = est[-1] if hasattr(est, "steps") else est
+    return bool(getattr(est, "components_ordered_", alg.ordered))
+
+def _rows(ordered: bool, k: int) -> str:
     "How to read the rows of the components file."
-    if alg.ordered: return f"component 1 to {k}, in decreasing order of private variance"
+    if ordered: return f"component 1 to {k}, in decreasing order of private variance"
     return (f"basis vector 1 to {k} (unordered): an orthonormal basis of the private subspace in no particular "
             "order; do not read basis vector 1 as the first principal component")
 
@@ -1166,6 +1181,7 @@ def fit_record(est, release: Release, method: str, names, comps_file, *, scale: 
     """
     import importlib
     alg, c, k = get_method(method), release.contract, len(release.value)
+    ordered = components_ordered(est, alg)
     inputs = _record_inputs(est, c, names, k, scale=scale, bounds=bounds, scale_share=scale_share, radius_from=radius_from)
     parts, words = budget_parts(c, alg)
     privacy = dict(sentence=privacy_sentence(c, parts), statement=c.statement(), parts=parts, composition=words)
@@ -1175,7 +1191,7 @@ def fit_record(est, release: Release, method: str, names, comps_file, *, scale: 
     rec = dict(dppca_nb=getattr(importlib.import_module("dppca_nb"), "__version__", None), command="dppca fit",
                method=method_name(alg), algorithm=alg.key, estimator=alg.estimator, inputs=inputs, privacy=privacy,
                statement=c.statement(), guarantee=c.guarantee, contract=c.as_dict(),
-               components=dict(file=Path(comps_file).name, ordered=alg.ordered, rows=_rows(alg, k), eigenvalues=ev_are,
+               components=dict(file=Path(comps_file).name, ordered=ordered, rows=_rows(ordered, k), eigenvalues=ev_are,
                                units="the standardized columns" if scale == "private" else "the columns as given"),
                location_invariant=alg.location_invariant, random_level=random_subspace_level(len(names), k),
                warnings=list(warnings),
@@ -1432,7 +1448,7 @@ def option_flags() -> dict:
     for alg in algorithms().values():
         for flag, name in fit_options(alg).items():
             if flag in _FIT_FLAGS: raise ValueError(f"{alg.key}: the option {name!r} has the flag {flag} of fit's own argument")
-            out.setdefault(flag, {})[method_name(alg)] = parameter(name, alg.parameters)
+            out.setdefault(flag, {})[method_name(alg)] = parameter(name, parameters_of(alg))
     return out
 
 def _option_help(flag: str, pars: dict, n_methods: int) -> tuple:
@@ -1528,10 +1544,10 @@ def _fit_inputs(a) -> tuple:
     return alg, k, eps, dlt, seed, options
 
 # %% ../nbs/09_cli/00_cli.ipynb #8186c34e
-def _write_components(out: Path, rel: Release, alg: Algorithm, names) -> None:
+def _write_components(out: Path, rel: Release, ordered: bool, names) -> None:
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["component" if alg.ordered else "basis vector (unordered)"] + list(names))
+        w.writerow(["component" if ordered else "basis vector (unordered)"] + list(names))
         for i, row in enumerate(rel.value): w.writerow([i + 1] + [repr(float(v)) for v in row])
 
 def _cmd_fit(a):
@@ -1551,7 +1567,7 @@ def _cmd_fit(a):
                             scale_share=a.scale_share, **options)
         rel = fit_release(est, a.method, k)
     public, released = collect_warnings(caught, alg)
-    _write_components(out, rel, alg, names)
+    _write_components(out, rel, components_ordered(est, alg), names)
     rec = fit_record(est, rel, a.method, names, out, scale=a.scale, bounds=bounds, radius_from=radius_from,
                      scale_share=a.scale_share if a.scale == "private" else None, warnings=public, released_warnings=released)
     side.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")

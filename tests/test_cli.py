@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dppca_nb.cli import main, get_method, method_name, option_flags, fit_options
+from dppca_nb.cli import main, get_method, method_name, option_flags, fit_options, parameters_of
 from dppca_nb.algorithms.registry import algorithms, parameter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,7 +167,8 @@ def test_method_adaptive_and_pure_subspace(iris):
         assert rc == 0, (name, err)
         rec = record(iris, "ps.csv")
         assert rec["estimator"] == "PureDPSubspace" and rec["contract"]["delta"] == 0
-        assert "basis 1" in out and "no order" in out.splitlines()[0]        # an unordered basis, said so
+        # its basis, ordered by the variances --order-share (default 0.1) bought: components, said so
+        assert "component 1" in out and "decreasing order" in out.splitlines()[0] and rec["components"]["ordered"]
 
 
 def test_nothing_overwritten_without_force(iris):
@@ -205,7 +206,7 @@ def test_options_come_from_the_parameter_table():
     seen = {}
     for alg in algorithms().values():
         for flag, name in fit_options(alg).items():
-            assert parameter(name, alg.parameters).cli_flag == flag
+            assert parameter(name, parameters_of(alg)).cli_flag == flag
             assert seen.setdefault(flag, name) == name
         for name in set(alg.options) - {"n_components", "epsilon", "delta", "random_state", "mean"}:
             # every option of the planner is described; it is a flag of fit unless the table gives it none
@@ -261,3 +262,36 @@ def test_scale_private_spends_the_whole_budget(iris, method):
         g = rec["guarantee"]
         assert f"Privacy: {g} for all" in out and g in rec["privacy"]["statement"] and f"Released under {g}" in out
         assert g.startswith(f"({float(eps):g}, 1e-06)-DP"), g
+
+
+@pytest.mark.parametrize("method,delta", [("smooth-sensitivity-pca", "1e-5"), ("pure-dp-subspace", None)])
+def test_ordered_is_what_the_fit_did(iris, method, delta):
+    "A subspace method that spent --order-share on ordering its basis prints and records ordered components; 0: not."
+    rc, out, err = fit(iris, method=method, delta=delta, out="o.csv")
+    assert rc == 0, err
+    rec = record(iris, "o.csv")
+    assert rec["components"]["ordered"] is True and "in decreasing order of private variance" in out.splitlines()[0]
+    assert rec["inputs"]["order_share"] == 0.1 and "component 1" in out and "in no order" not in out
+    assert (iris / "o.csv").read_text().startswith("component,")
+    share = rec["released"]["variance_share"]
+    assert all(a >= b for a, b in zip(share, share[1:]))            # printed in decreasing order
+    rc, out, err = fit(iris, "--order-share", "0", method=method, delta=delta, out="o.csv")
+    assert rc == 0, err
+    rec = record(iris, "o.csv")
+    assert rec["components"]["ordered"] is False and "in no order" in out.splitlines()[0] and "basis 1" in out
+    assert rec["inputs"]["order_share"] == 0.0 and (iris / "o.csv").read_text().startswith("basis vector (unordered),")
+
+
+def test_location_flags(iris):
+    "--location and --location-share set the private coarse location's use and share; the record and --explain show it."
+    rc, out, err = fit(iris, "--location", "private", "--location-share", "0.2", "--explain")
+    assert rc == 0, err
+    rec = record(iris)
+    assert rec["inputs"]["location"] == "private" and rec["inputs"]["location_share"] == 0.2
+    assert "the coarse location (20%)" in out
+    rc, out, err = fit(iris, "--location", "none")
+    assert rc == 0 and "coarse location" not in out and record(iris)["inputs"]["location"] == "none"
+    rc, out, err = fit(iris, "--location", "somewhere")
+    assert rc == 2 and "--location: expected" in err
+    rc, out, err = fit(iris, "--order-share", "0.2")
+    assert rc == 2 and "--order-share: not an option of --method analyze-gauss" in err
