@@ -26,8 +26,8 @@ from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorit
                                           check_parameter)
 
 # %% auto #0
-__all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL', 'SHOW_COLUMNS', 'SHOW_COMPONENTS', 'CLIError',
-           'method_name', 'get_method', 'budget_delta', 'parameters_of', 'fit_options', 'parse_option',
+__all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL', 'WARNINGS_NOTE', 'SHOW_COLUMNS', 'SHOW_COMPONENTS',
+           'CLIError', 'method_name', 'get_method', 'budget_delta', 'parameters_of', 'fit_options', 'parse_option',
            'select_columns', 'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius', 'check_output',
            'estimator_for', 'flag_of', 'scaled_pipeline', 'scaled_budgets', 'norm_bounds', 'fit_estimator',
            'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit', 'fit_release',
@@ -696,11 +696,27 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
             if "delta" in params: kw["delta"] = d
         est = cls(**kw)
         if scale == "private": est = scaled_pipeline(alg, est, bounds, *sc, random_state)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(record=scale == "private") as caught:
+            if caught is not None: warnings.simplefilter("always")
             warnings.simplefilter("ignore", ClippingWarning)     # an exact count of the data: never printed by the CLI
             est.fit(X)
     except (ValueError, TypeError) as e: raise _flag_error(e, alg) from None
+    if caught is not None: est.method_warnings_ = _held_warnings(caught)   # the method's own: assess_fit rewords them
     return est
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #c56f297e
+def _is_utility(w) -> bool:
+    "A UtilityWarning: computed from released values (their numbers may differ between neighbours, like the values)."
+    return any(c.__name__ == "UtilityWarning" for c in type(w.message).__mro__)
+
+def _held_warnings(caught) -> list:
+    "Re-emit the caught warnings but the UtilityWarnings; return those texts (without the publishable note)."
+    held = []
+    for w in caught:
+        if _is_utility(w): held.append(str(w.message).split(". (From released values")[0])
+        else: warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return held
 
 
 # %% ../nbs/09_cli/00_cli.ipynb #8e29a717
@@ -794,6 +810,25 @@ def _near_random(name, e, level, k, p) -> str:
     return (f"{name}: the expected error {e:.3g} of its top-{k} subspace is at or near the {level:.3g} of a random "
             f"{k}-dimensional subspace of R^{p}; more rows or a larger epsilon would change that.")
 
+# %% ../nbs/09_cli/00_cli.ipynb #ff00feda
+_ITS_ERROR = re.compile(r"^(its expected error |about \d+ rows instead of )")
+
+def _scaled_warning(pipe, name: str, total: float, iv, s: float, level: float, k: int) -> None:
+    """One UtilityWarning for a scaled fit, in the user's terms: the expected error `fit` prints (the method's and the
+    scaler's part `s`), the rows or the whole --epsilon that would bring it to half the warning level (the estimators'
+    rule), as printed (`_error_lines`), and the method's other reasons (its own error, at its share of the budget, left out)."""
+    n, p, eps = pipe[-1].n_samples_, pipe[-1].n_features_in_, pipe.contract_.epsilon
+    why = [c for m in getattr(pipe, "method_warnings_", []) for c in m.partition(": ")[2].split("; ")
+           if not _ITS_ERROR.match(c)]
+    if total >= _utility_level() * level:
+        f = total / (0.5 * _utility_level() * level)
+        why.insert(0, f"the expected error {total:.2f}" + ("" if iv is None else f" (likely {iv[0]:.2f} to {iv[1]:.2f})")
+                   + f", the scaler's part {min(s, level):.2f} included, is at or near the {level:.2f} of a random "
+                   f"{k}-dimensional subspace of R^{p}; about {math.ceil(n * f)} rows instead of {n}, or --epsilon "
+                   f"about {eps * f:.3g} (the whole budget), or narrower --bounds would change that")
+    if why: _utility_warning(f"{name} after the private scaler: " + "; ".join(why) + ".")
+
+
 # %% ../nbs/09_cli/00_cli.ipynb #f3f42029
 def covariance_assessment(est, k: int) -> tuple:
     """(expected error, interval, note) of the top-k subspace of a released covariance, from its eigenvalues and the
@@ -839,8 +874,8 @@ def covariance_assessment(est, k: int) -> tuple:
 def assess_fit(est, k: int) -> tuple:
     """(expected error, interval, note) of what `fit` released: the estimator's own, a released covariance's top-k
     subspace's (`covariance_assessment`), and for a scaled fit that plus the scaler's part (`scaler_error`), in
-    quadrature, against the PCA of the exactly standardized table. Warns (UtilityWarning) where a sum `fit` made is near
-    the random level and the parts did not warn.
+    quadrature, against the PCA of the exactly standardized table. In a scaled fit the method's own UtilityWarning
+    (its error alone, at its share of the budget) is replaced by `_scaled_warning`'s, of the error `fit` prints.
 
     Parameters
     ----------
@@ -860,14 +895,14 @@ def assess_fit(est, k: int) -> tuple:
         note = getattr(est, "expected_error_note_", None if e is not None else "None: not estimated for this method")
     else: e, iv, note = covariance_assessment(est, k)
     sp = None if pipe is None or e is None else released_spectrum(est, k)
-    if sp is None: return e, iv, note
+    if sp is None:
+        for m in getattr(pipe, "method_warnings_", []): _utility_warning(m)    # as the method said them
+        return e, iv, note
     level, s = random_subspace_level(sp[0].shape[0], k), scaler_error(pipe[0], *sp)
     total = min(math.hypot(e, s), level)
-    if total >= _utility_level() * level > e:
-        _utility_warning(f"{type(est).__name__} after the private scaler: the expected error {total:.3g} (the scaler's "
-                         f"part {min(s, level):.3g}) is at or near the {level:.3g} of a random {k}-dimensional subspace; "
-                         "narrower --bounds, a larger --scale-share, more rows or a larger epsilon would change that.")
-    return total, None if iv is None else (iv[0], min(iv[1] + 2 * s, level)), (
+    iv = None if iv is None else (iv[0], min(iv[1] + 2 * s, level))
+    _scaled_warning(pipe, type(est).__name__, total, iv, s, level, k)
+    return total, iv, (
         "E||P_hat - P||_F against the non-private PCA of the standardized table: the method's own expected error and "
         "the private scaler's first-order part (scaler_error), in quadrature")
 
@@ -1071,10 +1106,6 @@ def privacy_sentence(c: Contract, parts: list) -> str:
 
 
 # %% ../nbs/09_cli/00_cli.ipynb #90463d8f
-def _is_utility(w) -> bool:
-    "A UtilityWarning: computed from released values (their numbers may differ between neighbours, like the values)."
-    return any(c.__name__ == "UtilityWarning" for c in type(w.message).__mro__)
-
 def _as_flags(text: str, alg: Algorithm) -> str:
     "A warning's text with the parameters it names (`name='value'`, `snake_case_name`) written as the flags that set them."
     def flag(m):
@@ -1143,6 +1174,10 @@ def _record_inputs(est, c, names, k: int, *, scale, bounds, scale_share, radius_
     return inputs
 
 # %% ../nbs/09_cli/00_cli.ipynb #bb247c37
+WARNINGS_NOTE = ("warnings: those computed from public quantities only (the same on neighbouring tables); the warnings "
+                 "about the released values (UtilityWarning) are in released.warnings. Standard error prints both, "
+                 "these first.")
+
 def fit_record(est, release: Release, method: str, names, comps_file, *, scale: str = "none", bounds=None,
                scale_share: float | None = None, radius_from: str | None = None, warnings=(),
                released_warnings=()) -> dict:
@@ -1194,7 +1229,7 @@ def fit_record(est, release: Release, method: str, names, comps_file, *, scale: 
                components=dict(file=Path(comps_file).name, ordered=ordered, rows=_rows(ordered, k), eigenvalues=ev_are,
                                units="the standardized columns" if scale == "private" else "the columns as given"),
                location_invariant=alg.location_invariant, random_level=random_subspace_level(len(names), k),
-               warnings=list(warnings),
+               warnings=list(warnings), warnings_note=WARNINGS_NOTE,
                released=dict(components=release.value, **release.extras, warnings=list(released_warnings)),
                not_included=NOT_SHOWN)
     return _jsonable(rec)

@@ -295,3 +295,20 @@ def test_location_flags(iris):
     assert rc == 2 and "--location: expected" in err
     rc, out, err = fit(iris, "--order-share", "0.2")
     assert rc == 2 and "--order-share: not an option of --method analyze-gauss" in err
+
+
+def test_scaled_warning_says_the_printed_error_in_the_users_terms(iris):
+    "--scale private: one UtilityWarning, with the expected error stdout prints, advising rows and the whole --epsilon."
+    rc, out, err = fit(iris, "--scale", "private", "--bounds", iris / "iris_bounds.csv", delta="1e-6")
+    assert rc == 0, err
+    rec = record(iris)
+    printed = re.search(r"^Expected error ([\d.]+) \(likely ([\d.]+) to ([\d.]+)\)", out, re.M).groups()
+    warned = [w for w in err.splitlines() if "UtilityWarning" in w]
+    assert len(warned) == 1, err
+    said = re.search(r"the expected error ([\d.]+) \(likely ([\d.]+) to ([\d.]+)\)", warned[0]).groups()
+    assert said == printed, (said, printed)
+    m = re.search(r"about (\d+) rows instead of 150, or --epsilon about ([\d.]+) \(the whole budget\)", warned[0])
+    assert m and float(m[2]) > 1 and " epsilon about" not in warned[0].replace("--epsilon about", "")
+    # the record keeps it with the released values, and says where the warnings are
+    assert rec["released"]["warnings"] == [warned[0].removeprefix("dppca fit: warning: ")]
+    assert "released.warnings" in rec["warnings_note"] and rec["warnings"] == []
