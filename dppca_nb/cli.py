@@ -153,7 +153,7 @@ def _read(text: str, accepts):
     try:
         if accepts.startswith("int") or accepts == "random_state": return int(t)
         if accepts.startswith("real") or accepts == "inf": return float(t)
-        if accepts == "array": return tuple(float(x) for x in t.split(","))
+        if accepts == "array": return tuple(float(x) for x in re.split(r"[,:]", t))      # LO:HI or LO,HI
     except ValueError: pass
     return _NO
 
@@ -183,7 +183,8 @@ def parse_option(text: str, name: str, alg: Algorithm, flag: str):
         if v is _NO: continue
         try: return check_parameter(v, name, table)
         except (ValueError, TypeError): continue
-    raise CLIError(f"{flag}: expected {par.kind}, got {text!r}")
+    kind = "LO:HI (or LO,HI) or none" if "array" in par.accepts else par.kind
+    raise CLIError(f"{flag}: expected {kind}, got {text!r}")
 
 # %% ../nbs/09_cli/00_cli.ipynb #e4b306d8
 def _data_text(path, what: str = "DATA") -> tuple[str, str]:
@@ -1115,7 +1116,14 @@ def _as_flags(text: str, alg: Algorithm) -> str:
         return f if value is None else f"{f} {value}"
     return re.sub(r"(?<![\w-])([a-z]+(?:_[a-z]+)*)(?:='([^']*)')?(?![\w(])", flag, text)
 
-def collect_warnings(caught, alg: Algorithm) -> tuple:
+def _unset(text: str, alg: Algorithm, typed) -> str:
+    "`text` where it names --mean-radius and the user did not set it (`typed`: the parameters set): what it follows."
+    f, r = flag_of("mean_radius", alg), flag_of("radius", alg)
+    if typed is None or "mean_radius" in typed or f is None: return text
+    text = text.replace(f"{f} private", f"the mean's radius, which follows {r} private,")
+    return text.replace(f"released {f}", f"released mean's radius (it follows {r})")
+
+def collect_warnings(caught, alg: Algorithm, typed=None) -> tuple:
     """The warnings a fit raised, each once, as `Category: text` with the flags named: (public, released).
 
     Parameters
@@ -1124,6 +1132,8 @@ def collect_warnings(caught, alg: Algorithm) -> tuple:
         From `warnings.catch_warnings(record=True)`.
     alg : Algorithm
         The method (whose flags the texts name).
+    typed : set of str or None
+        The parameters the user set (None: any): a warning names no flag the user did not type where it follows one.
 
     Returns
     -------
@@ -1133,7 +1143,7 @@ def collect_warnings(caught, alg: Algorithm) -> tuple:
     public, released = [], []
     for w in caught:
         if issubclass(w.category, ClippingWarning): continue         # curator-only: --diagnostics shows the counts
-        text = f"{w.category.__name__}: {_as_flags(str(w.message), alg)}"
+        text = f"{w.category.__name__}: {_unset(_as_flags(str(w.message), alg), alg, typed)}"
         to = released if _is_utility(w) else public
         if text not in to: to.append(text)
     return public, released
@@ -1493,6 +1503,7 @@ def _option_help(flag: str, pars: dict, n_methods: int) -> tuple:
     metavar = "{" + ",".join(words) + "}" if words and len(words) == sum(
         len(a) if isinstance(a, tuple) else 1 for a in par.accepts) else par.name.upper()
     only = "" if len(pars) == n_methods else f" (methods: {', '.join(pars)})"
+    if "array" in par.accepts: metavar, only = "LO:HI", " Written LO:HI or LO,HI." + only     # a range: as --bounds
     return metavar, (par.doc + only).replace("%", "%%")
 
 # %% ../nbs/09_cli/00_cli.ipynb #d17e8175
@@ -1592,6 +1603,7 @@ def _cmd_fit(a):
         _scaled_budget(alg, eps, dlt, a.scale_share)
         if a.bounds is None: raise CLIError(NEEDS_BOUNDS)
     out, side = check_output(a.out, a.data, a.force)              # before any private work: the run can be saved
+    typed = set(options)                                          # what the user set, before defaults fill in
     X, names = read_numeric_csv(a.data, a.delimiter, columns=a.columns, drop=a.drop)
     if a.mean is not None: options["mean"] = read_mean(a.mean, names, a.delimiter)
     bounds = None if a.bounds is None else read_bounds(a.bounds, names, a.delimiter)
@@ -1601,7 +1613,7 @@ def _cmd_fit(a):
         est = fit_estimator(a.method, X, k, eps, dlt, random_state=seed, scale=a.scale, bounds=bounds,
                             scale_share=a.scale_share, **options)
         rel = fit_release(est, a.method, k)
-    public, released = collect_warnings(caught, alg)
+    public, released = collect_warnings(caught, alg, typed)
     _write_components(out, rel, components_ordered(est, alg), names)
     rec = fit_record(est, rel, a.method, names, out, scale=a.scale, bounds=bounds, radius_from=radius_from,
                      scale_share=a.scale_share if a.scale == "private" else None, warnings=public, released_warnings=released)

@@ -312,3 +312,22 @@ def test_scaled_warning_says_the_printed_error_in_the_users_terms(iris):
     # the record keeps it with the released values, and says where the warnings are
     assert rec["released"]["warnings"] == [warned[0].removeprefix("dppca fit: warning: ")]
     assert "released.warnings" in rec["warnings_note"] and rec["warnings"] == []
+
+
+def test_radius_bounds_formats_and_what_the_warning_names(iris):
+    "--radius-bounds takes LO:HI (as --bounds) and LO,HI; a warning names only the flags typed."
+    rc, out, err = fit(iris, "--radius", "private", "--radius-bounds", "0.5:50", out="r1.csv")
+    assert rc == 0, err
+    rc, out2, err2 = fit(iris, "--radius", "private", "--radius-bounds", "0.5,50", out="r2.csv")
+    assert rc == 0, err2
+    assert record(iris, "r1.csv")["inputs"]["radius_bounds"] == record(iris, "r2.csv")["inputs"]["radius_bounds"] == [0.5, 50.0]
+    assert out.replace("r1.csv", "r2.csv") == out2                      # the same run, however the range is written
+    rc, _, bad = fit(iris, "--radius", "private", "--radius-bounds", "0.5-50")
+    assert rc == 2 and "--radius-bounds: expected LO:HI (or LO,HI) or none, got '0.5-50'" in bad
+    help_ = io.StringIO()
+    with contextlib.redirect_stdout(help_), pytest.raises(SystemExit): main(["fit", "--help"])
+    assert "--radius-bounds LO:HI" in help_.getvalue() and "LO:HI or LO,HI" in " ".join(help_.getvalue().split())
+    # only --radius typed: the mean's radius follows it, and no warning names --mean-radius
+    assert "--mean-radius" not in err and "the mean's radius, which follows --radius private" in err
+    rc, out, err = fit(iris, "--radius", "private", "--mean-radius", "private", "--radius-bounds", "0.5:50")
+    assert rc == 0 and "--mean-radius private spends" in err           # typed: named
