@@ -531,6 +531,8 @@ NEEDS_BOUNDS = ("--bounds: --scale private needs public bounds of every column (
 def _scaled_budget(alg: Algorithm, epsilon: float, delta: float, share: float) -> tuple:
     "(epsilon, delta) left to the method beside a private scaler with `share` of both (a pure method: all of delta)."
     if not 0 < share < 1: raise CLIError(f"--scale-share: expected a share in (0, 1), got {share!r}")
+    if not math.isfinite(epsilon):
+        raise CLIError("--scale: 'private' spends a finite budget; --epsilon inf is the non-private limit: use --scale none")
     if alg.model == "local":
         raise CLIError(f"--scale: 'private' is a central release (a curator sees the rows); --method {method_name(alg)} "
                        "is local: scale the columns by public bounds before, or use --scale none")
@@ -1099,7 +1101,11 @@ def _percent(share: float) -> str:
     return f"{pct:.0f}%" if abs(pct - round(pct)) < 0.05 else f"{pct:.1f}%"
 
 def privacy_sentence(c: Contract, parts: list) -> str:
-    """One plain sentence of the guarantee: what holds, for which neighbours, and what was released with which share."""
+    """One plain sentence of the guarantee: what holds, for which neighbours, and what was released with which share
+    (for the non-private limit, epsilon = inf: that nothing is private)."""
+    if not math.isfinite(c.epsilon):
+        return ("Privacy: NONE. --epsilon inf is the non-private limit: no noise was added, and nothing in this output "
+                "is private (for teaching and comparison only).")
     who = ("any one row replaced, n public" if c.neighbouring == "replace-one" else f"{c.neighbouring} neighbours")
     if c.model == "local": who += "; each row randomized on its own device"
     spent = _and(f"{p['what']} ({_percent(p['share'])})" for p in parts)
@@ -1278,8 +1284,10 @@ def _rows_line(rec: dict) -> str:
             "" if i.get("centering", "none") == "none" else ", then " + _CENTERED[i["centering"]])
     elif rec["location_invariant"]: head = "Rows compared in pairs (the method is location invariant: no centering)"
     else: head = "Rows " + _CENTERED[i.get("centering", "none")]
+    if rec["contract"]["epsilon"] == "inf": head = head.replace("a private mean", "their exact mean (--epsilon inf)")
     if i.get("radius") is None: return head + "."
     if i["radius"] == "private": bound = f"clipped to norm <= {r['radius']:.4g}, a bound released privately (--radius private)"
+    if i["radius"] == "private" and rec["contract"]["epsilon"] == "inf": bound = bound.replace("released privately", "exact")
     else: bound = f"clipped to norm <= {i['radius']:.4g} ({_BOUND_FROM[i.get('radius_from', '--radius')]})"
     return f"{head}, {bound}."
 
@@ -1316,6 +1324,7 @@ def result_text(rec: dict, out) -> str:
     i, k = rec["inputs"], rec["inputs"]["k"]
     order = ("in decreasing order of private variance" if rec["components"]["ordered"] else
              "an orthonormal basis of the private subspace, in no order")
+    if rec["contract"]["epsilon"] == "inf": order = "NOT PRIVATE: --epsilon inf, " + order.replace("private ", "")
     lines = [f"{rec['method']}: {k} component{'s' if k > 1 else ''} of {i['p']} columns from {i['n']} rows ({order}"
              + (", in standardized units)" if i.get("scale") == "private" else ")"), "", *_table(rec), "",
              *_error_lines(rec), _rows_line(rec), rec["privacy"]["sentence"],
@@ -1537,6 +1546,7 @@ def _fit_own_flags(f) -> None:
 
 def _fit_parser(sub) -> None:
     "The subcommand fit: its own arguments, then one flag per option of the methods (from the parameter table)."
+    from dppca_nb.estimators import ESTIMATOR_PARAMETERS
     algs = list(algorithms().values())
     f = sub.add_parser("fit", help=_FIT_HELP, allow_abbrev=False,
                        description="Read a numeric CSV (header optional; a .gz file, or - for standard input), run a "
@@ -1549,8 +1559,8 @@ def _fit_parser(sub) -> None:
                    + " (or the Python name: analyze_gauss, AnalyzeGaussPCA)")
     for name, metavar, required in (("n_components", "K", True), ("epsilon", "E", True), ("delta", "D", False),
                                     ("random_state", "S", False)):
-        par = PARAMETERS[name]
-        f.add_argument(par.cli_flag, dest=name, required=required, metavar=metavar, help=par.doc.replace("%", "%%"))
+        par = ESTIMATOR_PARAMETERS.get(name, PARAMETERS[name])          # -k mle, --epsilon inf: the estimators' own
+        f.add_argument(par.cli_flag, dest=name, required=required, metavar=metavar, help=par.doc.replace("%", "%%").replace("np.inf", "inf"))
     _fit_own_flags(f)
     g = f.add_argument_group("options of the methods", "each taken only by the methods that have it; default: the method's own")
     for flag, pars in option_flags().items():

@@ -331,3 +331,32 @@ def test_radius_bounds_formats_and_what_the_warning_names(iris):
     assert "--mean-radius" not in err and "the mean's radius, which follows --radius private" in err
     rc, out, err = fit(iris, "--radius", "private", "--mean-radius", "private", "--radius-bounds", "0.5:50")
     assert rc == 0 and "--mean-radius private spends" in err           # typed: named
+
+
+def test_k_mle_and_epsilon_inf(iris):
+    "-k mle and --epsilon inf, as the estimators take them; inf is said plainly to be not private."
+    rc, out, err = run(
+        "fit", iris / "iris.csv", "--method", "analyze-gauss", "-k", "mle", "--epsilon", "20", "--delta", "1e-5",
+        "--seed", "0", "--out", iris / "m.csv", "--force", "--bounds", iris / "iris_bounds.csv")
+    assert rc == 0, err
+    rec = record(iris, "m.csv")
+    assert rec["inputs"]["n_components"] == "mle" and 1 <= rec["inputs"]["k"] <= 3
+    assert out.startswith(f"analyze-gauss: {rec['inputs']['k']} component")
+    rc, out, err = run("fit", iris / "iris.csv", "--method", "analyze-gauss", "-k", "2", "--epsilon", "inf", "--delta",
+                       "1e-5", "--out", iris / "i.csv", "--force", "--bounds", iris / "iris_bounds.csv")
+    assert rc == 0, err
+    rec = record(iris, "i.csv")
+    assert rec["contract"]["epsilon"] == "inf" and rec["guarantee"].startswith("not private")
+    assert "NOT PRIVATE: --epsilon inf" in out.splitlines()[0] and "private variance" not in out.splitlines()[0]
+    sentence = next(ln for ln in out.splitlines() if ln.startswith("Privacy: "))
+    assert sentence.startswith("Privacy: NONE.") and "nothing in this output is private" in sentence
+    assert sentence == rec["privacy"]["sentence"] and "a private mean" not in out and "PrivacyWarning" in err
+    # the exact PCA of the same (clipped, centered) rows: its expected error is 0
+    assert rec["released"]["expected_error"] == 0
+    rc, out, err = run("fit", iris / "iris.csv", "--method", "analyze-gauss", "-k", "2", "--epsilon", "inf", "--delta",
+                       "1e-5", "--out", iris / "i.csv", "--force", "--bounds", iris / "iris_bounds.csv", "--scale", "private")
+    assert rc == 2 and "--epsilon inf is the non-private limit: use --scale none" in err
+    for bad in ("-1", "0", "nan"):
+        rc, _, err = run("fit", iris / "iris.csv", "--method", "analyze-gauss", "-k", "2", "--epsilon", bad, "--delta",
+                         "1e-5", "--out", iris / "i.csv", "--force")
+        assert rc == 2 and "--epsilon: expected" in err, (bad, err)
