@@ -1305,6 +1305,20 @@ def _error_lines(rec: dict) -> list:
     return [f"Expected error {r['expected_error']:.2f}{rng}, where a random subspace scores {level:.2f}: the distance",
             f"||P - P_hat||_F to the non-private PCA of {what}, estimated from the released values."]
 
+def _order_words(rec: dict, k: int) -> str:
+    """How the components are ordered, as the header says it: in decreasing order of private variance, but where the
+    released variances are 0 (a thresholded covariance may keep nothing) that no component, or only the first m,
+    stands above the noise: the rest are an arbitrary choice."""
+    if not rec["components"]["ordered"]: return "an orthonormal basis of the private subspace, in no order"
+    ev = [v for v in rec["released"].get("eigenvalues") or [] if isinstance(v, (int, float))][:k]
+    m = sum(v > 1e-12 * max([abs(x) for x in ev] + [1e-300]) for v in ev)
+    if len(ev) < k or m == k: return "in decreasing order of private variance"
+    if m == 0: return ("no component stands above the noise: every released variance is 0, and the components "
+                       "printed are an arbitrary choice, in no order")
+    return (f"in decreasing order of private variance; only {m} stand{'s' if m == 1 else ''} above the noise: "
+            f"component{'s' if k - m > 1 else ''} {m + 1}{f' to {k}' if k - m > 1 else ''}, of released variance 0, "
+            "an arbitrary choice")
+
 def result_text(rec: dict, out) -> str:
     """What `fit` prints: the components with the column names and their variance shares, the expected error, how the
     rows were treated, and one plain sentence of the guarantee. A function of the public record alone (`fit_record`).
@@ -1322,8 +1336,7 @@ def result_text(rec: dict, out) -> str:
         The text, lines joined.
     """
     i, k = rec["inputs"], rec["inputs"]["k"]
-    order = ("in decreasing order of private variance" if rec["components"]["ordered"] else
-             "an orthonormal basis of the private subspace, in no order")
+    order = _order_words(rec, k)
     if rec["contract"]["epsilon"] == "inf": order = "NOT PRIVATE: --epsilon inf, " + order.replace("private ", "")
     lines = [f"{rec['method']}: {k} component{'s' if k > 1 else ''} of {i['p']} columns from {i['n']} rows ({order}"
              + (", in standardized units)" if i.get("scale") == "private" else ")"), "", *_table(rec), "",

@@ -360,3 +360,31 @@ def test_k_mle_and_epsilon_inf(iris):
         rc, _, err = run("fit", iris / "iris.csv", "--method", "analyze-gauss", "-k", "2", "--epsilon", bad, "--delta",
                          "1e-5", "--out", iris / "i.csv", "--force")
         assert rc == 2 and "--epsilon: expected" in err, (bad, err)
+
+
+def test_degenerate_release_header(tmp_path):
+    "A thresholded covariance that released zeros says that no component stands above the noise, not an order."
+    from sklearn.datasets import load_diabetes
+    np.savetxt(tmp_path / "d.csv", load_diabetes().data, delimiter=",", header=",".join(f"c{j}" for j in range(10)),
+               comments="", fmt="%.17g")
+    rc, out, err = run("fit", tmp_path / "d.csv", "--method", "dp-threshold-covariance", "-k", "2", "--epsilon", "1",
+                       "--delta", "1e-6", "--seed", "0", "--out", tmp_path / "c.csv")
+    assert rc == 0, err
+    rec = record(tmp_path)
+    assert rec["released"]["eigenvalues"] == [0.0, 0.0]                 # every entry fell below the threshold
+    head = out.splitlines()[0]
+    assert "no component stands above the noise" in head and "decreasing order" not in head
+    assert "the released covariance is 0" in err                         # and the warning says why
+
+
+def test_partly_degenerate_header():
+    "Only the first m released variances above 0: the header names the rest as an arbitrary choice."
+    from dppca_nb.cli import result_text
+    rec = dict(method="dp-threshold-covariance", inputs=dict(k=2, p=3, n=10, columns=["a", "b", "c"]),
+               components=dict(ordered=True), contract=dict(epsilon=1.0), random_level=1.15, location_invariant=False,
+               released=dict(components=[[1, 0, 0], [0, 1, 0]], eigenvalues=[2.0, 0.0], expected_error=None),
+               privacy=dict(sentence="Privacy: ..."))
+    head = result_text(rec, "c.csv").splitlines()[0]
+    assert "in decreasing order of private variance; only 1 stands above the noise: component 2" in head
+    rec["released"]["eigenvalues"] = [2.0, 1.0]
+    assert result_text(rec, "c.csv").splitlines()[0].endswith("(in decreasing order of private variance)")
