@@ -1287,8 +1287,8 @@ def _rows_line(rec: dict) -> str:
     if rec["contract"]["epsilon"] == "inf": head = head.replace("a private mean", "their exact mean (--epsilon inf)")
     if i.get("radius") is None: return head + "."
     if i["radius"] == "private": bound = f"clipped to norm <= {r['radius']:.4g}, a bound released privately (--radius private)"
-    if i["radius"] == "private" and rec["contract"]["epsilon"] == "inf": bound = bound.replace("released privately", "exact")
     else: bound = f"clipped to norm <= {i['radius']:.4g} ({_BOUND_FROM[i.get('radius_from', '--radius')]})"
+    if rec["contract"]["epsilon"] == "inf": bound = bound.replace("a bound released privately", "a bound from the exact norms")
     return f"{head}, {bound}."
 
 # %% ../nbs/09_cli/00_cli.ipynb #033f2c07

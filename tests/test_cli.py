@@ -388,3 +388,14 @@ def test_partly_degenerate_header():
     assert "in decreasing order of private variance; only 1 stands above the noise: component 2" in head
     rec["released"]["eigenvalues"] = [2.0, 1.0]
     assert result_text(rec, "c.csv").splitlines()[0].endswith("(in decreasing order of private variance)")
+
+
+def test_private_radius_line(iris):
+    "A privately released radius is printed with its value; with --epsilon inf it is the exact quantile, said so."
+    rc, out, err = fit(iris, "--radius", "private")
+    assert rc == 0, err
+    assert re.search(r"clipped to norm <= [\d.e+-]+, a bound released privately \(--radius private\)", out)
+    rc, out, err = fit(iris, "--radius", "private", "--epsilon", "inf", out="ri.csv")
+    assert rc == 0, err
+    assert "a bound from the exact norms (--radius private)" in out
+    assert "released privately" not in out and "NOT PRIVATE" in out.splitlines()[0]
