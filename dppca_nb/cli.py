@@ -814,7 +814,14 @@ def _near_random(name, e, level, k, p) -> str:
             f"{k}-dimensional subspace of R^{p}; more rows or a larger epsilon would change that.")
 
 # %% ../nbs/09_cli/00_cli.ipynb #ff00feda
-_ITS_ERROR = re.compile(r"^(its expected error |about \d+ rows instead of )")
+_ITS_ERROR = re.compile(r"^(its expected error |the expected error [\d.e+-]+ of its top-|about \d+ rows instead of |more "
+                        r"rows or a larger epsilon would change that)")   # the parts' own error, at their share
+
+def _whole_epsilon(text: str, pipe) -> str:
+    "A method's warning with its advised epsilon (for its share) as the whole --epsilon, both parts scaled alike."
+    ratio = pipe.contract_.epsilon / pipe[-1].epsilon
+    return re.sub(r"\bepsilon about ([\d.e+-]+)", lambda m: f"--epsilon about {float(m[1]) * ratio:.3g} (the whole "
+                  "budget)", text)
 
 def _scaled_warning(pipe, name: str, total: float, iv, s: float, level: float, k: int) -> None:
     """One UtilityWarning for a scaled fit, in the user's terms: the expected error `fit` prints (the method's and the
@@ -896,10 +903,14 @@ def assess_fit(est, k: int) -> tuple:
     if hasattr(est, "components_"):
         e, iv = getattr(est, "expected_error_", None), getattr(est, "expected_error_interval_", None)
         note = getattr(est, "expected_error_note_", None if e is not None else "None: not estimated for this method")
-    else: e, iv, note = covariance_assessment(est, k)
+    else:
+        with warnings.catch_warnings(record=pipe is not None) as got:     # scaled: said once, below, with the scaler's part
+            if got is not None: warnings.simplefilter("always")
+            e, iv, note = covariance_assessment(est, k)
+        if got is not None: pipe.method_warnings_ = getattr(pipe, "method_warnings_", []) + _held_warnings(got)
     sp = None if pipe is None or e is None else released_spectrum(est, k)
     if sp is None:
-        for m in getattr(pipe, "method_warnings_", []): _utility_warning(m)    # as the method said them
+        for m in getattr(pipe, "method_warnings_", []): _utility_warning(_whole_epsilon(m, pipe) + ".")
         return e, iv, note
     level, s = random_subspace_level(sp[0].shape[0], k), scaler_error(pipe[0], *sp)
     total = min(math.hypot(e, s), level)

@@ -297,9 +297,10 @@ def test_location_flags(iris):
     assert rc == 2 and "--order-share: not an option of --method analyze-gauss" in err
 
 
-def test_scaled_warning_says_the_printed_error_in_the_users_terms(iris):
+@pytest.mark.parametrize("method", ["analyze-gauss", "gaussian-covariance"])
+def test_scaled_warning_says_the_printed_error_in_the_users_terms(iris, method):
     "--scale private: one UtilityWarning, with the expected error stdout prints, advising rows and the whole --epsilon."
-    rc, out, err = fit(iris, "--scale", "private", "--bounds", iris / "iris_bounds.csv", delta="1e-6")
+    rc, out, err = fit(iris, "--scale", "private", "--bounds", iris / "iris_bounds.csv", delta="1e-6", method=method)
     assert rc == 0, err
     rec = record(iris)
     printed = re.search(r"^Expected error ([\d.]+) \(likely ([\d.]+) to ([\d.]+)\)", out, re.M).groups()
