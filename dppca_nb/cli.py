@@ -26,13 +26,14 @@ from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorit
                                           check_parameter)
 
 # %% auto #0
-__all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL', 'SHOW_COLUMNS', 'SHOW_COMPONENTS', 'CLIError',
-           'method_name', 'get_method', 'budget_delta', 'fit_options', 'parse_option', 'select_columns',
-           'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius', 'check_output', 'estimator_for', 'flag_of',
-           'scaled_pipeline', 'norm_bounds', 'fit_estimator', 'scaler_error', 'released_spectrum',
-           'covariance_assessment', 'assess_fit', 'fit_release', 'diagnostics_text', 'part_words', 'budget_parts',
-           'privacy_sentence', 'collect_warnings', 'fit_record', 'result_text', 'explain_text', 'site_renderer',
-           'render_docs', 'option_flags', 'build_parser', 'main']
+__all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL', 'WARNINGS_NOTE', 'SHOW_COLUMNS', 'SHOW_COMPONENTS',
+           'CLIError', 'method_name', 'get_method', 'budget_delta', 'parameters_of', 'fit_options', 'parse_option',
+           'select_columns', 'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius', 'check_output',
+           'estimator_for', 'flag_of', 'scaled_pipeline', 'scaled_budgets', 'norm_bounds', 'fit_estimator',
+           'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit', 'fit_release',
+           'diagnostics_text', 'part_words', 'budget_parts', 'privacy_sentence', 'collect_warnings',
+           'components_ordered', 'fit_record', 'result_text', 'explain_text', 'site_renderer', 'render_docs',
+           'option_flags', 'build_parser', 'main']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
 class CLIError(Exception):
@@ -107,6 +108,14 @@ def budget_delta(method: str, delta: float | None, scale: str = "none") -> float
 
 # %% ../nbs/09_cli/00_cli.ipynb #5e465ce0
 _FIT_OWN = ("n_components", "epsilon", "delta", "random_state", "mean")   # -k, the budget, --seed, --mean FILE
+_ESTIMATOR_OWN = ("n_components", "epsilon", "location", "location_share", "order_share")   # described by the estimators
+
+def parameters_of(alg: Algorithm) -> dict:
+    """The parameter table `fit` reads `alg`'s flags by: the algorithm's own, and for what the estimators add to the
+    registry (`-k mle`, `--epsilon inf`, the private coarse location, the ordering share) the estimators' descriptions."""
+    from dppca_nb.estimators import estimator_parameter
+    own = {a: estimator_parameter(a, alg) for a in _ESTIMATOR_OWN if a not in alg.options}
+    return {**own, **(alg.parameters or {})}
 
 def fit_options(alg: Algorithm) -> dict:
     """The options `fit` takes for `alg` besides its own arguments: the estimator's parameters that have a flag.
@@ -125,7 +134,7 @@ def fit_options(alg: Algorithm) -> dict:
     out = {}
     for name in fit_parameters(alg):
         if name in _FIT_OWN: continue
-        try: flag = parameter(name, alg.parameters).cli_flag
+        try: flag = parameter(name, parameters_of(alg)).cli_flag
         except KeyError:
             if name in alg.options: raise            # every option of the algorithm is described
             continue                                 # an estimator's own setting (how it transforms): not fit's
@@ -144,7 +153,7 @@ def _read(text: str, accepts):
     try:
         if accepts.startswith("int") or accepts == "random_state": return int(t)
         if accepts.startswith("real") or accepts == "inf": return float(t)
-        if accepts == "array": return tuple(float(x) for x in t.split(","))
+        if accepts == "array": return tuple(float(x) for x in re.split(r"[,:]", t))      # LO:HI or LO,HI
     except ValueError: pass
     return _NO
 
@@ -168,13 +177,14 @@ def parse_option(text: str, name: str, alg: Algorithm, flag: str):
         The value (a word, a number, None, a bool, a tuple of numbers); a CLIError naming the flag and the parameter's
         type if no reading is accepted.
     """
-    par = parameter(name, alg.parameters)
+    par, table = parameter(name, parameters_of(alg)), parameters_of(alg)
     for a in par.accepts:
         v = _read(text, a)
         if v is _NO: continue
-        try: return check_parameter(v, name, alg.parameters)
+        try: return check_parameter(v, name, table)
         except (ValueError, TypeError): continue
-    raise CLIError(f"{flag}: expected {par.kind}, got {text!r}")
+    kind = "LO:HI (or LO,HI) or none" if "array" in par.accepts else par.kind
+    raise CLIError(f"{flag}: expected {kind}, got {text!r}")
 
 # %% ../nbs/09_cli/00_cli.ipynb #e4b306d8
 def _data_text(path, what: str = "DATA") -> tuple[str, str]:
@@ -482,7 +492,7 @@ def flag_of(name: str, alg: Algorithm | None = None) -> str | None:
     """
     if name in _OWN_FLAGS: return _OWN_FLAGS[name]
     for a in ([alg] if alg is not None else []) + list(algorithms().values()):
-        try: return parameter(name, a.parameters).cli_flag
+        try: return parameter(name, parameters_of(a)).cli_flag
         except KeyError: continue
     return None
 
@@ -521,6 +531,8 @@ NEEDS_BOUNDS = ("--bounds: --scale private needs public bounds of every column (
 def _scaled_budget(alg: Algorithm, epsilon: float, delta: float, share: float) -> tuple:
     "(epsilon, delta) left to the method beside a private scaler with `share` of both (a pure method: all of delta)."
     if not 0 < share < 1: raise CLIError(f"--scale-share: expected a share in (0, 1), got {share!r}")
+    if not math.isfinite(epsilon):
+        raise CLIError("--scale: 'private' spends a finite budget; --epsilon inf is the non-private limit: use --scale none")
     if alg.model == "local":
         raise CLIError(f"--scale: 'private' is a central release (a curator sees the rows); --method {method_name(alg)} "
                        "is local: scale the columns by public bounds before, or use --scale none")
@@ -528,7 +540,7 @@ def _scaled_budget(alg: Algorithm, epsilon: float, delta: float, share: float) -
 
 def scaled_pipeline(alg: Algorithm, est, bounds, epsilon: float, delta: float, random_state=None):
     """The private standard scaler (`preprocessing.PrivateStandardScaler`, the column bounds `bounds`, the budget
-    (epsilon, delta)) then `est`, in a `PrivatePipeline` whose contract is the basic composition of the two.
+    (epsilon, delta)) then `est`, in a `PrivatePipeline` whose contract composes the two on one ledger (`preprocessing.pipeline_ledger`).
 
     Parameters
     ----------
@@ -553,6 +565,49 @@ def scaled_pipeline(alg: Algorithm, est, bounds, epsilon: float, delta: float, r
     seed = None if random_state is None else np.random.default_rng(np.random.SeedSequence([random_state, 1]))
     sc = PrivateStandardScaler(bounds=bounds, epsilon=epsilon, delta=delta, random_state=seed)
     return PrivatePipeline([("scaler", sc), ("pca", est)])
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #58db4b15
+def _planned_epsilon(cls, kw: dict, n: int, p: int, bounds, scaler: tuple, method: tuple) -> float:
+    """The epsilon the scaled pipeline certifies, planned from public quantities: the scaler's contract and the
+    method's plan, both at their budgets (epsilon, delta), composed by the pipeline's own ledger (`pipeline_ledger`).
+    Nothing is read nor spent."""
+    from dppca_nb.estimators import fit_spends
+    from dppca_nb.preprocessing import (PrivateStandardScaler, PrivatePipeline, pipeline_ledger, scaler_contract)
+    sc = PrivateStandardScaler(bounds=bounds, epsilon=scaler[0], delta=scaler[1])
+    sc.contract_ = scaler_contract(n, p, *scaler, bounds=bounds)
+    sc._spends = [(sc.contract_, "scaler")]
+    est = cls(**{**kw, "epsilon": method[0], **({"delta": method[1]} if "delta" in kw else {})})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # the fit itself warns, once
+        plan = est._plan(n, p, est._resolve_k(p) if hasattr(est, "_resolve_k") else None)
+    est.contract_ = plan.contract
+    est._spends = [(c, label) for label, c in plan.ledger] if plan.ledger else fit_spends(plan.contract)
+    return float(pipeline_ledger(PrivatePipeline([("scaler", sc), ("pca", est)])).spent())
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #537df6df
+def scaled_budgets(alg: Algorithm, cls, kw: dict, shape: tuple, bounds, epsilon: float, delta: float,
+                   share: float = SCALE_SHARE, rtol: float = 1e-6) -> tuple:
+    """The scaler's and the method's budgets: `share` : 1 - share of epsilon (and of delta: a pure method's scaler
+    gets all of it), both epsilons scaled by the largest factor (by bisection, to `rtol`) at which the pipeline's
+    certified total (`_planned_epsilon`) stays within `epsilon`.
+
+    Returns
+    -------
+    tuple ((float, float), (float, float))
+        ((epsilon, delta) of the scaler, (epsilon, delta) of the method).
+    """
+    eps_f, dlt_f = _scaled_budget(alg, epsilon, delta, share)
+    eps_s, dlt_s = epsilon * share, delta - dlt_f
+    total = lambda t: _planned_epsilon(cls, kw, *shape, bounds, (t * eps_s, dlt_s), (t * eps_f, dlt_f))
+    lo, hi = 1.0, 1.0 / max(share, 1 - share)       # the sum of the parts bounds the total; no part exceeds it
+    while total(lo) > epsilon: lo, hi = lo / 2, lo
+    while total(hi) <= epsilon: lo, hi = hi, 2 * hi
+    while hi - lo > rtol * lo:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if total(mid) <= epsilon else (lo, mid)
+    return (lo * eps_s, dlt_s), (lo * eps_f, dlt_f)
 
 
 # %% ../nbs/09_cli/00_cli.ipynb #6f52d4e3
@@ -622,7 +677,7 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
     bounds : tuple (lo, hi) or None
         Public column bounds (needed by the private scaler).
     scale_share : float in (0, 1)
-        The private scaler's share of epsilon (and delta).
+        The private scaler's share of epsilon (and delta), before both are scaled to spend the budget (`scaled_budgets`).
     **options
         Options of the method's fit (`fit_options`), e.g. radius=2.0, centering="none".
 
@@ -634,20 +689,37 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
     alg, cls = get_method(method), estimator_for(method)
     _check_fit_options(alg, method, options)
     dlt, params = budget_delta(method, delta, scale), cls().get_params()
-    eps_fit, dlt_fit = epsilon, dlt
-    if scale == "private": eps_fit, dlt_fit = _scaled_budget(alg, epsilon, dlt, scale_share)
-    kw = dict(epsilon=eps_fit, random_state=random_state, **options)
-    if "delta" in params: kw["delta"] = dlt_fit
+    kw = dict(epsilon=epsilon, random_state=random_state, **options)
+    if "delta" in params: kw["delta"] = dlt
     if "n_components" in params: kw["n_components"] = k
-    est = cls(**kw)
-    if scale == "private": est = scaled_pipeline(alg, est, bounds, epsilon * scale_share, dlt * scale_share if
-                                                 alg.measure != "pure" else dlt, random_state)
     try:
-        with warnings.catch_warnings():
+        if scale == "private":
+            if bounds is None: raise CLIError(NEEDS_BOUNDS)
+            sc, (kw["epsilon"], d) = scaled_budgets(alg, cls, kw, np.shape(X), bounds, epsilon, dlt, scale_share)
+            if "delta" in params: kw["delta"] = d
+        est = cls(**kw)
+        if scale == "private": est = scaled_pipeline(alg, est, bounds, *sc, random_state)
+        with warnings.catch_warnings(record=scale == "private") as caught:
+            if caught is not None: warnings.simplefilter("always")
             warnings.simplefilter("ignore", ClippingWarning)     # an exact count of the data: never printed by the CLI
             est.fit(X)
     except (ValueError, TypeError) as e: raise _flag_error(e, alg) from None
+    if caught is not None: est.method_warnings_ = _held_warnings(caught)   # the method's own: assess_fit rewords them
     return est
+
+
+# %% ../nbs/09_cli/00_cli.ipynb #c56f297e
+def _is_utility(w) -> bool:
+    "A UtilityWarning: computed from released values (their numbers may differ between neighbours, like the values)."
+    return any(c.__name__ == "UtilityWarning" for c in type(w.message).__mro__)
+
+def _held_warnings(caught) -> list:
+    "Re-emit the caught warnings but the UtilityWarnings; return those texts (without the publishable note)."
+    held = []
+    for w in caught:
+        if _is_utility(w): held.append(str(w.message).split(". (From released values")[0])
+        else: warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return held
 
 
 # %% ../nbs/09_cli/00_cli.ipynb #8e29a717
@@ -741,6 +813,32 @@ def _near_random(name, e, level, k, p) -> str:
     return (f"{name}: the expected error {e:.3g} of its top-{k} subspace is at or near the {level:.3g} of a random "
             f"{k}-dimensional subspace of R^{p}; more rows or a larger epsilon would change that.")
 
+# %% ../nbs/09_cli/00_cli.ipynb #ff00feda
+_ITS_ERROR = re.compile(r"^(its expected error |the expected error [\d.e+-]+ of its top-|about \d+ rows instead of |more "
+                        r"rows or a larger epsilon would change that)")   # the parts' own error, at their share
+
+def _whole_epsilon(text: str, pipe) -> str:
+    "A method's warning with its advised epsilon (for its share) as the whole --epsilon, both parts scaled alike."
+    ratio = pipe.contract_.epsilon / pipe[-1].epsilon
+    return re.sub(r"\bepsilon about ([\d.e+-]+)", lambda m: f"--epsilon about {float(m[1]) * ratio:.3g} (the whole "
+                  "budget)", text)
+
+def _scaled_warning(pipe, name: str, total: float, iv, s: float, level: float, k: int) -> None:
+    """One UtilityWarning for a scaled fit, in the user's terms: the expected error `fit` prints (the method's and the
+    scaler's part `s`), the rows or the whole --epsilon that would bring it to half the warning level (the estimators'
+    rule), as printed (`_error_lines`), and the method's other reasons (its own error, at its share of the budget, left out)."""
+    n, p, eps = pipe[-1].n_samples_, pipe[-1].n_features_in_, pipe.contract_.epsilon
+    why = [c for m in getattr(pipe, "method_warnings_", []) for c in m.partition(": ")[2].split("; ")
+           if not _ITS_ERROR.match(c)]
+    if total >= _utility_level() * level:
+        f = total / (0.5 * _utility_level() * level)
+        why.insert(0, f"the expected error {total:.2f}" + ("" if iv is None else f" (likely {iv[0]:.2f} to {iv[1]:.2f})")
+                   + f", the scaler's part {min(s, level):.2f} included, is at or near the {level:.2f} of a random "
+                   f"{k}-dimensional subspace of R^{p}; about {math.ceil(n * f)} rows instead of {n}, or --epsilon "
+                   f"about {eps * f:.3g} (the whole budget), or narrower --bounds would change that")
+    if why: _utility_warning(f"{name} after the private scaler: " + "; ".join(why) + ".")
+
+
 # %% ../nbs/09_cli/00_cli.ipynb #f3f42029
 def covariance_assessment(est, k: int) -> tuple:
     """(expected error, interval, note) of the top-k subspace of a released covariance, from its eigenvalues and the
@@ -786,8 +884,8 @@ def covariance_assessment(est, k: int) -> tuple:
 def assess_fit(est, k: int) -> tuple:
     """(expected error, interval, note) of what `fit` released: the estimator's own, a released covariance's top-k
     subspace's (`covariance_assessment`), and for a scaled fit that plus the scaler's part (`scaler_error`), in
-    quadrature, against the PCA of the exactly standardized table. Warns (UtilityWarning) where a sum `fit` made is near
-    the random level and the parts did not warn.
+    quadrature, against the PCA of the exactly standardized table. In a scaled fit the method's own UtilityWarning
+    (its error alone, at its share of the budget) is replaced by `_scaled_warning`'s, of the error `fit` prints.
 
     Parameters
     ----------
@@ -805,16 +903,20 @@ def assess_fit(est, k: int) -> tuple:
     if hasattr(est, "components_"):
         e, iv = getattr(est, "expected_error_", None), getattr(est, "expected_error_interval_", None)
         note = getattr(est, "expected_error_note_", None if e is not None else "None: not estimated for this method")
-    else: e, iv, note = covariance_assessment(est, k)
+    else:
+        with warnings.catch_warnings(record=pipe is not None) as got:     # scaled: said once, below, with the scaler's part
+            if got is not None: warnings.simplefilter("always")
+            e, iv, note = covariance_assessment(est, k)
+        if got is not None: pipe.method_warnings_ = getattr(pipe, "method_warnings_", []) + _held_warnings(got)
     sp = None if pipe is None or e is None else released_spectrum(est, k)
-    if sp is None: return e, iv, note
+    if sp is None:
+        for m in getattr(pipe, "method_warnings_", []): _utility_warning(_whole_epsilon(m, pipe) + ".")
+        return e, iv, note
     level, s = random_subspace_level(sp[0].shape[0], k), scaler_error(pipe[0], *sp)
     total = min(math.hypot(e, s), level)
-    if total >= _utility_level() * level > e:
-        _utility_warning(f"{type(est).__name__} after the private scaler: the expected error {total:.3g} (the scaler's "
-                         f"part {min(s, level):.3g}) is at or near the {level:.3g} of a random {k}-dimensional subspace; "
-                         "narrower --bounds, a larger --scale-share, more rows or a larger epsilon would change that.")
-    return total, None if iv is None else (iv[0], min(iv[1] + 2 * s, level)), (
+    iv = None if iv is None else (iv[0], min(iv[1] + 2 * s, level))
+    _scaled_warning(pipe, type(est).__name__, total, iv, s, level, k)
+    return total, iv, (
         "E||P_hat - P||_F against the non-private PCA of the standardized table: the method's own expected error and "
         "the private scaler's first-order part (scaler_error), in quadrature")
 
@@ -1010,7 +1112,11 @@ def _percent(share: float) -> str:
     return f"{pct:.0f}%" if abs(pct - round(pct)) < 0.05 else f"{pct:.1f}%"
 
 def privacy_sentence(c: Contract, parts: list) -> str:
-    """One plain sentence of the guarantee: what holds, for which neighbours, and what was released with which share."""
+    """One plain sentence of the guarantee: what holds, for which neighbours, and what was released with which share
+    (for the non-private limit, epsilon = inf: that nothing is private)."""
+    if not math.isfinite(c.epsilon):
+        return ("Privacy: NONE. --epsilon inf is the non-private limit: no noise was added, and nothing in this output "
+                "is private (for teaching and comparison only).")
     who = ("any one row replaced, n public" if c.neighbouring == "replace-one" else f"{c.neighbouring} neighbours")
     if c.model == "local": who += "; each row randomized on its own device"
     spent = _and(f"{p['what']} ({_percent(p['share'])})" for p in parts)
@@ -1018,10 +1124,6 @@ def privacy_sentence(c: Contract, parts: list) -> str:
 
 
 # %% ../nbs/09_cli/00_cli.ipynb #90463d8f
-def _is_utility(w) -> bool:
-    "A UtilityWarning: computed from released values (their numbers may differ between neighbours, like the values)."
-    return any(c.__name__ == "UtilityWarning" for c in type(w.message).__mro__)
-
 def _as_flags(text: str, alg: Algorithm) -> str:
     "A warning's text with the parameters it names (`name='value'`, `snake_case_name`) written as the flags that set them."
     def flag(m):
@@ -1031,7 +1133,14 @@ def _as_flags(text: str, alg: Algorithm) -> str:
         return f if value is None else f"{f} {value}"
     return re.sub(r"(?<![\w-])([a-z]+(?:_[a-z]+)*)(?:='([^']*)')?(?![\w(])", flag, text)
 
-def collect_warnings(caught, alg: Algorithm) -> tuple:
+def _unset(text: str, alg: Algorithm, typed) -> str:
+    "`text` where it names --mean-radius and the user did not set it (`typed`: the parameters set): what it follows."
+    f, r = flag_of("mean_radius", alg), flag_of("radius", alg)
+    if typed is None or "mean_radius" in typed or f is None: return text
+    text = text.replace(f"{f} private", f"the mean's radius, which follows {r} private,")
+    return text.replace(f"released {f}", f"released mean's radius (it follows {r})")
+
+def collect_warnings(caught, alg: Algorithm, typed=None) -> tuple:
     """The warnings a fit raised, each once, as `Category: text` with the flags named: (public, released).
 
     Parameters
@@ -1040,6 +1149,8 @@ def collect_warnings(caught, alg: Algorithm) -> tuple:
         From `warnings.catch_warnings(record=True)`.
     alg : Algorithm
         The method (whose flags the texts name).
+    typed : set of str or None
+        The parameters the user set (None: any): a warning names no flag the user did not type where it follows one.
 
     Returns
     -------
@@ -1049,7 +1160,7 @@ def collect_warnings(caught, alg: Algorithm) -> tuple:
     public, released = [], []
     for w in caught:
         if issubclass(w.category, ClippingWarning): continue         # curator-only: --diagnostics shows the counts
-        text = f"{w.category.__name__}: {_as_flags(str(w.message), alg)}"
+        text = f"{w.category.__name__}: {_unset(_as_flags(str(w.message), alg), alg, typed)}"
         to = released if _is_utility(w) else public
         if text not in to: to.append(text)
     return public, released
@@ -1064,9 +1175,15 @@ def _jsonable(v):
     if isinstance(v, (float, np.floating)): return float(v) if math.isfinite(v) else str(float(v))
     return v
 
-def _rows(alg: Algorithm, k: int) -> str:
+def components_ordered(est, alg: Algorithm) -> bool:
+    """Whether the released components come in decreasing order of private variance: the fitted estimator's
+    `components_ordered_` (an unordered basis is ordered where the fit spent `order_share` on it), else the entry's."""
+    est = est[-1] if hasattr(est, "steps") else est
+    return bool(getattr(est, "components_ordered_", alg.ordered))
+
+def _rows(ordered: bool, k: int) -> str:
     "How to read the rows of the components file."
-    if alg.ordered: return f"component 1 to {k}, in decreasing order of private variance"
+    if ordered: return f"component 1 to {k}, in decreasing order of private variance"
     return (f"basis vector 1 to {k} (unordered): an orthonormal basis of the private subspace in no particular "
             "order; do not read basis vector 1 as the first principal component")
 
@@ -1084,6 +1201,10 @@ def _record_inputs(est, c, names, k: int, *, scale, bounds, scale_share, radius_
     return inputs
 
 # %% ../nbs/09_cli/00_cli.ipynb #bb247c37
+WARNINGS_NOTE = ("warnings: those computed from public quantities only (the same on neighbouring tables); the warnings "
+                 "about the released values (UtilityWarning) are in released.warnings. Standard error prints both, "
+                 "these first.")
+
 def fit_record(est, release: Release, method: str, names, comps_file, *, scale: str = "none", bounds=None,
                scale_share: float | None = None, radius_from: str | None = None, warnings=(),
                released_warnings=()) -> dict:
@@ -1122,6 +1243,7 @@ def fit_record(est, release: Release, method: str, names, comps_file, *, scale: 
     """
     import importlib
     alg, c, k = get_method(method), release.contract, len(release.value)
+    ordered = components_ordered(est, alg)
     inputs = _record_inputs(est, c, names, k, scale=scale, bounds=bounds, scale_share=scale_share, radius_from=radius_from)
     parts, words = budget_parts(c, alg)
     privacy = dict(sentence=privacy_sentence(c, parts), statement=c.statement(), parts=parts, composition=words)
@@ -1131,10 +1253,10 @@ def fit_record(est, release: Release, method: str, names, comps_file, *, scale: 
     rec = dict(dppca_nb=getattr(importlib.import_module("dppca_nb"), "__version__", None), command="dppca fit",
                method=method_name(alg), algorithm=alg.key, estimator=alg.estimator, inputs=inputs, privacy=privacy,
                statement=c.statement(), guarantee=c.guarantee, contract=c.as_dict(),
-               components=dict(file=Path(comps_file).name, ordered=alg.ordered, rows=_rows(alg, k), eigenvalues=ev_are,
+               components=dict(file=Path(comps_file).name, ordered=ordered, rows=_rows(ordered, k), eigenvalues=ev_are,
                                units="the standardized columns" if scale == "private" else "the columns as given"),
                location_invariant=alg.location_invariant, random_level=random_subspace_level(len(names), k),
-               warnings=list(warnings),
+               warnings=list(warnings), warnings_note=WARNINGS_NOTE,
                released=dict(components=release.value, **release.extras, warnings=list(released_warnings)),
                not_included=NOT_SHOWN)
     return _jsonable(rec)
@@ -1173,9 +1295,11 @@ def _rows_line(rec: dict) -> str:
             "" if i.get("centering", "none") == "none" else ", then " + _CENTERED[i["centering"]])
     elif rec["location_invariant"]: head = "Rows compared in pairs (the method is location invariant: no centering)"
     else: head = "Rows " + _CENTERED[i.get("centering", "none")]
+    if rec["contract"]["epsilon"] == "inf": head = head.replace("a private mean", "their exact mean (--epsilon inf)")
     if i.get("radius") is None: return head + "."
     if i["radius"] == "private": bound = f"clipped to norm <= {r['radius']:.4g}, a bound released privately (--radius private)"
     else: bound = f"clipped to norm <= {i['radius']:.4g} ({_BOUND_FROM[i.get('radius_from', '--radius')]})"
+    if rec["contract"]["epsilon"] == "inf": bound = bound.replace("a bound released privately", "a bound from the exact norms")
     return f"{head}, {bound}."
 
 # %% ../nbs/09_cli/00_cli.ipynb #033f2c07
@@ -1191,6 +1315,20 @@ def _error_lines(rec: dict) -> list:
     rng = "" if lo_hi is None else f" (likely {lo_hi[0]:.2f} to {lo_hi[1]:.2f})"
     return [f"Expected error {r['expected_error']:.2f}{rng}, where a random subspace scores {level:.2f}: the distance",
             f"||P - P_hat||_F to the non-private PCA of {what}, estimated from the released values."]
+
+def _order_words(rec: dict, k: int) -> str:
+    """How the components are ordered, as the header says it: in decreasing order of private variance, but where the
+    released variances are 0 (a thresholded covariance may keep nothing) that no component, or only the first m,
+    stands above the noise: the rest are an arbitrary choice."""
+    if not rec["components"]["ordered"]: return "an orthonormal basis of the private subspace, in no order"
+    ev = [v for v in rec["released"].get("eigenvalues") or [] if isinstance(v, (int, float))][:k]
+    m = sum(v > 1e-12 * max([abs(x) for x in ev] + [1e-300]) for v in ev)
+    if len(ev) < k or m == k: return "in decreasing order of private variance"
+    if m == 0: return ("no component stands above the noise: every released variance is 0, and the components "
+                       "printed are an arbitrary choice, in no order")
+    return (f"in decreasing order of private variance; only {m} stand{'s' if m == 1 else ''} above the noise: "
+            f"component{'s' if k - m > 1 else ''} {m + 1}{f' to {k}' if k - m > 1 else ''}, of released variance 0, "
+            "an arbitrary choice")
 
 def result_text(rec: dict, out) -> str:
     """What `fit` prints: the components with the column names and their variance shares, the expected error, how the
@@ -1209,8 +1347,8 @@ def result_text(rec: dict, out) -> str:
         The text, lines joined.
     """
     i, k = rec["inputs"], rec["inputs"]["k"]
-    order = ("in decreasing order of private variance" if rec["components"]["ordered"] else
-             "an orthonormal basis of the private subspace, in no order")
+    order = _order_words(rec, k)
+    if rec["contract"]["epsilon"] == "inf": order = "NOT PRIVATE: --epsilon inf, " + order.replace("private ", "")
     lines = [f"{rec['method']}: {k} component{'s' if k > 1 else ''} of {i['p']} columns from {i['n']} rows ({order}"
              + (", in standardized units)" if i.get("scale") == "private" else ")"), "", *_table(rec), "",
              *_error_lines(rec), _rows_line(rec), rec["privacy"]["sentence"],
@@ -1388,7 +1526,7 @@ def option_flags() -> dict:
     for alg in algorithms().values():
         for flag, name in fit_options(alg).items():
             if flag in _FIT_FLAGS: raise ValueError(f"{alg.key}: the option {name!r} has the flag {flag} of fit's own argument")
-            out.setdefault(flag, {})[method_name(alg)] = parameter(name, alg.parameters)
+            out.setdefault(flag, {})[method_name(alg)] = parameter(name, parameters_of(alg))
     return out
 
 def _option_help(flag: str, pars: dict, n_methods: int) -> tuple:
@@ -1398,6 +1536,7 @@ def _option_help(flag: str, pars: dict, n_methods: int) -> tuple:
     metavar = "{" + ",".join(words) + "}" if words and len(words) == sum(
         len(a) if isinstance(a, tuple) else 1 for a in par.accepts) else par.name.upper()
     only = "" if len(pars) == n_methods else f" (methods: {', '.join(pars)})"
+    if "array" in par.accepts: metavar, only = "LO:HI", " Written LO:HI or LO,HI." + only     # a range: as --bounds
     return metavar, (par.doc + only).replace("%", "%%")
 
 # %% ../nbs/09_cli/00_cli.ipynb #d17e8175
@@ -1431,6 +1570,7 @@ def _fit_own_flags(f) -> None:
 
 def _fit_parser(sub) -> None:
     "The subcommand fit: its own arguments, then one flag per option of the methods (from the parameter table)."
+    from dppca_nb.estimators import ESTIMATOR_PARAMETERS
     algs = list(algorithms().values())
     f = sub.add_parser("fit", help=_FIT_HELP, allow_abbrev=False,
                        description="Read a numeric CSV (header optional; a .gz file, or - for standard input), run a "
@@ -1443,8 +1583,8 @@ def _fit_parser(sub) -> None:
                    + " (or the Python name: analyze_gauss, AnalyzeGaussPCA)")
     for name, metavar, required in (("n_components", "K", True), ("epsilon", "E", True), ("delta", "D", False),
                                     ("random_state", "S", False)):
-        par = PARAMETERS[name]
-        f.add_argument(par.cli_flag, dest=name, required=required, metavar=metavar, help=par.doc.replace("%", "%%"))
+        par = ESTIMATOR_PARAMETERS.get(name, PARAMETERS[name])          # -k mle, --epsilon inf: the estimators' own
+        f.add_argument(par.cli_flag, dest=name, required=required, metavar=metavar, help=par.doc.replace("%", "%%").replace("np.inf", "inf"))
     _fit_own_flags(f)
     g = f.add_argument_group("options of the methods", "each taken only by the methods that have it; default: the method's own")
     for flag, pars in option_flags().items():
@@ -1484,10 +1624,10 @@ def _fit_inputs(a) -> tuple:
     return alg, k, eps, dlt, seed, options
 
 # %% ../nbs/09_cli/00_cli.ipynb #8186c34e
-def _write_components(out: Path, rel: Release, alg: Algorithm, names) -> None:
+def _write_components(out: Path, rel: Release, ordered: bool, names) -> None:
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["component" if alg.ordered else "basis vector (unordered)"] + list(names))
+        w.writerow(["component" if ordered else "basis vector (unordered)"] + list(names))
         for i, row in enumerate(rel.value): w.writerow([i + 1] + [repr(float(v)) for v in row])
 
 def _cmd_fit(a):
@@ -1497,6 +1637,7 @@ def _cmd_fit(a):
         _scaled_budget(alg, eps, dlt, a.scale_share)
         if a.bounds is None: raise CLIError(NEEDS_BOUNDS)
     out, side = check_output(a.out, a.data, a.force)              # before any private work: the run can be saved
+    typed = set(options)                                          # what the user set, before defaults fill in
     X, names = read_numeric_csv(a.data, a.delimiter, columns=a.columns, drop=a.drop)
     if a.mean is not None: options["mean"] = read_mean(a.mean, names, a.delimiter)
     bounds = None if a.bounds is None else read_bounds(a.bounds, names, a.delimiter)
@@ -1506,8 +1647,8 @@ def _cmd_fit(a):
         est = fit_estimator(a.method, X, k, eps, dlt, random_state=seed, scale=a.scale, bounds=bounds,
                             scale_share=a.scale_share, **options)
         rel = fit_release(est, a.method, k)
-    public, released = collect_warnings(caught, alg)
-    _write_components(out, rel, alg, names)
+    public, released = collect_warnings(caught, alg, typed)
+    _write_components(out, rel, components_ordered(est, alg), names)
     rec = fit_record(est, rel, a.method, names, out, scale=a.scale, bounds=bounds, radius_from=radius_from,
                      scale_share=a.scale_share if a.scale == "private" else None, warnings=public, released_warnings=released)
     side.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")

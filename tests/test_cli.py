@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dppca_nb.cli import main, get_method, method_name, option_flags, fit_options
+from dppca_nb.cli import main, get_method, method_name, option_flags, fit_options, parameters_of
 from dppca_nb.algorithms.registry import algorithms, parameter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,7 +167,8 @@ def test_method_adaptive_and_pure_subspace(iris):
         assert rc == 0, (name, err)
         rec = record(iris, "ps.csv")
         assert rec["estimator"] == "PureDPSubspace" and rec["contract"]["delta"] == 0
-        assert "basis 1" in out and "no order" in out.splitlines()[0]        # an unordered basis, said so
+        # its basis, ordered by the variances --order-share (default 0.1) bought: components, said so
+        assert "component 1" in out and "decreasing order" in out.splitlines()[0] and rec["components"]["ordered"]
 
 
 def test_nothing_overwritten_without_force(iris):
@@ -205,7 +206,7 @@ def test_options_come_from_the_parameter_table():
     seen = {}
     for alg in algorithms().values():
         for flag, name in fit_options(alg).items():
-            assert parameter(name, alg.parameters).cli_flag == flag
+            assert parameter(name, parameters_of(alg)).cli_flag == flag
             assert seen.setdefault(flag, name) == name
         for name in set(alg.options) - {"n_components", "epsilon", "delta", "random_state", "mean"}:
             # every option of the planner is described; it is a flag of fit unless the table gives it none
@@ -243,3 +244,159 @@ def test_real_tables_tool_reproduces_a_row(tmp_path):
     ref = next(r for r in csv.DictReader((ROOT / "reports" / "real_tables.csv").open())
                if (r["table"], r["method"], r["scale"], float(r["epsilon"]), r["seed"]) == ("iris", "analyze-gauss", "none", 1.0, "0"))
     assert abs(row["measured"] - float(ref["measured"])) < 1e-4
+
+
+@pytest.mark.parametrize("method", ["analyze-gauss", "g-dppca", "smooth-sensitivity-pca", "pure-dp-subspace"])
+def test_scale_private_spends_the_whole_budget(iris, method):
+    "--scale private: the pipeline's certified total is the user's (epsilon, delta), to 1e-3, and never more."
+    for eps in ("1", "0.3"):
+        rc, out, err = run("fit", iris / "iris.csv", "--method", method, "-k", "2", "--epsilon", eps, "--delta", "1e-6",
+                           "--seed", "0", "--out", iris / "b.csv", "--force", "--scale", "private",
+                           "--bounds", iris / "iris_bounds.csv", "--explain")
+        assert rc == 0, err
+        rec = record(iris, "b.csv")
+        e, d = rec["contract"]["epsilon"], rec["contract"]["delta"]
+        assert float(eps) - 1e-3 <= e <= float(eps) and d <= 1e-6 * (1 + 1e-12), (e, d)
+        assert rec["inputs"]["epsilon"] == e and abs(d - 1e-6) < 1e-15
+        # the printed sentence, --explain and the record agree on the total
+        g = rec["guarantee"]
+        assert f"Privacy: {g} for all" in out and g in rec["privacy"]["statement"] and f"Released under {g}" in out
+        assert g.startswith(f"({float(eps):g}, 1e-06)-DP"), g
+
+
+@pytest.mark.parametrize("method,delta", [("smooth-sensitivity-pca", "1e-5"), ("pure-dp-subspace", None)])
+def test_ordered_is_what_the_fit_did(iris, method, delta):
+    "A subspace method that spent --order-share on ordering its basis prints and records ordered components; 0: not."
+    rc, out, err = fit(iris, method=method, delta=delta, out="o.csv")
+    assert rc == 0, err
+    rec = record(iris, "o.csv")
+    assert rec["components"]["ordered"] is True and "in decreasing order of private variance" in out.splitlines()[0]
+    assert rec["inputs"]["order_share"] == 0.1 and "component 1" in out and "in no order" not in out
+    assert (iris / "o.csv").read_text().startswith("component,")
+    share = rec["released"]["variance_share"]
+    assert all(a >= b for a, b in zip(share, share[1:]))            # printed in decreasing order
+    rc, out, err = fit(iris, "--order-share", "0", method=method, delta=delta, out="o.csv")
+    assert rc == 0, err
+    rec = record(iris, "o.csv")
+    assert rec["components"]["ordered"] is False and "in no order" in out.splitlines()[0] and "basis 1" in out
+    assert rec["inputs"]["order_share"] == 0.0 and (iris / "o.csv").read_text().startswith("basis vector (unordered),")
+
+
+def test_location_flags(iris):
+    "--location and --location-share set the private coarse location's use and share; the record and --explain show it."
+    rc, out, err = fit(iris, "--location", "private", "--location-share", "0.2", "--explain")
+    assert rc == 0, err
+    rec = record(iris)
+    assert rec["inputs"]["location"] == "private" and rec["inputs"]["location_share"] == 0.2
+    assert "the coarse location (20%)" in out
+    rc, out, err = fit(iris, "--location", "none")
+    assert rc == 0 and "coarse location" not in out and record(iris)["inputs"]["location"] == "none"
+    rc, out, err = fit(iris, "--location", "somewhere")
+    assert rc == 2 and "--location: expected" in err
+    rc, out, err = fit(iris, "--order-share", "0.2")
+    assert rc == 2 and "--order-share: not an option of --method analyze-gauss" in err
+
+
+@pytest.mark.parametrize("method", ["analyze-gauss", "gaussian-covariance"])
+def test_scaled_warning_says_the_printed_error_in_the_users_terms(iris, method):
+    "--scale private: one UtilityWarning, with the expected error stdout prints, advising rows and the whole --epsilon."
+    rc, out, err = fit(iris, "--scale", "private", "--bounds", iris / "iris_bounds.csv", delta="1e-6", method=method)
+    assert rc == 0, err
+    rec = record(iris)
+    printed = re.search(r"^Expected error ([\d.]+) \(likely ([\d.]+) to ([\d.]+)\)", out, re.M).groups()
+    warned = [w for w in err.splitlines() if "UtilityWarning" in w]
+    assert len(warned) == 1, err
+    said = re.search(r"the expected error ([\d.]+) \(likely ([\d.]+) to ([\d.]+)\)", warned[0]).groups()
+    assert said == printed, (said, printed)
+    m = re.search(r"about (\d+) rows instead of 150, or --epsilon about ([\d.]+) \(the whole budget\)", warned[0])
+    assert m and float(m[2]) > 1 and " epsilon about" not in warned[0].replace("--epsilon about", "")
+    # the record keeps it with the released values, and says where the warnings are
+    assert rec["released"]["warnings"] == [warned[0].removeprefix("dppca fit: warning: ")]
+    assert "released.warnings" in rec["warnings_note"] and rec["warnings"] == []
+
+
+def test_radius_bounds_formats_and_what_the_warning_names(iris):
+    "--radius-bounds takes LO:HI (as --bounds) and LO,HI; a warning names only the flags typed."
+    rc, out, err = fit(iris, "--radius", "private", "--radius-bounds", "0.5:50", out="r1.csv")
+    assert rc == 0, err
+    rc, out2, err2 = fit(iris, "--radius", "private", "--radius-bounds", "0.5,50", out="r2.csv")
+    assert rc == 0, err2
+    assert record(iris, "r1.csv")["inputs"]["radius_bounds"] == record(iris, "r2.csv")["inputs"]["radius_bounds"] == [0.5, 50.0]
+    assert out.replace("r1.csv", "r2.csv") == out2                      # the same run, however the range is written
+    rc, _, bad = fit(iris, "--radius", "private", "--radius-bounds", "0.5-50")
+    assert rc == 2 and "--radius-bounds: expected LO:HI (or LO,HI) or none, got '0.5-50'" in bad
+    help_ = io.StringIO()
+    with contextlib.redirect_stdout(help_), pytest.raises(SystemExit): main(["fit", "--help"])
+    assert "--radius-bounds LO:HI" in help_.getvalue() and "LO:HI or LO,HI" in " ".join(help_.getvalue().split())
+    # only --radius typed: the mean's radius follows it, and no warning names --mean-radius
+    assert "--mean-radius" not in err and "the mean's radius, which follows --radius private" in err
+    rc, out, err = fit(iris, "--radius", "private", "--mean-radius", "private", "--radius-bounds", "0.5:50")
+    assert rc == 0 and "--mean-radius private spends" in err           # typed: named
+
+
+def test_k_mle_and_epsilon_inf(iris):
+    "-k mle and --epsilon inf, as the estimators take them; inf is said plainly to be not private."
+    rc, out, err = run(
+        "fit", iris / "iris.csv", "--method", "analyze-gauss", "-k", "mle", "--epsilon", "20", "--delta", "1e-5",
+        "--seed", "0", "--out", iris / "m.csv", "--force", "--bounds", iris / "iris_bounds.csv")
+    assert rc == 0, err
+    rec = record(iris, "m.csv")
+    assert rec["inputs"]["n_components"] == "mle" and 1 <= rec["inputs"]["k"] <= 3
+    assert out.startswith(f"analyze-gauss: {rec['inputs']['k']} component")
+    rc, out, err = run("fit", iris / "iris.csv", "--method", "analyze-gauss", "-k", "2", "--epsilon", "inf", "--delta",
+                       "1e-5", "--out", iris / "i.csv", "--force", "--bounds", iris / "iris_bounds.csv")
+    assert rc == 0, err
+    rec = record(iris, "i.csv")
+    assert rec["contract"]["epsilon"] == "inf" and rec["guarantee"].startswith("not private")
+    assert "NOT PRIVATE: --epsilon inf" in out.splitlines()[0] and "private variance" not in out.splitlines()[0]
+    sentence = next(ln for ln in out.splitlines() if ln.startswith("Privacy: "))
+    assert sentence.startswith("Privacy: NONE.") and "nothing in this output is private" in sentence
+    assert sentence == rec["privacy"]["sentence"] and "a private mean" not in out and "PrivacyWarning" in err
+    # the exact PCA of the same (clipped, centered) rows: its expected error is 0
+    assert rec["released"]["expected_error"] == 0
+    rc, out, err = run("fit", iris / "iris.csv", "--method", "analyze-gauss", "-k", "2", "--epsilon", "inf", "--delta",
+                       "1e-5", "--out", iris / "i.csv", "--force", "--bounds", iris / "iris_bounds.csv", "--scale", "private")
+    assert rc == 2 and "--epsilon inf is the non-private limit: use --scale none" in err
+    for bad in ("-1", "0", "nan"):
+        rc, _, err = run("fit", iris / "iris.csv", "--method", "analyze-gauss", "-k", "2", "--epsilon", bad, "--delta",
+                         "1e-5", "--out", iris / "i.csv", "--force")
+        assert rc == 2 and "--epsilon: expected" in err, (bad, err)
+
+
+def test_degenerate_release_header(tmp_path):
+    "A thresholded covariance that released zeros says that no component stands above the noise, not an order."
+    from sklearn.datasets import load_diabetes
+    np.savetxt(tmp_path / "d.csv", load_diabetes().data, delimiter=",", header=",".join(f"c{j}" for j in range(10)),
+               comments="", fmt="%.17g")
+    rc, out, err = run("fit", tmp_path / "d.csv", "--method", "dp-threshold-covariance", "-k", "2", "--epsilon", "1",
+                       "--delta", "1e-6", "--seed", "0", "--out", tmp_path / "c.csv")
+    assert rc == 0, err
+    rec = record(tmp_path)
+    assert rec["released"]["eigenvalues"] == [0.0, 0.0]                 # every entry fell below the threshold
+    head = out.splitlines()[0]
+    assert "no component stands above the noise" in head and "decreasing order" not in head
+    assert "the released covariance is 0" in err                         # and the warning says why
+
+
+def test_partly_degenerate_header():
+    "Only the first m released variances above 0: the header names the rest as an arbitrary choice."
+    from dppca_nb.cli import result_text
+    rec = dict(method="dp-threshold-covariance", inputs=dict(k=2, p=3, n=10, columns=["a", "b", "c"]),
+               components=dict(ordered=True), contract=dict(epsilon=1.0), random_level=1.15, location_invariant=False,
+               released=dict(components=[[1, 0, 0], [0, 1, 0]], eigenvalues=[2.0, 0.0], expected_error=None),
+               privacy=dict(sentence="Privacy: ..."))
+    head = result_text(rec, "c.csv").splitlines()[0]
+    assert "in decreasing order of private variance; only 1 stands above the noise: component 2" in head
+    rec["released"]["eigenvalues"] = [2.0, 1.0]
+    assert result_text(rec, "c.csv").splitlines()[0].endswith("(in decreasing order of private variance)")
+
+
+def test_private_radius_line(iris):
+    "A privately released radius is printed with its value; with --epsilon inf it is the exact quantile, said so."
+    rc, out, err = fit(iris, "--radius", "private")
+    assert rc == 0, err
+    assert re.search(r"clipped to norm <= [\d.e+-]+, a bound released privately \(--radius private\)", out)
+    rc, out, err = fit(iris, "--radius", "private", "--epsilon", "inf", out="ri.csv")
+    assert rc == 0, err
+    assert "a bound from the exact norms (--radius private)" in out
+    assert "released privately" not in out and "NOT PRIVATE" in out.splitlines()[0]
