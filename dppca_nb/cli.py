@@ -20,7 +20,7 @@ import numpy as np
 from .core.linalg import top_k_eigvecs, random_subspace_level
 from .core.validation import check_k, Diagnostics
 from .privacy.contract import Contract, Release
-from .privacy.mechanisms import gaussian_sigma, NOISE_SHAPES
+from .privacy.mechanisms import gaussian_sigma
 from .privacy.centering import ClippingWarning
 from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorithm, parameter,
                                           check_parameter)
@@ -856,7 +856,6 @@ def covariance_assessment(est, k: int) -> tuple:
     tuple
         (float or None, (float, float) or None, str).
     """
-    from dppca_nb import estimators as E
     ev = np.linalg.eigvalsh(np.asarray(est.covariance_))[::-1]
     p, name = ev.size, type(est).__name__
     level = random_subspace_level(p, k)
@@ -864,20 +863,11 @@ def covariance_assessment(est, k: int) -> tuple:
         _utility_warning(f"{name}: the released covariance's eigenvalues {k} and {k + 1} are equal ({ev[k - 1]:.3g}): "
                          f"its top-{k} subspace is not determined, and the components printed are one arbitrary choice "
                          "(coordinate axes where the covariance is diagonal); more rows or a larger epsilon would change that.")
-    sd = _cov_noise_sd(est)
-    if sd is None and getattr(est, "_noisy_release", None) is not None:   # thresholded after the noise
-        e = E.thresholded_subspace_error(est.covariance_, *est._noisy_release, k)
-        if e >= _utility_level() * level: _utility_warning(_near_random(name, e, level, k, p))
-        return e, None, ("E||P_hat - P||_F of the top-k eigenvectors against the non-private PCA of the clipped, centered "
-                         "rows, to first order: the noise the threshold kept and the entries it removed, from the released "
-                         "matrices and the public noise scale (post-processing); an approximation, not a bound: no interval")
-    if sd is None or not hasattr(E, "expected_subspace_error"):
+    if not hasattr(est, "subspace_expected_error"):
         return None, None, "None: no error bound from released values is derived for this covariance release"
-    shape = getattr(est, "noise_shape", "vecd")
-    e, iv = E.expected_subspace_error(E.debiased_spectrum(ev, sd)[0], k, sd / NOISE_SHAPES[shape].offdiag, shape)
-    if e >= _utility_level() * level: _utility_warning(_near_random(name, e, level, k, p))
-    return e, iv, ("E||P_hat - P||_F of the top-k eigenvectors against the non-private PCA of the clipped, centered rows, "
-                   "from the released covariance's eigenvalues and the public noise scale (post-processing)")
+    e, iv, note = est.subspace_expected_error(k)            # the estimator's, from released values only
+    if e is not None and e >= _utility_level() * level: _utility_warning(_near_random(name, e, level, k, p))
+    return e, iv, note
 
 
 # %% ../nbs/09_cli/00_cli.ipynb #e9e814f8

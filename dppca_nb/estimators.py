@@ -454,7 +454,7 @@ def _set_subspace(self, rel):
     if sp is not None and self._k_rule() is not None:
         k = min(self._choose_k(sp[0], sp[1], rel.extras["eigenvalues"], sp[2]), k)
     self.components_, self.n_components_ = np.ascontiguousarray(V[:, :k].T), int(k)
-    self.components_ordered_ = alg.ordered or "order_variances" in rel.extras
+    self.components_ordered_ = alg.ordered or "order_variances" in rel.extras or self.epsilon == math.inf   # exact PCA
     for name in _VARIANCE_ATTRIBUTES:
         if hasattr(self, name): delattr(self, name)
     if sp is not None: self._set_variances(sp[0][:k].copy(), sp[1], sp[0][k:])

@@ -306,3 +306,11 @@ def test_utility_warning_names_a_coarse_location_at_the_end_of_its_grid():
     assert est._location_at_edge == (0,)
     msgs = [str(x.message) for x in w if x.category is UtilityWarning]
     assert any("coarse location is at an end of its public grid in coordinate(s) [0]" in m for m in msgs), msgs
+
+
+def test_non_private_limit_is_ordered_for_every_method():
+    "epsilon = inf returns the exact PCA, in decreasing order of variance, also for the subspace-only mechanisms."
+    X = np.random.default_rng(0).normal(size=(500, 5)) * np.array([0.3, 0.2, 0.1, 0.05, 0.05])
+    for cls in (SmoothSensitivityPCA, PureDPSubspace):
+        est = cls(2, epsilon=np.inf).fit(X)
+        assert est.components_ordered_ and est.explained_variance_[0] >= est.explained_variance_[1], cls.__name__
