@@ -314,3 +314,14 @@ def test_non_private_limit_is_ordered_for_every_method():
     for cls in (SmoothSensitivityPCA, PureDPSubspace):
         est = cls(2, epsilon=np.inf).fit(X)
         assert est.components_ordered_ and est.explained_variance_[0] >= est.explained_variance_[1], cls.__name__
+
+
+def test_coordinate_counts_match_two_searches():
+    "The location's per-coordinate counts (one search, an equality check) equal the two searchsorted counts exactly."
+    from dppca_nb.privacy.centering import _coordinate_counts, location_grid
+    g = location_grid(10_000, None)
+    x = np.random.default_rng(0).normal(size=(3000, 7)) * 0.05
+    x[:50, 0], x[50:60, 3], x[60:70, 4], x[70:80, 5], x[80:90, 6] = g[100], g[0], np.nan, -1e9, 1e9
+    naive = np.stack([np.stack([np.bincount(np.searchsorted(g, x[:, j], side=s), minlength=g.size + 1)
+                                for j in range(7)]) for s in ("right", "left")], axis=1)
+    assert np.array_equal(_coordinate_counts(x, g), naive)

@@ -320,11 +320,13 @@ def location_grid(n: int, bounds=None) -> np.ndarray:
 def _coordinate_counts(x, grid):
     """Per column of the block x, for each grid point: (the values below it, the values at or below it), from the cell
     of each value (a fixed function of the value alone), shape (p, 2, len(grid) + 1) before the cumulative sum."""
-    out = []
-    for side in ("right", "left"):                           # cell: the grid points at or below / strictly below
-        idx = np.searchsorted(grid, x, side=side)
-        out.append(np.stack([np.bincount(idx[:, j], minlength=grid.size + 1) for j in range(x.shape[1])]))
-    return np.stack(out, axis=1)
+    idx = np.searchsorted(grid, x, side="right")             # cell: the grid points at or below the value
+    below = idx - ((idx > 0) & (grid[np.maximum(idx - 1, 0)] == x))   # strictly below: one less where it is a point
+    p, G = x.shape[1], grid.size + 1
+    off = np.arange(p) * G                                   # one bincount for every column
+    count = lambda i: np.bincount((i + off).ravel(), minlength=p * G).reshape(p, G)
+    return np.stack([count(idx), count(below)], axis=1)
+
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #318aa5fe
 def location_contract(n: int, p: int, epsilon: float, *, bounds=None) -> Contract:
