@@ -359,3 +359,24 @@ def test_clipping_warning_hidden_at_fit_even_after_the_filters_were_reset():
     assert not [w for w in hidden if issubclass(w.category, ClippingWarning)]
     assert len([w for w in shown if issubclass(w.category, ClippingWarning)]) == 1
     assert len([w for w in every if issubclass(w.category, ClippingWarning)]) == 1
+
+
+# --- a private clipping bound on rows of equal norms --------------------------------------------------------------
+
+@pytest.mark.parametrize("norm, bounds", [(1.0, None), (1e-3, (1e-5, 10.0))])
+def test_private_radius_of_equal_norm_rows_is_their_norm(norm, bounds):
+    """Rows of one norm (unit-norm rows, the common case): the private radius draws the norms' cell, whose score is 0
+    while every other cell scores n / 2 at the median, so another cell has probability at most K e^{-eps_r n / 4}
+    (eps_r = 0.1 x 1 = 0.1, n = 2000: K e^-50 < 1e-18 per fit). The estimator clips at radius_factor times the cell's
+    upper end: within a factor e^{1/64} above radius_factor x the norm, at every seed."""
+    from dppca_nb.estimators import AnalyzeGaussPCA
+    from dppca_nb.privacy.centering import check_radius_bounds, radius_grid
+    X = np.random.default_rng(11).normal(size=(2000, 4))
+    X *= norm / np.linalg.norm(X, axis=1, keepdims=True)
+    w, K = radius_grid(check_radius_bounds(bounds, 4))[1:]
+    assert K * math.exp(-0.1 * 2000 / 4) < 1e-18
+    for s in range(6):
+        est = AnalyzeGaussPCA(2, epsilon=1.0, delta=1e-6, centering="none", radius="private", radius_bounds=bounds,
+                              random_state=s).fit(X)
+        assert est.radius_factor == 2.0
+        assert 0 <= math.log(est.radius_ / (est.radius_factor * norm)) <= w * (1 + 1e-9), est.radius_

@@ -1,9 +1,11 @@
-"""The private radius and the private coarse location at the ends of their public ranges.
+"""The private radius and the private coarse location at the ends of their public ranges, and the radius on norms
+that all lie in one cell.
 
-Norms (or a coordinate's values) beyond the public range are counted in the end cell, and the end point stands for
-that cell: it is drawn with the probability its score gives, 1 / (1 + (points - 1) e^{-epsilon gap / 2}), where gap
-is the score of every other point. Elsewhere the scores, and so the draws for the same seed, are the ones of
-|c_j - T| (radius) and max(b_j, a_j) (location).
+The radius scores each cell j of the public grid by the distance from the target rank T to the counts at its ends,
+[c_j, c_{j+1}] (0 when the quantile falls in the cell), and releases the cell's upper end (the end cells: the ends of
+the range). Norms (or a coordinate's values) beyond the public range are counted in the end cell, which is drawn with
+the probability its score gives, 1 / (1 + (cells - 1) e^{-epsilon gap / 2}), gap the score of every other cell; norms
+all equal (or in one cell) draw their own cell the same way. The location keeps the scores max(b_j, a_j).
 """
 import math
 import warnings
@@ -12,27 +14,28 @@ import numpy as np
 import pytest
 
 from dppca_nb.privacy.centering import (PrivateLocationWarning, _coordinate_counts, _exact_exponential_index,
-                                        _radius_scores, location_grid, norm_histogram, plan_centered, plan_private_location,
-                                        private_location_rows, private_radius_from_histogram, radius_grid,
-                                        radius_grid_value)
+                                        _radius_scores, check_radius_bounds, location_grid, log_norm_cells, norm_histogram,
+                                        plan_centered, plan_private_location, plan_private_radius, private_location_rows,
+                                        private_radius_from_histogram, radius_cell_point, radius_grid, radius_grid_value)
 from dppca_nb.privacy.releases import plan_second_moment
 
 B = (0.01, 0.5)
 K = radius_grid(B)[2]
 
 
-def _old_scores(counts, q):
-    "The scores before the end rule: |c_j - T| at every point."
-    h = np.asarray(counts, dtype=np.int64)
-    m = int(h.sum())
-    d = np.abs(np.concatenate([[0], np.cumsum(h[:-1])]) - round(2 * q * m) / 2)
+def _cell_scores_by_hand(norms, bounds, q):
+    "max(0, c_j - T, T - c_{j+1}) from each norm's cell, c_j = #(cell < j), c_{j+1} = #(cell <= j): no cumulative sums."
+    lo, hi = bounds
+    cell = log_norm_cells(np.log(np.clip(norms, lo, hi)), radius_grid(bounds))
+    T = round(2 * q * len(norms)) / 2
+    d = np.array([max(0.0, np.sum(cell < j) - T, T - np.sum(cell <= j)) for j in range(radius_grid(bounds)[2] + 1)])
     return d - d.min()
 
 
 def _end_share(norm, m, eps, draws, seed=0):
     rng = np.random.default_rng(seed)
     h = norm_histogram(np.full(m, norm), B)
-    return [private_radius_from_histogram(h, eps, bounds=B, random_state=rng).diagnostics["grid_point"]
+    return [private_radius_from_histogram(h, eps, bounds=B, random_state=rng).diagnostics["cell"]
             for _ in range(draws)]
 
 
@@ -42,14 +45,14 @@ def _binomial_ok(hits, draws, prob, sds=5.0):
 
 @pytest.mark.parametrize("norm, end", [(1.0, K), (1e-4, 0)])
 def test_norms_beyond_an_end_draw_that_end_with_the_scores_probability(norm, end):
-    # m = 20 norms, T = 10: the end scores 0, every other point 10 (above: c_j = 0; below: m - T = 10), so
+    # m = 20 norms, T = 10: the end cell scores 0, every other cell 10 (below the norms: [0, 0]; above: [20, 20]), so
     # P(end) = 1 / (1 + K e^{-epsilon 10 / 2}) = 0.372 at epsilon 1 (K = 251); 2000 draws, 5 binomial sd (108)
-    D, m = _radius_scores(norm_histogram(np.full(20, norm), B), 0.5, end_cells=True)
+    D, m = _radius_scores(norm_histogram(np.full(20, norm), B), 0.5, cells=True)
     assert m == 20 and D[end] == 0 and set(np.delete(D, end)) == {10.0}
     p_end = 1 / (1 + K * math.exp(-1.0 * 10 / 2))
     got = _end_share(norm, 20, 1.0, 2000)
     assert _binomial_ok(sum(j == end for j in got), 2000, p_end), (sum(j == end for j in got), p_end)
-    # the rest is uniform over the other K points, about 5 draws each: above 20 has Poisson(5) probability < 1e-6
+    # the rest is uniform over the other K cells, about 5 draws each: above 20 has Poisson(5) probability < 1e-6
     others = np.bincount([j for j in got if j != end], minlength=K + 1)
     assert others[end] == 0 and others.max() <= 20
     # 200 norms at epsilon 1.5: any other point has probability <= K e^{-75} < 1e-30: the end at every seed
@@ -59,32 +62,80 @@ def test_norms_beyond_an_end_draw_that_end_with_the_scores_probability(norm, end
     assert value == radius_grid_value(end, B) and math.isclose(value, B[1] if end else B[0], rel_tol=1e-12)
 
 
-def test_scores_and_draws_unchanged_inside_the_range():
+def test_cell_scores_and_draws_inside_the_range():
     rng = np.random.default_rng(1)
     for m, q in ((50, 0.5), (1000, 0.5), (301, 0.9), (77, 0.1)):
-        z = np.exp(rng.uniform(math.log(0.012), math.log(0.45), m))       # above cell 0, below hi
+        z = np.exp(rng.uniform(math.log(0.005), math.log(0.8), m))        # some beyond either end
         h = norm_histogram(z, B)
-        assert h[0] == 0 and h[-1] == 0
-        np.testing.assert_array_equal(_radius_scores(h, q, end_cells=True)[0], _old_scores(h, q))
-        for s in range(10):                                               # the same seed draws the same point
-            j = private_radius_from_histogram(h, 0.7, quantile=q, bounds=B, random_state=s).diagnostics["grid_point"]
-            assert j == _exact_exponential_index(_old_scores(h, q), 0.7 / 2, np.random.default_rng(s))
-    # with some norms beyond hi but the quantile inside the range, still the former scores
-    z = np.r_[np.exp(rng.uniform(math.log(0.02), math.log(0.3), 80)), np.full(20, 9.0)]
+        D = _radius_scores(h, q, cells=True)[0]
+        np.testing.assert_array_equal(D, _cell_scores_by_hand(z, B, q))
+        assert D.min() == 0 and (D == 0).sum() <= 2                       # T is in one cell (two if on a shared end)
+        for s in range(10):                                               # the cell drawn, released at its upper end
+            r = private_radius_from_histogram(h, 0.7, quantile=q, bounds=B, random_state=s)
+            i = _exact_exponential_index(D, 0.7 / 2, np.random.default_rng(s))
+            assert (r.diagnostics["cell"], r.diagnostics["grid_point"]) == (i, radius_cell_point(i, K))
+            assert r.value == radius_grid_value(radius_cell_point(i, K), B)
+    assert [radius_cell_point(j, K) for j in (0, 1, 2, K - 1, K)] == [0, 2, 3, K, K]
+
+
+@pytest.mark.parametrize("norm, bounds", [(1.0, None), (1e-3, None), (1.0, B), (1e-3, (1e-5, 1e2)), (0.3, (1e-5, 1e2))])
+def test_equal_norms_release_their_own_cell(norm, bounds):
+    # m equal norms in cell j: D_j = 0, every other cell T or m - T = m / 2 (q = 1/2, m even), so
+    # P(another cell) = K e^{-eps m / 4} / (1 + K e^{-eps m / 4}); the cell's point is its upper end (the end cells: the
+    # range's ends), within one cell (a factor e^{w} <= e^{1/64}) of the norm
+    bnd = check_radius_bounds(bounds)
+    k_, w = radius_grid(bnd)[2], radius_grid(bnd)[1]
+    h = norm_histogram(np.full(2000, norm), bnd)
+    rng = np.random.default_rng(0)
+    vals = np.array([private_radius_from_histogram(h, 0.1, bounds=bnd, random_state=rng).value for _ in range(300)])
+    assert k_ * math.exp(-0.1 * 2000 / 4) < 1e-18                         # 300 draws: all in the cell
+    target = min(max(norm, bnd[0]), bnd[1])                               # the norm, clipped to the range
+    assert (np.abs(np.log(vals / target)) <= w * (1 + 1e-9)).all(), np.unique(vals)
+    # a borderline budget: m = 100 at epsilon 0.3, P(the cell) = 1 / (1 + K e^{-7.5}); 400 draws, 5 binomial sd
+    h = norm_histogram(np.full(100, norm), bnd)
+    cells = [private_radius_from_histogram(h, 0.3, bounds=bnd, random_state=rng).diagnostics["cell"] for _ in range(400)]
+    own = int(np.flatnonzero(h)[0])
+    p_own = 1 / (1 + k_ * math.exp(-0.3 * 50 / 2))
+    assert _binomial_ok(sum(c == own for c in cells), 400, p_own), (sum(c == own for c in cells), p_own)
+
+
+def test_norms_in_one_cell_and_the_point_scores_draw_anywhere():
+    # distinct norms inside one cell [e^{t_j}, e^{t_{j+1}}): the same scores as equal norms, the cell's upper end
+    a, w, k_ = radius_grid(B)
+    j = 100
+    z = np.exp(a + (j + np.random.default_rng(4).uniform(0.01, 0.99, 500)) * w)
     h = norm_histogram(z, B)
-    np.testing.assert_array_equal(_radius_scores(h, 0.5, end_cells=True)[0], _old_scores(h, 0.5))
+    assert h[j] == 500
+    D = _radius_scores(h, 0.5, cells=True)[0]
+    assert D[j] == 0 and set(np.delete(D, j)) == {250.0}
+    vals = {private_radius_from_histogram(h, 0.2, bounds=B, random_state=s).value for s in range(50)}
+    assert vals == {radius_grid_value(j + 1, B)} and z.max() < radius_grid_value(j + 1, B)   # above every norm
+    # the point scores |c_j - T| (kept by callers that score points) are flat there: every point T
+    assert set(_radius_scores(h, 0.5)[0]) == {0.0}
 
 
-def test_end_rule_keeps_sensitivity_one():
+def test_plan_releases_factor_times_the_cell_point():
+    X = np.random.default_rng(6).normal(size=(3000, 5))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)                        # unit rows: every norm 1
+    pl = plan_private_radius(3000, 5, 0.1, factor=2.0)
+    bnd = check_radius_bounds(None, 5)
+    w = radius_grid(bnd)[1]
+    for s in range(20):
+        r = pl.release(X, s)
+        assert 0 <= math.log(r.value / 2.0) <= w * (1 + 1e-9), r.value  # 2 x the upper end of the norm's cell
+
+
+def test_cell_scores_keep_sensitivity_one():
     # replace one norm by anything (beyond either end included): every log-probability moves by at most epsilon
     eps = 0.8
     rng = np.random.default_rng(2)
     for base in (np.exp(rng.uniform(math.log(0.003), math.log(2.0), 40)), np.full(40, 1.0), np.full(40, 1e-3),
-                 np.r_[np.full(20, 1e-3), np.full(20, 3.0)]):
-        for v in (1e-9, 0.0101, 0.05, 0.499, 0.5, 0.51, 1e6):
-            other = base.copy(); other[int(rng.integers(40))] = v
+                 np.r_[np.full(20, 1e-3), np.full(20, 3.0)], np.full(40, 0.05), np.full(41, 0.05),
+                 np.r_[np.full(20, 0.05), np.full(20, 0.0505)]):
+        for v in (1e-9, 0.0101, 0.05, 0.0502, 0.0505, 0.499, 0.5, 0.51, 1e6):
+            other = base.copy(); other[int(rng.integers(len(base)))] = v
             lp = [-eps / 2 * D - np.log(np.exp(-eps / 2 * D).sum())
-                  for D in (_radius_scores(norm_histogram(z, B), 0.5, end_cells=True)[0] for z in (base, other))]
+                  for D in (_radius_scores(norm_histogram(z, B), 0.5, cells=True)[0] for z in (base, other))]
             assert np.abs(lp[0] - lp[1]).max() <= eps + 1e-12
 
 

@@ -25,7 +25,7 @@ from .contract import Contract, Plan, Release
 # %% auto #0
 __all__ = ['DEFAULT_RADIUS_RANGE', 'RADIUS_CELLS_PER_E', 'DEFAULT_LOCATION_RANGE', 'mean_contract', 'mean_noise_sd',
            'plan_private_mean', 'private_mean', 'check_radius_bounds', 'radius_grid', 'radius_grid_value',
-           'log_norm_cells', 'norm_histogram', 'radius_lattice_note', 'quantile_contract',
+           'log_norm_cells', 'norm_histogram', 'radius_cell_point', 'radius_lattice_note', 'quantile_contract',
            'private_radius_from_histogram', 'radius_contract', 'row_norm_histogram', 'plan_private_radius',
            'PrivateRadiusWarning', 'private_radius_rows', 'location_cells_per_e', 'location_grid', 'location_contract',
            'plan_private_location', 'PrivateLocationWarning', 'private_location_rows', 'order_contract', 'plan_order',
@@ -188,18 +188,22 @@ def _exact_exponential_index(D, half_eps: float, rng, rel=_EM_REL) -> int:
     return j
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #e2174b78
-def _radius_scores(counts, quantile: float, end_cells: bool = False):
-    """(D, m): D_j = d_j - min_i d_i (exact half-integers), d_j = |c_j - T| with c_j the counts below grid point j and
-    T = q m to the nearest half. `end_cells` (the private radius): an end point stands for its end cell, where the
-    norms beyond the range are counted: d_0 = max(0, T - c_1), d_K = max(0, c_K - T) (0 when T lies in that cell).
-    Each d_j moves by at most as much as the counts c."""
+def _radius_scores(counts, quantile: float, cells: bool = False):
+    """(D, m): D_j = d_j - min_i d_i (exact half-integers), T = q m to the nearest half, c_j the counts below grid
+    point j (c_0 = 0, c_{K+1} = m). `cells` (the private radius): index j is cell j, [c_j, c_{j+1}] the counts at its
+    ends, d_j = max(0, c_j - T, T - c_{j+1}) (0 when the quantile falls in that cell; the end cells hold the norms
+    beyond the range). Otherwise (a point): d_j = |c_j - T|. Each d_j moves by at most as much as the counts c."""
     h = np.asarray(counts, dtype=np.int64)
     m = int(h.sum())
     below = np.concatenate([[0], np.cumsum(h[:-1])])           # c_0 = 0, ..., c_K = the norms in cells below K
     T = round(2 * quantile * m) / 2
-    d = np.abs(below - T)
-    if end_cells: d[0], d[-1] = max(0.0, T - below[1]), max(0.0, below[-1] - T)   # T in [0, c_1] or in [c_K, m]
+    if cells: d = np.maximum(np.maximum(below - T, T - (below + h)), 0.0)   # distance from T to [c_j, c_{j+1}]
+    else: d = np.abs(below - T)
     return d - d.min(), m
+
+def radius_cell_point(j: int, K: int) -> int:
+    "The grid point released for cell j of K + 1: its upper end j + 1, but the end cells release the ends 0 and K."
+    return 0 if j == 0 else min(j + 1, K)
 
 def radius_lattice_note(bounds, factor: float = 1.0) -> str:
     "The released values of a private radius on `bounds`, in words (for contracts): which function of the drawn grid point."
@@ -226,11 +230,11 @@ def quantile_contract(m: int, epsilon: float, *, quantile: float = 0.5, bounds, 
 def private_radius_from_histogram(counts, epsilon: float, *, quantile: float = 0.5, bounds, factor: float = 1.0,
                                   random_state=None, contract: Contract | None = None) -> Release:
     """epsilon-DP (replace-one) `factor` x the `quantile` of m norms from their cell counts on the public grid of `bounds`
-    (`norm_histogram`): the exponential mechanism over the grid points, utility -|c_j - q m| (at the two end points:
-    0 when q m falls in their end cell, `_radius_scores`), drawn exactly.
+    (`norm_histogram`): the exponential mechanism over the K + 1 cells, utility minus the distance from q m to the
+    cell's counts (`_radius_scores`), drawn exactly, released at the cell's point (`radius_cell_point`).
 
-    Returns a Release: the value `factor * radius_grid_value(j, bounds)`; the drawn point and the utility's best point
-    are curator-only diagnostics."""
+    Returns a Release: the value `factor * radius_grid_value(radius_cell_point(cell, K), bounds)`; the drawn cell, its
+    point and the best cell's point are curator-only diagnostics."""
     lo, hi = check_radius_bounds(bounds, name="bounds")
     K = radius_grid((lo, hi))[2]
     h = np.asarray(counts)
@@ -238,9 +242,11 @@ def private_radius_from_histogram(counts, epsilon: float, *, quantile: float = 0
         raise ValueError(f"counts: expected {K + 1} non-negative integer counts (the cells of radius_grid(bounds)), "
                          f"got shape {h.shape} and dtype {h.dtype}")
     c = contract or quantile_contract(int(h.sum()), epsilon, quantile=quantile, bounds=(lo, hi), factor=factor)
-    D, m = _radius_scores(h, quantile, end_cells=True)
-    j = _exact_exponential_index(D, c.epsilon / 2, as_generator(random_state))
-    return Release(float(factor) * radius_grid_value(j, (lo, hi)), c, {"grid_point": j, "best_grid_point": int(np.argmin(D))})
+    D, m = _radius_scores(h, quantile, cells=True)
+    i = _exact_exponential_index(D, c.epsilon / 2, as_generator(random_state))
+    j = radius_cell_point(i, K)
+    return Release(float(factor) * radius_grid_value(j, (lo, hi)), c,
+                   {"cell": i, "grid_point": j, "best_grid_point": radius_cell_point(int(np.argmin(D)), K)})
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #027c6991
 def radius_contract(n: int, p: int, epsilon: float, *, quantile: float = 0.5, factor: float = 2.0, bounds=None,
