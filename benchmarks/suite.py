@@ -73,6 +73,8 @@ def run_limited(fn, *args, limit_s: float = 60.0, memory_gb: float | None = None
             lim = int(memory_gb * 2**30)
             resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
         try:
+            from dppca_nb.privacy.accounting import PrivacyAccountant, set_default_accountant
+            set_default_accountant(PrivacyAccountant())               # the child's own ledger (a ledger stays in its process)
             t = time.perf_counter(); v = fn(*args, **kwargs)
             send.send(("ok", v, time.perf_counter() - t))
         except ImportError as e: send.send(("not installed", str(e), None))
