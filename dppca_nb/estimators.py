@@ -647,28 +647,29 @@ def _order_noise_sd(self) -> float:
     oc = order_contract(c.n, c.k, c.epsilon, c.delta, radius=getattr(self, "radius_", 1.0))
     return oc.noise_scale * (math.sqrt(2) if oc.delta == 0 else 1.0)      # Laplace of scale b: sd b sqrt 2
 
-def _simulated_expected_error(self, sp, rel) -> tuple:
-    """(expected error, (lo, hi), note), simulated at the released variances along the components and their total; where
-    the k-th gap is within 2 sd of the ordering step's noise, also at variances 2 sd higher: a prediction only if both
-    are near the random level (noise either way), else (None, None, why)."""
-    alg, p, k, n = self._algorithm(), self.n_features_in_, self.n_components_, self.n_samples_
-    if n * p > SIMULATION_MAX_ENTRIES:
-        return None, None, f"None: {alg.key}'s error is simulated on n x p rows, and n p exceeds SIMULATION_MAX_ENTRIES"
-    w = np.asarray(sp[0], dtype=np.float64)[:k]
-    rest, sd, c = max(sp[1] - float(w.sum()), 0.0) / (p - k), _order_noise_sd(self), rel.extras["main_contract"]
-    opts = {a: getattr(self, a) for a in alg.options} | ({"radius": self.radius_} if _clips(alg) else {})
-    run = lambda v: simulated_subspace_error(alg, np.r_[v, np.full(p - k, rest)], n, k, c.epsilon, c.delta, options=opts)
-    e, iv = run(w)
-    note = (f"E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, simulated: {alg.key} run on "
-            "Gaussian rows of the released variances and total (post-processing); the interval is the simulations' range")
-    if w[-1] - rest >= 2 * sd: return e, iv, note
-    e_hi, iv_hi = run(w + 2 * sd)                            # the variances as large as their noise allows
-    if e_hi >= UTILITY_LEVEL * random_subspace_level(p, k): return e, (min(iv[0], iv_hi[0]), iv[1]), note + (
-        "; near the random level even at variances 2 sd above those released")
+def _unless_unresolved(self, sp, predict) -> tuple:
+    """(e, iv, note's end) of predict(sp) -> (e, iv) at the ordering step's variances; where their k-th gap is within 2 sd
+    of that step's noise, also at variances 2 sd higher: kept only if both are near the random level, else (None, None, why)."""
+    p, k = self.n_features_in_, self.n_components_
+    w, sd = np.asarray(sp[0], dtype=np.float64)[:k], _order_noise_sd(self)
+    e, iv = predict(sp)
+    if k >= p or w[-1] - max(sp[1] - float(w.sum()), 0.0) / (p - k) >= 2 * sd: return e, iv, ""
+    e_hi, iv_hi = predict((w + 2 * sd, sp[1] + 2 * sd * k, sp[2], sp[3]))   # as large as their noise allows, same rest
+    if e_hi >= UTILITY_LEVEL * random_subspace_level(p, k):
+        return e, iv if iv is None else (min(iv[0], iv_hi[0]), iv[1]), "; near the random level even 2 sd above"
     return None, None, (f"None: the variances released along the components do not stand above the ordering step's "
-                        f"noise (sd {sd:.3g}), and the simulated error at them ({e:.3g}) and 2 sd above ({e_hi:.3g}) "
-                        "disagree: " + ("a public radius closer to the rows' norms, or " if _clips(alg) else "")
-                        + "a larger order_share would resolve them")
+                        f"noise (sd {sd:.3g}), and the expected error at them ({e:.3g}) and 2 sd above ({e_hi:.3g}) "
+                        "disagree: " + ("a public radius closer to the rows' norms, or " if _clips(self._algorithm())
+                                        else "") + "a larger order_share would resolve them")
+
+def _simulated_expected_error(self, sp, rel) -> tuple:
+    "(expected error, (lo, hi)), simulated at the released variances along the components and their total."
+    alg, p, k, n = self._algorithm(), self.n_features_in_, self.n_components_, self.n_samples_
+    opts = {a: getattr(self, a) for a in alg.options} | ({"radius": self.radius_} if _clips(alg) else {})
+    c = rel.extras["main_contract"]
+    w = np.asarray(sp[0], dtype=np.float64)[:k]
+    rest = max(sp[1] - float(w.sum()), 0.0) / (p - k)
+    return simulated_subspace_error(alg, np.r_[w, np.full(p - k, rest)], n, k, c.epsilon, c.delta, options=opts)
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #c6b497ce
 def _assess(self, sp, rel):
@@ -682,19 +683,30 @@ def _assess(self, sp, rel):
         self.expected_error_note_ = ("E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, from the "
                                      "released eigenvalues and the public noise scale (post-processing)")
     elif sp is not None and alg.key == "smooth_sensitivity_pca" and k < self.n_features_in_:
-        self.expected_error_, self.expected_error_interval_ = _smooth_expected_error(self, sp, rel)
-        self.expected_error_note_ = ("E||P_hat - P||_F against the exact top-k frame of the clipped, centered rows, from "
-                                     "the released variances and total (the private eigengap) and the public constants")
+        e, iv, end = _unless_unresolved(self, sp, lambda s: _smooth_expected_error(self, s, rel))
+        self.expected_error_, self.expected_error_interval_ = e, iv
+        self.expected_error_note_ = end if e is None else (
+            "E||P_hat - P||_F against the exact top-k frame of the clipped, centered rows, from the released variances "
+            "and total (the private eigengap) and the public constants" + end)
     elif sp is not None and alg.key in ("pure_dp_pca", "pure_dp_subspace"):
-        self.expected_error_ = _exponential_expected_error(self, sp, rel)
-        self.expected_error_note_ = ("E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, to first "
-                                     "order in the exponential mechanism's draws, from the released variances and the "
-                                     "public exponents (post-processing); an approximation, not a bound: no interval")
+        f = lambda s: (_exponential_expected_error(self, s, rel), None)
+        e, _, end = _unless_unresolved(self, sp, f) if "order_variances" in rel.extras else (*f(sp), "")
+        self.expected_error_ = e
+        self.expected_error_note_ = end if e is None else (
+            "E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, to first order in the "
+            "exponential mechanism's draws, from the released variances and the public exponents (post-processing); "
+            "an approximation, not a bound: no interval" + end)
     elif (f := _NOISY_MATRIX_ERRORS.get(alg.key)) and (r := f(self, rel)) is not None:
         self.expected_error_, self.expected_error_interval_, self.expected_error_note_ = r
+    elif sp is not None and alg.simulate_error and k < self.n_features_in_ and self.n_samples_ * self.n_features_in_ > SIMULATION_MAX_ENTRIES:
+        self.expected_error_note_ = f"None: {alg.key}'s error is simulated on n x p rows, and n p exceeds SIMULATION_MAX_ENTRIES"
     elif sp is not None and alg.simulate_error and k < self.n_features_in_:
-        self.expected_error_, self.expected_error_interval_, self.expected_error_note_ = _simulated_expected_error(
-            self, sp, rel)
+        e, iv, end = _unless_unresolved(self, sp, lambda s: _simulated_expected_error(self, s, rel))
+        self.expected_error_, self.expected_error_interval_ = e, iv
+        self.expected_error_note_ = end if e is None else (
+            f"E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, simulated: {alg.key} run on "
+            "Gaussian rows of the released variances and total (post-processing); the interval is the simulations' range"
+            + end)
     elif sp is not None:
         self.expected_error_note_ = (f"None: {alg.key}'s subspace comes from a mechanism without an error bound "
                                      "in theory.error_bounds (its variances are released with noise of their own)")
@@ -740,7 +752,8 @@ def _warn_utility(self, sp):
         why.append(f"its expected error {e:.3g}" + ("" if iv is None else f" (interval {iv[0]:.3g} to {iv[1]:.3g})")
                    + f" is at or near the {level:.3g} of a random {k}-dimensional "
                    f"subspace of R^{p}; {_utility_advice(self, e, level)} would change that")
-    m = None if sp is None or self._algorithm().simulate_error else int(sp[2][:k].sum())   # (not the ordering step's noise)
+    ordering = sp is not None and sp[3] is None and not self._algorithm().eigenvalues   # the ordering step's variances
+    m = None if sp is None or ordering else int(sp[2][:k].sum())         # (whose noise is not the components')
     if m is not None and m < k:
         why.append(f"only {m} of its {k} components stand above the noise (the others are directions the noise chose)"
                    + (f": fewer components (n_components={m}) would keep the resolved ones" if m else ""))

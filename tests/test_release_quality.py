@@ -67,8 +67,10 @@ def test_pure_expected_error_within_a_factor_two_of_the_measured():
             Y = X - f.mean_
             Y = Y * np.minimum(1, f.radius_ / np.linalg.norm(Y, axis=1))[:, None]
             meas.append(subspace_distance(f.components_.T, top_k_eigvecs(Y.T @ Y, 2)))
-        e = np.mean([f.expected_error_ for f in fits])
-        assert 0.5 < e / np.mean(meas) < 2 and fits[0].expected_error_interval_ is None, (cls.__name__, e, np.mean(meas))
+        pairs = [(m, f.expected_error_) for m, f in zip(meas, fits) if f.expected_error_ is not None]
+        assert len(pairs) >= 3, [f.expected_error_note_ for f in fits]     # (the ordering step's noise may hide a gap)
+        m, e = np.mean(pairs, axis=0)
+        assert 0.5 < e / m < 2 and fits[0].expected_error_interval_ is None, (cls.__name__, e, m)
 
 
 def _utility_messages(fit):
