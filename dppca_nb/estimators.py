@@ -23,7 +23,7 @@ from .privacy.contract import Contract, Plan, Release
 from .privacy.mechanisms import NOISE_SHAPES
 from .privacy.centering import (plan_centered, mean_noise_sd, fit_ledger, ClippingWarning,
                                         check_radius_bounds, order_contract)
-from .backends.statistics import is_dask, check_rows
+from .backends.statistics import is_dask, check_rows, clip_rows
 from .algorithms.registry import Algorithm, algorithms, get_algorithm, parameter, Parameter
 from .theory.error_bounds import noise_moments, no_sampling, noisy_top_k_bounds
 
@@ -619,9 +619,6 @@ def simulation_reps(n: int, p: int) -> int:
     "Simulations behind one prediction: 8 where n p <= 10^5 (small tables, whose errors spread most), 3 up to 10^6, else 2."
     return 8 if n * p <= 10 ** 5 else 3 if n * p <= 10 ** 6 else 2
 
-def _clipped(Z, R):
-    return Z if R is None else Z * np.minimum(1.0, R / np.maximum(np.linalg.norm(Z, axis=1), 1e-300))[:, None]
-
 def simulated_subspace_error(alg, spectrum, n: int, k: int, epsilon: float, delta: float, *, options=None,
                              reps: int | None = None, random_state=0) -> tuple:
     """(mean, (min, max)) of ||P_hat - P||_F over `reps` runs of registered algorithm `alg` (or its name) at (epsilon,
@@ -636,7 +633,7 @@ def simulated_subspace_error(alg, spectrum, n: int, k: int, epsilon: float, delt
     Q, plan, errs = np.linalg.qr(rng.standard_normal((p, p)))[0], alg.plan(n, p, k, epsilon, delta, **opts), []
     for _ in range(reps):
         Z = (rng.standard_normal((n, p)) * np.sqrt(s)) @ Q.T       # Gaussian rows of the spectrum, random axes
-        Y = _clipped(Z, opts.get("radius"))
+        Y = Z if opts.get("radius") is None else clip_rows(Z, opts["radius"])[0]
         errs.append(subspace_distance(plan.release(Z, rng).value, top_k_eigvecs(Y.T @ Y, k)))
     return float(np.mean(errs)), (float(min(errs)), float(max(errs)))
 
@@ -698,8 +695,8 @@ def _assess(self, sp, rel):
             "an approximation, not a bound: no interval" + end)
     elif (f := _NOISY_MATRIX_ERRORS.get(alg.key)) and (r := f(self, rel)) is not None:
         self.expected_error_, self.expected_error_interval_, self.expected_error_note_ = r
-    elif sp is not None and alg.simulate_error and k < self.n_features_in_ and self.n_samples_ * self.n_features_in_ > SIMULATION_MAX_ENTRIES:
-        self.expected_error_note_ = f"None: {alg.key}'s error is simulated on n x p rows, and n p exceeds SIMULATION_MAX_ENTRIES"
+    elif sp is not None and alg.simulate_error and self.n_samples_ * self.n_features_in_ > SIMULATION_MAX_ENTRIES:
+        self.expected_error_note_ = f"None: {alg.key}'s error is simulated on n x p rows; n p exceeds SIMULATION_MAX_ENTRIES"
     elif sp is not None and alg.simulate_error and k < self.n_features_in_:
         e, iv, end = _unless_unresolved(self, sp, lambda s: _simulated_expected_error(self, s, rel))
         self.expected_error_, self.expected_error_interval_ = e, iv
