@@ -251,11 +251,6 @@ DESIGNS_OF = {"AnalyzeGaussPCA": ("anchors", "shifted_t", "covtype_sample_raw", 
               "LocalSparsePCA": ("anchors",)}
 
 
-def _cheap_for(est, dname, label):
-    "Skip the grid points that cannot run (PureDPSubspace at k = 5)."
-    return True
-
-
 # ---------------------------------------------------------------------------------------------------------- output
 def _done(path):
     if not Path(path).exists(): return set()
@@ -797,7 +792,7 @@ def summary_table(rows, section="grid", default_label="defaults", proposed=PROPO
         best = min(ok, key=lambda r: r["error"])
         prop = next((r for r in ok if r["label"] == proposed), None)
         cell = lambda r: "–" if r is None else f"{r['error']:.3f} ± {r['error_sd']:.3f}" + (" (warned)" if r.get("warned") else "")
-        ratio = lambda r: "–" if r is None else f"{r['error'] / best['error']:.2f}"
+        ratio = lambda r, b=best: "–" if r is None else f"{r['error'] / b['error']:.2f}"
         L.append(f"| {est} | {dname} | {eps:g} | {cell(dflt)} | {best['error']:.3f} ± {best['error_sd']:.3f} ({best['label']}) | "
                  f"{ratio(dflt)} | {cell(prop)} | {ratio(prop)} | {best['random_level']:.2f} |")
     return L
