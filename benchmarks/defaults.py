@@ -749,6 +749,7 @@ EXTRA = {"AnalyzeGaussPCA": [("radius=private, f 1, mean_share .2", dict(R_PRIV,
          "PureDPPCA": [("mean_radius=private (R = 2)", dict(mean_radius="private")),
                        ("radius=private, q .25 f 1", dict(R_PRIV, radius_quantile=0.25, radius_factor=1.0))],
          "SmoothSensitivityPCA": [("radius=private, q .25 f 1", dict(R_PRIV, radius_quantile=0.25, radius_factor=1.0)),
+                                  ("centering none, R = 1", dict(centering="none", radius=1.0)),
                                   ("radius=private, f .75", dict(R_PRIV, radius_factor=0.75))]}
 
 
