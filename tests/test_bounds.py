@@ -156,3 +156,19 @@ def test_rate_tables_are_keyed_by_registry_keys():
     from dppca_nb.algorithms.registry import algorithms
     named = {r.estimators for r in rb.RATES.values()} - {"every"}
     assert named and named <= set(algorithms()), sorted(named - set(algorithms()))
+
+
+# ---- same inputs, same numbers ----------------------------------------------------------------------------------------
+
+def test_the_reference_grid_is_unchanged():
+    """Every bound on a fixed grid of settings and options (and the rates and study predictions that read a noise
+    scale) equals, bit for bit, the reference written before the theory layer was split into a module per mechanism
+    and its noise scales were read from the plans (tests/_bounds_grid.py)."""
+    import json
+    import math
+    from _bounds_grid import REFERENCE, compute
+    ref, now = json.loads(REFERENCE.read_text()), json.loads(json.dumps(compute()))
+    assert len(now["bounds"]) == len(ref["bounds"]) >= 30
+    for r, b in zip(ref["bounds"], now["bounds"]):
+        assert b == r or (math.isnan(r["lower"]) and math.isnan(b["lower"])), (r["call"][:6], r, b)
+    assert now["extra"] == ref["extra"]
