@@ -536,8 +536,9 @@ def minimax_verdict(mean: float, se: float, lower: float) -> str:
 
 # %% ../../nbs/07_experiments/00_registry.ipynb #8b9d6eb3
 def _source_digest(module) -> str:
-    "A digest of a module's source: a cached bound is reused only while its formulas are unchanged."
-    return hashlib.sha1(Path(module.__file__).read_bytes()).hexdigest()[:16]
+    "A digest of a module's source (a package: of every module in it): a cached bound is reused only while its formulas are unchanged."
+    files = sorted(Path(module.__file__).parent.glob("*.py")) if module.__file__.endswith("__init__.py") else [Path(module.__file__)]
+    return hashlib.sha1(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
 
 def _bound_key(kwargs: dict, module) -> str:
     plain = {k: (np.asarray(v).tolist() if isinstance(v, (np.ndarray, list, tuple)) else v) for k, v in kwargs.items()}
@@ -559,7 +560,7 @@ def _cached(kind: str, kwargs: dict, module, compute, cache_dir=None) -> dict:
 # %% ../../nbs/07_experiments/00_registry.ipynb #5a1c002a
 def cached_error_bounds(bound: dict, cache_dir=None) -> dict:
     "`error_bounds(**bound)` as a dict (method, lower, upper, lower_class, conditions_hold, notes), cached on disk."
-    import dppca_nb.theory.error_bounds as eb
+    import dppca_nb.theory.bounds as eb
     def compute(**kw):
         b = eb.error_bounds(**kw)
         return dict(method=b.method, lower=float(b.lower), upper=float(b.upper), lower_class=b.lower_class,
