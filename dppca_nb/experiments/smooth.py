@@ -12,7 +12,9 @@ from ..algorithms.baselines import analyze_gauss
 from ..data.datasets import spherical_spike
 from ..algorithms.smooth import (smooth_sensitivity_pca, smooth_sensitivity_parameters, smooth_bound_from_gap,
                              eigengap_sensitivity_bound, second_moment_pca)
-from .registry import BELOW_ONE, Study, Check, Claim, Mean, Ratio, Slope, register_study, summarize
+from .study import Study, Check, Claim, register_study
+from .claims import BELOW_ONE, Mean, Ratio, Slope
+from .report import summarize
 
 # %% auto #0
 __all__ = ['METHODS', 'N_STAR', 'SMOOTH_N_CLAIMS', 'regime_threshold', 'predicted_errors', 'plot_error_vs_n', 'plot_error_vs_gap']
