@@ -65,7 +65,7 @@ def test_checks_and_claims():
     df = pd.DataFrame({"mu": [0, 1], "rep": [0, 0], "x": [0.1, 0.2]})
     with pytest.raises(KeyError, match="no column 'zz'"):
         bounds_table(TOY, df, checks=[Check("x", {"zz": 1}, metric="x", no_bound="none")])
-    with pytest.raises(KeyError, match="no column 'zz'"): Claim("x", Mean({"zz": 1}, "x")).measure.measure(df)
+    with pytest.raises(KeyError, match="no column 'zz'"): Claim("x", Mean({"zz": 1}, "x")).quantity.evaluate(df)
 
 
 def test_reproduce_unknown_study(tmp_path):

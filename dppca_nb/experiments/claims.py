@@ -66,7 +66,7 @@ class Mean:
     metric: str = "error"
     statistic: str = "mean"
 
-    def measure(self, df, grid_keys=()) -> Measured:
+    def evaluate(self, df, grid_keys=()) -> Measured:
         v = _select(df, self.where)[self.metric].astype(float).to_numpy()
         m, se, c = _mean_se(v)
         if self.statistic != "mean":
@@ -99,7 +99,7 @@ class Ratio:
     metric: str = "error"
     metric_b: str | None = None
 
-    def measure(self, df, grid_keys=()) -> Measured:
+    def evaluate(self, df, grid_keys=()) -> Measured:
         mb_name = self.metric_b or self.metric
         pair = _paired(df, self.a, self.b, self.metric, mb_name, grid_keys)
         if pair is not None:
@@ -128,7 +128,7 @@ class Slope:
     along: str
     metric: str = "error"
 
-    def measure(self, df, grid_keys=()) -> Measured:
+    def evaluate(self, df, grid_keys=()) -> Measured:
         d = _select(df, self.where)
         x, y = d[self.along].astype(float).to_numpy(), d[self.metric].astype(float).to_numpy()
         ok = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
@@ -165,7 +165,7 @@ def claims_verdicts(study, df, *, grid_keys=None):
     keys = df.attrs.get("grid_keys", ()) if grid_keys is None else grid_keys
     rows = []
     for c in study.claims:
-        m = c.measure.measure(df, keys)
+        m = c.quantity.evaluate(df, keys)
         se = 0.0 if c.exact and not np.isfinite(m.se) else m.se
         rows.append(dict(study=study.name, claim=c.statement, source=c.source, comparison=m.text, estimate=m.estimate,
                          se=se, count=m.count, expected=c.expected_text(),

@@ -151,7 +151,7 @@ def _bounds_summary(allb) -> str:
 # %% ../../nbs/07_experiments/00_framework/04_report.ipynb #5a1c0038
 def reproduce(out_dir, *, mode: str = "quick", only=None, seed: int = 0, jobs: int = 1, cache_dir=None,
               progress: bool = True, studies=None, scheduler=None) -> Path:
-    """Run the registered studies (all, or those named in `only`; `studies`: these instead of the registry) and write
+    """Run the registered studies (all, or those named in `only`; `studies`: these instead of the table STUDIES) and write
     CSVs, PNGs, claims.csv, bounds.csv and report.md/.html to `out_dir`; return the path of report.md.
 
     `mode`, `seed`, `jobs`, `cache_dir`, `progress` and `scheduler` are `run_study`'s (one client serves every study;

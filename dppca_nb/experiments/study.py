@@ -59,10 +59,10 @@ def expand_grid(grid) -> list[dict]:
 @dataclass(frozen=True)
 class Claim:
     """A claim as data: `statement` in words, by `source` (a paper and where in it, or "this package"), decided by
-    `measure` (a `Mean`, `Ratio`, `Change` or `Slope` of the study's table) lying in `expected` = (low, high);
+    `quantity` (a `Mean`, `Ratio`, `Change` or `Slope` of the study's table) lying in `expected` = (low, high);
     `exact`: the measured quantity has no sampling error (a calibration)."""
     statement: str
-    measure: object              # a Mean, Ratio, Change or Slope (experiments.claims)
+    quantity: object             # a Mean, Ratio, Change or Slope (experiments.claims)
     expected: tuple = (-math.inf, math.inf)
     source: str = "the paper"
     exact: bool = False
@@ -100,7 +100,7 @@ class Check:
 STUDIES: dict[str, Study] = {}
 
 def register_study(study: Study) -> Study:
-    "Add `study` to the registry (the same name replaces it, so notebooks can be rerun); its grids are checked once."
+    "Add `study` to the table STUDIES (the same name replaces it, so notebooks can be rerun); its grids are checked once."
     if not isinstance(study, Study): raise TypeError(f"study: expected a Study, got {type(study).__name__}")
     if not callable(study.run): raise TypeError(f"study.run: expected a callable, got {study.run!r}")
     for mode in study.grid: study.points(mode)
@@ -111,7 +111,7 @@ def register_study(study: Study) -> Study:
 
 # %% ../../nbs/07_experiments/00_framework/00_study.ipynb #5a1c0005
 def load_all_studies() -> dict[str, Study]:
-    "Import every module of `dppca_nb.experiments` (each registers its studies when imported); return the registry."
+    "Import every module of `dppca_nb.experiments` (each registers its studies when imported); return STUDIES."
     import dppca_nb.experiments as pkg
     for m in pkgutil.iter_modules(pkg.__path__):
         if not m.name.startswith("_"): importlib.import_module(f"{pkg.__name__}.{m.name}")

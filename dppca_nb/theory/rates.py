@@ -12,7 +12,7 @@ from ..core.validation import check_epsilon, check_delta, check_k, check_positiv
 from ..core.linalg import random_subspace_level
 
 # %% auto #0
-__all__ = ['RATES', 'BoundConditionWarning', 'spectrum_terms', 'effective_noise_variance', 'RateClass', 'rate_class',
+__all__ = ['RATES', 'BoundConditionWarning', 'spectrum_terms', 'effective_noise_variance', 'RateClass', 'register_rate',
            'theorem1_lower', 'theorem2_upper', 'theorem3_lower', 'theorem4_upper', 'nonprivate_rate',
            'nonprivate_sparse_rate', 'random_level', 'projection_distance', 'threshold_error_bound',
            'naive_error_bound', 'gaussian_gamma', 'local_critical_n', 'local_error_prediction', 'clipped_rows_bound',
@@ -95,9 +95,9 @@ class RateClass:
         return guarantee == self.guarantee and algorithm == self.estimators
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #f0d449a9
-RATES: dict = {}          # function name -> RateClass, filled by `rate_class`
+RATES: dict = {}          # function name -> RateClass, filled by `register_rate`
 
-def rate_class(label: str, side: str, guarantee: str, estimators: str, source: str, *, sparse: bool = False,
+def register_rate(label: str, side: str, guarantee: str, estimators: str, source: str, *, sparse: bool = False,
                constants: str = "unknown", loss: str = "||sin Theta||_F^2"):
     "Decorator: attach a `RateClass` to a rate function (as `f.rate_class`) and list it in `RATES`."
     def deco(f):
@@ -106,7 +106,7 @@ def rate_class(label: str, side: str, guarantee: str, estimators: str, source: s
     return deco
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #bb66e001
-@rate_class("Theorem 1's rate for pure epsilon-LDP, constants unknown", "lower", "pure", "every",
+@register_rate("Theorem 1's rate for pure epsilon-LDP, constants unknown", "lower", "pure", "every",
             "Wang & Xu, Theorem 1 (non-interactive pure epsilon-LDP, minimax lower bound)")
 def theorem1_lower(n, p: int, k: int, epsilon: float, *, eigenvalues=None, Sigma=None, C: float = 1.0, C_n: float = 1.0,
                    check: str = "warn"):
@@ -121,7 +121,7 @@ def theorem1_lower(n, p: int, k: int, epsilon: float, *, eigenvalues=None, Sigma
     return _out(check_positive(C, "C") * s2 * k * p / (n * eps ** 2))
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #fc92a4d9
-@rate_class("Theorem 2's rate for Algorithm 1 ((epsilon, delta)-LDP), constants unknown", "upper", "approximate", "local_gaussian_pca",
+@register_rate("Theorem 2's rate for Algorithm 1 ((epsilon, delta)-LDP), constants unknown", "upper", "approximate", "local_gaussian_pca",
             "Wang & Xu, Theorem 2 (Algorithm 1, Gaussian reports)")
 def theorem2_upper(n, p: int, k: int, epsilon: float, delta: float, *, eigenvalues=None, Sigma=None, C: float = 1.0,
                    log_delta: bool = False, check: str = "warn"):
@@ -133,7 +133,7 @@ def theorem2_upper(n, p: int, k: int, epsilon: float, delta: float, *, eigenvalu
     return _out(check_positive(C, "C") * l1 ** 2 / (lk - lk1) ** 2 * k * p * f / (n * eps ** 2))
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #472cd3ab
-@rate_class("Theorem 3's rate for pure epsilon-LDP, row-sparse, constants unknown", "lower", "pure", "every",
+@register_rate("Theorem 3's rate for pure epsilon-LDP, row-sparse, constants unknown", "lower", "pure", "every",
             "Wang & Xu, Theorem 3 (non-interactive pure epsilon-LDP, row-sparse minimax lower bound)", sparse=True)
 def theorem3_lower(n, p: int, k: int, s: int, epsilon: float, *, eigenvalues=None, Sigma=None, sigma2: float | None = None,
                    C: float = 1.0, C_n: float = 1.0, check: str = "warn"):
@@ -153,7 +153,7 @@ def theorem3_lower(n, p: int, k: int, s: int, epsilon: float, *, eigenvalues=Non
 
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #a679aec0
-@rate_class("Theorem 4's rate for Algorithm 2 ((epsilon, delta)-LDP, row-sparse), constants unknown", "upper", "approximate", "local_sparse_pca",
+@register_rate("Theorem 4's rate for Algorithm 2 ((epsilon, delta)-LDP, row-sparse), constants unknown", "upper", "approximate", "local_sparse_pca",
             "Wang & Xu, Theorem 4 (Algorithm 2, Fantope program on Gaussian reports)", sparse=True)
 def theorem4_upper(n, p: int, k: int, s: int, epsilon: float, delta: float, *, eigenvalues=None, Sigma=None,
                    C: float = 1.0, log_delta: bool = False, check: str = "warn"):
@@ -168,7 +168,7 @@ def theorem4_upper(n, p: int, k: int, s: int, epsilon: float, delta: float, *, e
 
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #cf8a4b5a
-@rate_class("non-private minimax rate, constants unknown", "minimax", "none", "every",
+@register_rate("non-private minimax rate, constants unknown", "minimax", "none", "every",
             "Cai, Ma & Wu 2013")
 def nonprivate_rate(n, p: int, k: int, *, eigenvalues=None, Sigma=None, C: float = 1.0):
     "Non-private minimax rate of ||sin Theta||_F^2 (Cai, Ma & Wu 2013): C sigma_k^2 kp/n."
@@ -177,7 +177,7 @@ def nonprivate_rate(n, p: int, k: int, *, eigenvalues=None, Sigma=None, C: float
     return _out(check_positive(C, "C") * l1 * lk1 / (lk - lk1) ** 2 * k * p / n)
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #24d90220
-@rate_class("non-private row-sparse minimax rate, constants unknown", "minimax", "none", "every",
+@register_rate("non-private row-sparse minimax rate, constants unknown", "minimax", "none", "every",
             "Vu & Lei 2013", sparse=True)
 def nonprivate_sparse_rate(n, p: int, k: int, s: int, *, eigenvalues=None, Sigma=None, C: float = 1.0):
     "Non-private row-sparse rate (Vu & Lei 2013): C sigma_k^2 s (k + log p)/n."
@@ -186,7 +186,7 @@ def nonprivate_sparse_rate(n, p: int, k: int, s: int, *, eigenvalues=None, Sigma
     return _out(check_positive(C, "C") * l1 * lk1 / (lk - lk1) ** 2 * s * (k + math.log(p)) / n)
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #6c3d4713
-@rate_class("random-subspace level", "level", "none", "every",
+@register_rate("random-subspace level", "level", "none", "every",
             "a uniformly random k-subspace (exact)", constants="exact")
 def random_level(p: int, k: int, *, metric: str = "sin2") -> float:
     "Error of a uniformly random k-subspace: E||sin Theta||_F^2 = k(1-k/p) ('sin2') or sqrt(2k(1-k/p)) ('projection')."
@@ -345,7 +345,7 @@ def gaussian_gradient_spread(eigenvalues) -> float:
     return math.sqrt(lam[0] * (lam.sum() + lam[0]))
 
 # %% ../../nbs/05_theory/00_bounds.ipynb #0445992e
-@rate_class("the adaptive DP-PCA's rate ((epsilon, delta)-DP), constants unknown", "upper", "approximate", "adaptive_dp_kpca",
+@register_rate("the adaptive DP-PCA's rate ((epsilon, delta)-DP), constants unknown", "upper", "approximate", "adaptive_dp_kpca",
             "Liu, Kong, Jain & Oh (2022); Düngler & Sanyal (2025)", loss="||P_hat - P||_F")
 def adaptive_rate(n, p: int, k: int, epsilon: float, delta: float, *, eigenvalues, spread: float | None = None,
                   C: float = 1.0):

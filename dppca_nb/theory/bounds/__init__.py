@@ -141,7 +141,8 @@ def _topk_result(key, lo, up, lam, n, cap, data, cls, notes, informative=None) -
 
 # %% ../../../nbs/05_theory/02_bounds/00_base.ipynb #3b8cc673
 def __getattr__(name: str):
-    "A name of `theory.rates` (the papers' rates), read from there."
+    "A name of `theory.rates` (the papers' rates), read from there; `rate_class` is its `register_rate`."
     from dppca_nb.theory import rates
+    if name == "rate_class": return rates.register_rate
     if name in rates.__all__: return getattr(rates, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
