@@ -9,13 +9,14 @@ import importlib
 import inspect
 import math
 import pkgutil
+import warnings
 from dataclasses import dataclass
 import numpy as np
-from ...core.validation import check_epsilon, check_delta, check_k, check_int, check_choice
+from ...core.validation import check_epsilon, check_delta, check_k, check_int, check_choice, PrivacyWarning
 
 # %% auto #0
 __all__ = ['BOUNDS', 'BOUND_NAMES', 'ErrorBounds', 'projection_cap', 'register_bound', 'load_all_bounds', 'resolve_bound',
-           'error_bounds', 'clip_probability']
+           'error_bounds', 'plan_noise_scale', 'clip_probability']
 
 # %% ../../../nbs/05_theory/02_bounds/00_base.ipynb #82eb8465
 @dataclass(frozen=True)
@@ -100,6 +101,20 @@ def error_bounds(method: str, n, p: int, k: int | None = None, epsilon: float = 
     bad = sorted(set(options) - set(inspect.signature(fn).parameters))
     if bad: raise TypeError(f"options: the bound of {key} takes {', '.join(list(inspect.signature(fn).parameters)[5:])}; got {', '.join(bad)}")
     return dataclasses.replace(fn(n, p, k, epsilon, delta, **{**options, **fixed}), method=method)
+
+# %% ../../../nbs/05_theory/02_bounds/00_base.ipynb #880d4703
+def plan_noise_scale(key: str, n, p: int, k, epsilon: float, delta: float, **options) -> float:
+    """The noise scale that the plan of the registered algorithm `key` states for these public inputs (`plan.contract.noise_scale`).
+
+    A plan's `PrivacyWarning` (a paper's calibration below the true sensitivity) is for a release; a bound of that
+    calibration is computed without it."""
+    from dppca_nb.algorithms.registry import get_algorithm
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        scale = get_algorithm(key).plan(n, p, k, epsilon, delta, **options).contract.noise_scale
+    if scale is None:
+        raise ValueError(f"key: the plan of {key} states no fixed noise scale (the data or an earlier release sets it)")
+    return float(scale)
 
 # %% ../../../nbs/05_theory/02_bounds/00_base.ipynb #74854fe1
 def clip_probability(eigenvalues, n: int, radius: float = 1.0) -> float:

@@ -4,7 +4,9 @@
 
 # %% ../../../nbs/05_theory/02_bounds/02_baselines.ipynb #a1e951b3
 from __future__ import annotations
-from . import ErrorBounds, register_bound
+from ...core.validation import check_choice
+from ...privacy.mechanisms import NOISE_SHAPES
+from . import ErrorBounds, register_bound, plan_noise_scale, _topk_inputs
 from .perturbation import _gaussian_release_bounds
 
 # %% auto #0
@@ -15,7 +17,10 @@ def analyze_gauss_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, 
                          data: str = "gaussian", sensitivity_rule: str = "tight", calibration: str = "analytic",
                          noise_shape: str = "vecd") -> ErrorBounds:
     "Bounds on E||P_hat - P||_F of Analyze Gauss (records in the unit ball, no centering) on Gaussian rows with this spectrum."
-    return _gaussian_release_bounds("analyze_gauss", "central", n, p, k, epsilon, delta, eigenvalues, data,
-                                    sensitivity_rule, calibration, noise_shape)
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data)
+    tau = plan_noise_scale("analyze_gauss", n, p, k, eps, dlt, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                           noise_shape=noise_shape)
+    return _gaussian_release_bounds("analyze_gauss", tau, n, p, k, lam, cap, data, noise_shape)
 
 register_bound("analyze_gauss", analyze_gauss_bounds)

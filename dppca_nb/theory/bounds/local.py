@@ -4,7 +4,10 @@
 
 # %% ../../../nbs/05_theory/02_bounds/03_local.ipynb #705697e0
 from __future__ import annotations
-from . import ErrorBounds, register_bound
+import math
+from ...core.validation import check_choice
+from ...privacy.mechanisms import NOISE_SHAPES
+from . import ErrorBounds, register_bound, plan_noise_scale, _topk_inputs
 from .perturbation import _gaussian_release_bounds
 
 # %% auto #0
@@ -15,7 +18,10 @@ def local_gaussian_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0,
                           data: str = "gaussian", sensitivity_rule: str = "tight", calibration: str = "analytic",
                           noise_shape: str = "vecd") -> ErrorBounds:
     "Bounds on E||P_hat - P||_F of Algorithm 1 (`local_gaussian_pca`: the aggregate of n local reports) on Gaussian rows."
-    return _gaussian_release_bounds("local_gaussian_pca", "local", n, p, k, epsilon, delta, eigenvalues, data,
-                                    sensitivity_rule, calibration, noise_shape)
+    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
+    n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data)
+    sigma = plan_noise_scale("local_gaussian_pca", n, p, k, eps, dlt, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                             noise_shape=noise_shape)                   # the sd of one report: the aggregate's is sigma / sqrt n
+    return _gaussian_release_bounds("local_gaussian_pca", sigma / math.sqrt(n), n, p, k, lam, cap, data, noise_shape)
 
 register_bound("local_gaussian_pca", local_gaussian_bounds, names={"local_gaussian": {}})

@@ -9,7 +9,7 @@ import numpy as np
 from ...core.linalg import random_subspace_level
 from ...core.validation import check_positive, check_choice
 from ...privacy.mechanisms import NOISE_SHAPES
-from . import ErrorBounds, register_bound, _topk_inputs, _topk_result, _TOPK_CLASS
+from . import ErrorBounds, register_bound, plan_noise_scale, _topk_inputs, _topk_result, _TOPK_CLASS
 from .sparse_cov import _entry_tail
 
 # %% auto #0
@@ -137,7 +137,6 @@ def local_sparse_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, d
 
     `penalty`: None ("rate"), "max", "safe" (`sparse_penalty`'s rules) or a number, as `local_sparse_pca`; `eta`: a certified
     gap of its Fantope program (0: the exact optimum; see `fantope_duality_gap`)."""
-    from dppca_nb.algorithms.local import local_noise_sigma
     from dppca_nb.algorithms.local_sparse import sparse_penalty
     if penalty is None or isinstance(penalty, str):
         rule = "rate" if penalty is None else check_choice(penalty, "penalty", ("rate", "max", "safe"))
@@ -145,7 +144,7 @@ def local_sparse_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, d
     eta = check_positive(eta, "eta", allow_zero=True)
     check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
     n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data)
-    sig = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity_rule, calibration=calibration)
+    sig = plan_noise_scale("local_sparse_pca", n, p, k, eps, dlt, sensitivity_rule=sensitivity_rule, calibration=calibration)
     lo, cls, notes = _sparse_lower(n, p, k, lam, s, sig)
     pen = sparse_penalty(n, p, sig, kind=rule) if rule != "user" else penalty
     up, ok, more = _sparse_upper(n, p, k, lam, s, sig, pen, rule, eta, noise_shape, cap)

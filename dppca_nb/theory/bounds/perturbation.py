@@ -8,9 +8,8 @@ import math
 from dataclasses import dataclass
 import numpy as np
 from ...core.validation import check_int, check_positive, check_choice
-from ...privacy.mechanisms import gaussian_sigma, second_moment_sensitivity
 from ...privacy.mechanisms import NOISE_SHAPES
-from . import ErrorBounds, projection_cap, _lam, _topk_inputs, _topk_result, _TOPK_CLASS
+from . import ErrorBounds, projection_cap, _lam, _topk_result, _TOPK_CLASS
 
 # %% auto #0
 __all__ = ['NoiseMoments', 'noise_moments', 'SamplingMoments', 'gaussian_sampling_moments', 'no_sampling', 'noisy_top_k_bounds']
@@ -157,19 +156,11 @@ def noisy_top_k_bounds(noise: NoiseMoments, samp: SamplingMoments) -> dict:
 
 
 # %% ../../../nbs/05_theory/02_bounds/01_perturbation.ipynb #c48393b4
-def _gaussian_release_bounds(key, model, n, p, k, epsilon, delta, eigenvalues, data, sensitivity_rule, calibration,
-                             noise_shape) -> ErrorBounds:
-    "The top-k bounds of one Gaussian release of the second moment: central (sd for sensitivity sqrt 2 / n) or local (sd sigma / sqrt n)."
-    check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
-    n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data)
-    if model == "local":
-        from dppca_nb.algorithms.local import local_noise_sigma
-        tau = local_noise_sigma(eps, dlt, sensitivity_rule=sensitivity_rule, calibration=calibration) / math.sqrt(n)
-    else: tau = gaussian_sigma(eps, dlt, second_moment_sensitivity(sensitivity_rule, n=n), calibration)
+def _gaussian_release_bounds(key, tau, n, p, k, lam, cap, data, noise_shape) -> ErrorBounds:
+    "The top-k bounds of one Gaussian release of the second moment whose noise has sd `tau` on the diagonal (inputs checked by `_topk_inputs`)."
     r = noisy_top_k_bounds(noise_moments(p, k, tau, noise_shape), gaussian_sampling_moments(lam, n, k))
     off = tau / math.sqrt(2) if noise_shape == "vecd" else tau
     notes = [f"noise sd {tau:.3g} on the diagonal, {off:.3g} off it ('{noise_shape}'); upper from {r['how']}"]
     if r["spread"] > r["gap"] * (1 + 1e-9):
         notes.append(f"lower divides by lambda_1 - lambda_p = {r['spread']:.3g}, not the gap {r['gap']:.3g}: looser by their ratio")
     return _topk_result(key, r["lower"], r["upper"], lam, n, cap, data, _TOPK_CLASS, notes)
-

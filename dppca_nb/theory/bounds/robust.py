@@ -8,9 +8,8 @@ import math
 import numpy as np
 from scipy import integrate
 from ...core.validation import check_int, check_choice
-from ...privacy.mechanisms import gaussian_sigma
 from ...privacy.mechanisms import NOISE_SHAPES
-from . import ErrorBounds, register_bound, _lam, _topk_inputs, _topk_result, _TOPK_CLASS
+from . import ErrorBounds, register_bound, plan_noise_scale, _lam, _topk_inputs, _topk_result, _TOPK_CLASS
 from .perturbation import SamplingMoments, noise_moments, noisy_top_k_bounds
 
 # %% auto #0
@@ -100,13 +99,13 @@ def g_dppca_bounds(n, p: int, k: int | None = None, epsilon: float = 1.0, delta:
     """Bounds on E||P_hat - P||_F of g-DPPCA (spherical transform, its pair design resolved from n as the algorithm does).
 
     `data='elliptical'`: any elliptical rows (e.g. multivariate t); the lower bound then leaves out Kendall's Gaussian-only sampling term."""
-    from dppca_nb.algorithms.robust import kendall_sensitivity
     from dppca_nb.algorithms.kendall import kendall_design
     check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
     if noise_shape != "vecd": raise ValueError(f"noise_shape: g_dppca releases 'vecd' noise only, got {noise_shape!r}")
     n, p, k, eps, dlt, lam, cap = _topk_inputs(n, p, k, epsilon, delta, eigenvalues, data, ("gaussian", "clipped", "elliptical"))
     plan = kendall_design(n, design, degree)
-    sig = gaussian_sigma(eps, dlt, kendall_sensitivity(sensitivity_rule, n=n), calibration)
+    sig = plan_noise_scale("g_dppca", n, p, k, eps, dlt, sensitivity_rule=sensitivity_rule, calibration=calibration,
+                           design=design, degree=degree)
     samp = kendall_sampling_moments(lam, n, k, plan["design"], plan["degree"] if plan["design"] == "regular" else None,
                                     "elliptical" if data == "elliptical" else "gaussian")
     r = noisy_top_k_bounds(noise_moments(p, k, sig, "vecd"), samp)

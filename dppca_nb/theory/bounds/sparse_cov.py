@@ -10,9 +10,8 @@ import numpy as np
 from scipy import integrate, special, stats
 from scipy.sparse.csgraph import connected_components
 from ...core.validation import check_epsilon, check_delta, check_int, check_choice
-from ...privacy.mechanisms import gaussian_sigma, second_moment_sensitivity
 from ...privacy.mechanisms import NOISE_SHAPES
-from . import ErrorBounds, register_bound, clip_probability
+from . import ErrorBounds, register_bound, clip_probability, plan_noise_scale
 from .perturbation import noise_moments, gaussian_sampling_moments
 
 # %% auto #0
@@ -117,7 +116,8 @@ def _threshold_setting(Sigma, n, epsilon, delta, gamma, noise_constant, threshol
     from dppca_nb.algorithms.sparse_cov import threshold_level
     check_choice(noise_shape, "noise_shape", NOISE_SHAPES)
     S = np.asarray(Sigma, dtype=np.float64); p = S.shape[0]; n = int(n)
-    sig = gaussian_sigma(epsilon, delta, second_moment_sensitivity(sensitivity_rule, n=n), calibration)   # diagonal sd
+    sig = plan_noise_scale("dp_threshold_covariance", n, p, None, epsilon, delta, sensitivity_rule=sensitivity_rule,
+                           calibration=calibration, noise_shape=noise_shape)                    # diagonal sd
     sig_off = sig / math.sqrt(2) if noise_shape == "vecd" else sig
     tau = threshold_level(n, p, sig_off, gamma=gamma, noise_constant=noise_constant)          # off-diagonal level
     tau_d = threshold_level(n, p, sig, gamma=gamma, noise_constant=noise_constant)            # diagonal level
