@@ -17,7 +17,7 @@ from .claims import (SUPPORTED, CONTRADICTED, UNDECIDED, CLAIM_COLUMNS, claims_v
 from .checks import BOUND_COLUMNS, bounds_table, bounds_markdown
 
 # %% auto #0
-__all__ = ['summarize', 'plot_lines', 'run_log', 'reproduce', 'markdown_to_html', 'full_report_studies']
+__all__ = ['summarize', 'plot_lines', 'run_log', 'reproduce', 'markdown_to_html', 'report_studies', 'merge_reports']
 
 # %% ../../nbs/07_experiments/00_framework/04_report.ipynb #466af795
 def summarize(df, by, value: str):
@@ -225,11 +225,67 @@ def markdown_to_html(md: str, title: str = "") -> str:
             + "\n".join(body) + "\n</body></html>\n")
 
 # %% ../../nbs/07_experiments/00_framework/04_report.ipynb #f837535a
-def full_report_studies(report_md: str) -> dict:
+def _sections(report_md: str) -> dict:
+    "{study: its section} of a report written by `reproduce`, in the report's order."
+    import re
+    found = re.finditer(r"^## (\S+) \([^)]*\)\n.*?(?=^## |\Z)", report_md, re.M | re.S)
+    return {m.group(1): m.group(0).rstrip("\n") + "\n" for m in found}
+
+def report_studies(report_md: str) -> dict:
     "{study: repetitions} of each study section of a report written by `reproduce` (computed and read from the cache)."
     import re
     out = {}
-    for m in re.finditer(r"^## (\S+) \([^)]*\)\n(.*?)(?=^## |\Z)", report_md, re.M | re.S):
-        r = re.search(r"; (\d+) repetitions computed in [^,]+, (\d+) read from the cache", m.group(2))
-        if r: out[m.group(1)] = int(r.group(1)) + int(r.group(2))
+    for name, text in _sections(report_md).items():
+        r = re.search(r"; (\d+) repetitions computed in [^,]+, (\d+) read from the cache", text)
+        if r: out[name] = int(r.group(1)) + int(r.group(2))
     return out
+
+# %% ../../nbs/07_experiments/00_framework/04_report.ipynb #dc5be0d6
+_NUMBERS = ("estimate", "se", "count", "mean", "reps", "lower", "upper", "minimax")   # the numeric columns of both tables
+
+def _read_table(f):
+    "A claims.csv or bounds.csv written by `reproduce`: its numbers as numbers (blank: nan), its text as text (blank: '')."
+    import pandas as pd
+    return pd.read_csv(f, keep_default_na=False, na_values={c: [""] for c in _NUMBERS})
+
+def _merged_head(old_head: str, new_head: str, only, mode, seed, n_studies) -> str:
+    "The merged report's opening line: the studies, the sections a later run wrote (its wall time), the rest as before."
+    import re
+    rest = re.sub(r"^Mode `[^`]*`, master seed \d+, \d+ studies\. ", "", old_head)
+    rest = rest.replace("Wall time of this run: ", "The rest of this report: wall time ")
+    w = re.search(r"Wall time of this run: (.*?) \((\d+ repetitions computed, \d+ read from the cache)\)", new_head)
+    later = f"Merged in by a later run: {', '.join(f'`{n}`' for n in only)} (wall time {w.group(1)}; {w.group(2)})."
+    return f"Mode `{mode}`, master seed {seed}, {n_studies} studies. {later} {rest}"
+
+# %% ../../nbs/07_experiments/00_framework/04_report.ipynb #5442ae52
+def merge_reports(out_dir, only, *, mode: str = "quick", seed: int = 0, jobs: int = 1, cache_dir=None,
+                  progress: bool = True, studies=None, keep_tables: bool = True) -> Path:
+    """Run the studies `only` and merge them into the report in `out_dir`, written by `reproduce` for the same `mode` and
+    `seed`; return the path of report.md. `keep_tables`: write the studies' CSVs too (a full report keeps its figures only).
+    `jobs`, `cache_dir`, `progress` and `studies` are `reproduce`'s."""
+    import re, shutil, tempfile
+    import pandas as pd
+    out = Path(out_dir)
+    old = (out / "report.md").read_text(encoding="utf-8")
+    old_head = old.split("\n")[2]
+    m = re.match(r"Mode `([^`]*)`, master seed (\d+), ", old_head)
+    if not m or (m.group(1), int(m.group(2))) != (mode, seed):
+        raise ValueError(f"out_dir: {out} holds a report of another mode or seed ({old_head[:40]!r}); expected mode {mode!r}, seed {seed}")
+    only = list(only)
+    with tempfile.TemporaryDirectory() as tmp:
+        new = reproduce(tmp, mode=mode, only=only, seed=seed, jobs=jobs, cache_dir=cache_dir, progress=progress,
+                        studies=studies).read_text(encoding="utf-8")
+        for f in Path(tmp).iterdir():
+            if f.suffix == ".png" or (keep_tables and f.suffix == ".csv" and f.stem in only): shutil.copy(f, out / f.name)
+        merged = {}
+        for t in ("claims", "bounds"):
+            a, b = _read_table(out / f"{t}.csv"), _read_table(Path(tmp) / f"{t}.csv")
+            merged[t] = pd.concat([a[~a["study"].isin(only)], b], ignore_index=True).sort_values("study", kind="stable")
+            merged[t].to_csv(out / f"{t}.csv", index=False)
+    sections = {**_sections(old), **_sections(new)}
+    head = _merged_head(old_head, new.split("\n")[2], only, mode, seed, len(sections))
+    md = (f"# dppca_nb: reproduced studies\n\n{head}\n\n" + _claims_summary(merged["claims"].reset_index(drop=True))
+          + _bounds_summary(merged["bounds"].reset_index(drop=True)) + "\n".join(sections[n] for n in sorted(sections)))
+    (out / "report.md").write_text(md, encoding="utf-8")
+    (out / "report.html").write_text(markdown_to_html(md, title="dppca_nb report"), encoding="utf-8")
+    return out / "report.md"

@@ -15,7 +15,8 @@ from typing import Callable
 import numpy as np
 
 # %% auto #0
-__all__ = ['STUDIES', 'Study', 'expand_grid', 'Claim', 'Check', 'register_study', 'load_all_studies', 'get_study', 'rep_seed']
+__all__ = ['STUDIES', 'Study', 'expand_grid', 'Claim', 'Check', 'register_study', 'load_all_studies', 'get_study', 'studies_of',
+           'rep_seed']
 
 # %% ../../nbs/07_experiments/00_framework/00_study.ipynb #25a5c5d8
 @dataclass
@@ -123,6 +124,16 @@ def get_study(name: str) -> Study:
     if name not in STUDIES:
         raise KeyError(f"study {name!r} is not registered; known studies: {', '.join(sorted(STUDIES)) or 'none'}")
     return STUDIES[name]
+
+# %% ../../nbs/07_experiments/00_framework/00_study.ipynb #fede254b
+def studies_of(name: str) -> dict:
+    """The registered studies of the registered algorithm `name` (any name it answers to): those of the study module named
+    as its algorithm's module (experiments/<m>.py for algorithms/<m>.py) and those named after its key or its module."""
+    from dppca_nb.algorithms.registry import get_algorithm
+    alg = get_algorithm(name)
+    mod = alg.function.__module__.rsplit(".", 1)[-1]
+    return {n: s for n, s in load_all_studies().items() if s.family != "demo" and (
+        s.run.__module__.rsplit(".", 1)[-1] == mod or n.startswith((alg.key + "_", mod + "_")))}
 
 # %% ../../nbs/07_experiments/00_framework/00_study.ipynb #a46bba0b
 def _canon(v):
