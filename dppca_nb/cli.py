@@ -18,11 +18,10 @@ from dataclasses import replace
 from pathlib import Path
 import numpy as np
 from .core.linalg import top_k_eigvecs, random_subspace_level
-from .core.validation import check_k, Diagnostics, PrivacyWarning
+from .core.validation import check_k, Diagnostics
 from .privacy.contract import Contract, Release
 from .privacy.mechanisms import gaussian_sigma
-from .privacy.centering import ClippingWarning, PrivateRadiusWarning, PrivateLocationWarning
-from .theory.bounds import BoundConditionWarning
+from .privacy.centering import ClippingWarning
 from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorithm, parameter,
                                           check_parameter)
 
@@ -1135,11 +1134,12 @@ def _unset(text: str, alg: Algorithm, typed) -> str:
     text = text.replace(f"{f} private", f"the mean's radius, which follows {r} private,")
     return text.replace(f"released {f}", f"released mean's radius (it follows {r})")
 
-PUBLISHED_WARNINGS = (PrivacyWarning, PrivateRadiusWarning, PrivateLocationWarning, BoundConditionWarning)
+PUBLISHED_WARNINGS = ("PrivacyWarning", "PrivateRadiusWarning", "PrivateLocationWarning", "BoundConditionWarning",
+                      "UtilityWarning")       # the package's own categories, raised from public or released values only
 
 def _published(w) -> bool:
-    "Whether the command may publish warning `w`: a category of PUBLISHED_WARNINGS, or a UtilityWarning."
-    return _is_utility(w) or issubclass(w.category, PUBLISHED_WARNINGS)
+    "Whether the command may publish warning `w`: its category is (a subclass of) one of the package's PUBLISHED_WARNINGS."
+    return any(c.__name__ in PUBLISHED_WARNINGS and c.__module__.startswith("dppca_nb") for c in w.category.__mro__)
 
 def curator_warnings(caught) -> list:
     "The warnings a fit raised that are not published (numpy's RuntimeWarnings, ClippingWarning, ...), each once, as `Category: text`."
