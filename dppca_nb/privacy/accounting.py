@@ -220,15 +220,6 @@ class PrivacyAccountant:
         self._lock = threading.RLock()   # one check-and-record at a time: threads share a ledger by reference
         self._pid = os.getpid()      # the process that owns the ledger (a pickled copy carries it)
 
-    def __getstate__(self):
-        "A copy (pickle, deepcopy) carries the entries and the budget held by reservations, not the lock."
-        with self._lock: return {a: list(v) if isinstance(v, list) else v for a, v in vars(self).items() if a != "_lock"}
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self.__dict__.setdefault("_held", [])
-        self._lock = threading.RLock()
-
     def _entry(self, epsilon, delta, sigma, sensitivity, label) -> Spend:
         if not isinstance(label, str): raise TypeError(f"label: expected a str, got {type(label).__name__}")
         if (sigma is None) != (sensitivity is None):
@@ -252,6 +243,18 @@ class PrivacyAccountant:
                                  f"is not ({epsilon}, {delta})-DP (its exact delta at that epsilon is "
                                  f"{gaussian_delta(epsilon, sigma, sensitivity):.3g})")
         return Spend(label, float(epsilon), float(delta), rho)
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #2c7a9e14
+def _getstate(self):
+    "A copy (pickle, deepcopy) carries the entries and the budget held by reservations, not the lock."
+    with self._lock: return {a: list(v) if isinstance(v, list) else v for a, v in vars(self).items() if a != "_lock"}
+
+def _setstate(self, state):
+    self.__dict__.update(state)
+    self.__dict__.setdefault("_held", [])
+    self._lock = threading.RLock()
+
+PrivacyAccountant.__getstate__, PrivacyAccountant.__setstate__ = _getstate, _setstate
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #ede9722f
 def _spent(self, delta: float | None = None) -> float:
