@@ -26,12 +26,12 @@ from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorit
                                           check_parameter)
 
 # %% auto #0
-__all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL', 'WARNINGS_NOTE', 'SHOW_COLUMNS', 'SHOW_COMPONENTS',
-           'CLIError', 'method_name', 'get_method', 'budget_delta', 'parameters_of', 'fit_options', 'parse_option',
-           'select_columns', 'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius', 'check_output',
-           'estimator_for', 'flag_of', 'scaled_pipeline', 'scaled_budgets', 'norm_bounds', 'fit_estimator',
-           'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit', 'fit_release',
-           'diagnostics_text', 'part_words', 'budget_parts', 'privacy_sentence', 'collect_warnings',
+__all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL', 'PUBLISHED_WARNINGS', 'WARNINGS_NOTE', 'SHOW_COLUMNS',
+           'SHOW_COMPONENTS', 'CLIError', 'method_name', 'get_method', 'budget_delta', 'parameters_of', 'fit_options',
+           'parse_option', 'select_columns', 'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius',
+           'check_output', 'estimator_for', 'flag_of', 'scaled_pipeline', 'scaled_budgets', 'norm_bounds',
+           'fit_estimator', 'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit', 'fit_release',
+           'diagnostics_text', 'part_words', 'budget_parts', 'privacy_sentence', 'curator_warnings', 'collect_warnings',
            'components_ordered', 'fit_record', 'result_text', 'explain_text', 'site_renderer', 'render_docs',
            'option_flags', 'build_parser', 'main']
 
@@ -976,8 +976,8 @@ def _jsonable_plain(v):
     if isinstance(v, (list, tuple)): return [_jsonable_plain(x) for x in v]
     return v
 
-def diagnostics_text(release: Release) -> str:
-    """The curator-only diagnostics of a release, one line each, labelled NOT PRIVATE.
+def diagnostics_text(release: Release, warnings=()) -> str:
+    """The curator-only diagnostics of a release (and the fit's curator-only `warnings`), one line each, labelled NOT PRIVATE.
 
     These are exact functions of the data (the clipped-row count, ...), without noise: not differentially private.
     `fit --diagnostics` writes this text to standard error only, never to standard output, OUT or OUT.json.
@@ -986,11 +986,14 @@ def diagnostics_text(release: Release) -> str:
     ----------
     release : Release
         A release (`fit_release`).
+    warnings : list of str
+        The fit's warnings that are not published (`curator_warnings`).
 
     Returns
     -------
     str
-        A header line and one `NOT PRIVATE  name: value` line per diagnostic (nested ones as `outer.inner`).
+        A header line, one `NOT PRIVATE  name: value` line per diagnostic (nested ones as `outer.inner`), and one
+        `NOT PRIVATE  warning: text` line per curator-only warning.
     """
     if not isinstance(release, Release): raise TypeError(f"release: expected a Release, got {type(release).__name__}")
     def flat(prefix, v):
@@ -1001,6 +1004,7 @@ def diagnostics_text(release: Release) -> str:
              "differentially private): for you, the curator; do not publish them."]
     lines += [f"{DIAGNOSTICS_LABEL}  {name}: {json.dumps(_jsonable_plain(v))}" for name, v in flat("", dict(release.diagnostics))]
     if len(lines) == 1: lines.append(f"{DIAGNOSTICS_LABEL}  (this method records none)")
+    lines += [f"{DIAGNOSTICS_LABEL}  warning: {w}" for w in warnings]
     return "\n".join(lines)
 
 # %% ../nbs/09_cli/00_cli.ipynb #06e3f1d2
@@ -1130,8 +1134,23 @@ def _unset(text: str, alg: Algorithm, typed) -> str:
     text = text.replace(f"{f} private", f"the mean's radius, which follows {r} private,")
     return text.replace(f"released {f}", f"released mean's radius (it follows {r})")
 
+PUBLISHED_WARNINGS = ("PrivacyWarning", "PrivateRadiusWarning", "PrivateLocationWarning", "BoundConditionWarning",
+                      "UtilityWarning")       # the package's own categories, raised from public or released values only
+
+def _published(w) -> bool:
+    "Whether the command may publish warning `w`: its category is (a subclass of) one of the package's PUBLISHED_WARNINGS."
+    return any(c.__name__ in PUBLISHED_WARNINGS and c.__module__.startswith("dppca_nb") for c in w.category.__mro__)
+
+def curator_warnings(caught) -> list:
+    "The warnings a fit raised that are not published (numpy's RuntimeWarnings, ClippingWarning, ...), each once, as `Category: text`."
+    out = []
+    for w in caught:
+        text = f"{w.category.__name__}: {str(w.message).splitlines()[0] if str(w.message) else ''}"
+        if not _published(w) and text not in out: out.append(text)
+    return out
+
 def collect_warnings(caught, alg: Algorithm, typed=None) -> tuple:
-    """The warnings a fit raised, each once, as `Category: text` with the flags named: (public, released).
+    """The published warnings a fit raised (`_published`), each once, as `Category: text` with the flags named: (public, released).
 
     Parameters
     ----------
@@ -1145,16 +1164,16 @@ def collect_warnings(caught, alg: Algorithm, typed=None) -> tuple:
     Returns
     -------
     tuple (list of str, list of str)
-        The warnings computed from public quantities; the UtilityWarnings, computed from released values.
+        The warnings computed from public quantities; the UtilityWarnings, computed from released values. The others
+        are the curator's (`curator_warnings`).
     """
     public, released = [], []
     for w in caught:
-        if issubclass(w.category, ClippingWarning): continue         # curator-only: --diagnostics shows the counts
+        if not _published(w): continue              # curator-only: whether it fires may depend on the data
         text = f"{w.category.__name__}: {_unset(_as_flags(str(w.message), alg), alg, typed)}"
         to = released if _is_utility(w) else public
         if text not in to: to.append(text)
     return public, released
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #1b22caa9
 def _jsonable(v):
@@ -1193,7 +1212,8 @@ def _record_inputs(est, c, names, k: int, *, scale, bounds, scale_share, radius_
 # %% ../nbs/09_cli/00_cli.ipynb #bb247c37
 WARNINGS_NOTE = ("warnings: those computed from public quantities only (the same on neighbouring tables); the warnings "
                  "about the released values (UtilityWarning) are in released.warnings. Standard error prints both, "
-                 "these first.")
+                 "these first. Warnings that may fire on one table and not on its neighbour (numpy's, ClippingWarning) "
+                 "are not published: --diagnostics shows them to the curator.")
 
 def fit_record(est, release: Release, method: str, names, comps_file, *, scale: str = "none", bounds=None,
                scale_share: float | None = None, radius_from: str | None = None, warnings=(),
@@ -1638,6 +1658,7 @@ def _cmd_fit(a):
                             scale_share=a.scale_share, **options)
         rel = fit_release(est, a.method, k)
     public, released = collect_warnings(caught, alg, typed)
+    curator = curator_warnings(caught)                            # --diagnostics only
     _write_components(out, rel, components_ordered(est, alg), names)
     rec = fit_record(est, rel, a.method, names, out, scale=a.scale, bounds=bounds, radius_from=radius_from,
                      scale_share=a.scale_share if a.scale == "private" else None, warnings=public, released_warnings=released)
@@ -1645,8 +1666,7 @@ def _cmd_fit(a):
     print(result_text(rec, a.out))
     if a.explain: print(explain_text(rec))
     for w in public + released: print(f"dppca fit: warning: {w}", file=sys.stderr)
-    if a.diagnostics: print(diagnostics_text(rel), file=sys.stderr)    # the curator's view: standard error only
-
+    if a.diagnostics: print(diagnostics_text(rel, curator), file=sys.stderr)    # the curator's view: standard error only
 
 # %% ../nbs/09_cli/00_cli.ipynb #3bdc2bd2
 def _check_scheduler(s):
