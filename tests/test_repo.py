@@ -145,3 +145,19 @@ def test_no_hand_kept_list_of_methods():
             for line, hits in hand_kept_lists(tree, names, blocks if folder == "tests" else frozenset()):
                 bad.append(f"{rel}:{line}: {', '.join(hits)}")
     assert not bad, "hand-kept lists of methods (read them from dppca_nb.algorithms.registry.algorithms()):\n" + "\n".join(bad)
+
+
+def test_every_notebook_is_in_the_learning_path():
+    "The learning path of nbs/index.ipynb (the README's) links every notebook of nbs/, each in a row with its time."
+    import json
+    cells = json.loads((ROOT / "nbs" / "index.ipynb").read_text(encoding="utf-8"))["cells"]
+    path = next("".join(c["source"]) for c in cells
+                if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## A learning path"))
+    rows = [l for l in path.splitlines() if re.match(r"\| \d+ \|", l)]
+    linked = {link for r in rows for link in re.findall(r"\]\(([^)#\s]+\.ipynb)\)", r)}
+    rel = [p.relative_to(ROOT / "nbs") for p in (ROOT / "nbs").rglob("*.ipynb")]
+    notebooks = {str(r) for r in rel if str(r) != "index.ipynb" and not any(part.startswith((".", "_")) for part in r.parts)}
+    assert len(notebooks) > 40
+    assert not notebooks - linked, f"notebooks missing from the learning path: {sorted(notebooks - linked)}"
+    assert all(re.search(r"\| \d+ min \|$", r) for r in rows), [r[:60] for r in rows if not re.search(r"\| \d+ min \|$", r)]
+    assert [int(r.split("|")[1]) for r in rows] == list(range(1, len(rows) + 1))       # numbered in reading order
