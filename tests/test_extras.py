@@ -15,6 +15,7 @@ import os
 import re
 import runpy
 import sys
+import types
 import unittest.mock
 from configparser import ConfigParser
 from pathlib import Path
@@ -37,13 +38,14 @@ NO_EXTRA = {
 
 
 def setup_extras() -> dict:
-    "extras_require exactly as setup.py computes it (setup.py run with setuptools.setup replaced: nothing is built)."
-    import setuptools
+    """extras_require exactly as setup.py computes it: setup.py run against a stand-in for setuptools whose `setup`
+    records its arguments (nothing is built, and setuptools need not be installed)."""
     seen = {}
+    stand_in = types.SimpleNamespace(setup=lambda **kw: seen.update(kw), find_packages=lambda **kw: [])
     cwd = os.getcwd()
     try:
         os.chdir(ROOT)
-        with unittest.mock.patch.object(setuptools, "setup", lambda **kw: seen.update(kw)):
+        with unittest.mock.patch.dict(sys.modules, {"setuptools": stand_in}):
             runpy.run_path(str(ROOT / "setup.py"), run_name="__main__")
     finally:
         os.chdir(cwd)
@@ -58,9 +60,9 @@ def requirement_closure(requirements) -> set:
     """The distributions (canonical names) that `requirements` install: each one and, from the installed metadata,
     its own requirements (with the extras asked for, markers evaluated here), recursively."""
     from packaging.requirements import Requirement
-    todo, done = [(Requirement(r), ()) for r in requirements], set()
+    todo, done = [Requirement(r) for r in requirements], set()
     while todo:
-        req, _ = todo.pop()
+        req = todo.pop()
         name = _canon(req.name)
         key = (name, tuple(sorted(req.extras)))
         if key in done: continue
@@ -72,7 +74,7 @@ def requirement_closure(requirements) -> set:
         for r in map(Requirement, reqs):
             envs = [{"extra": e} for e in req.extras] or [{"extra": ""}]
             if r.marker is None or any(r.marker.evaluate(env) for env in envs):
-                todo.append((r, ()))
+                todo.append(r)
     return {name for name, _ in done}
 
 
