@@ -196,7 +196,7 @@ def robustness_figure(df: float = float("inf"), fraction: float = 0.05, n: int =
     fig.bracket, notes = _robust_curves(ax, fr, rows, bounds, reps, half, detail)
     mm = fig.minimax = robustness_minimax(df, 0.0, n, epsilon, p=p, k=k) if fr[0] == 0 else None
     if mm and detail: _minimax_at_zero(ax, mm, half)
-    else: notes.append("minimax bound: its class is Gaussian rows without outliers (t df = inf), not drawn here")
+    elif not mm: notes.append("minimax bound: its class is Gaussian rows without outliers (t df = inf), not drawn here")
     level = random_subspace_level(p, k)
     fig.verdict, fig.errors = _robust_verdict(fig.bracket, mm, level), res
     low = min([float(d["mean"].min()) for d in fig.bracket.values()] + ([mm["floor"]] if mm and detail else []))
