@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from .core.linalg import top_k_eigvecs, random_subspace_level
 from .core.validation import check_k, Diagnostics
+from .core.extras import MissingExtraError, require_extra
 from .privacy.contract import Contract, Release
 from .privacy.mechanisms import gaussian_sigma
 from .privacy.centering import ClippingWarning
@@ -1447,6 +1448,7 @@ def render_docs(out_dir, notebooks=None, *, mathjax=None, api: bool = True, site
         The index page.
     """
     src = _nbs_dir()
+    require_extra("docs", "dppca docs", ("nbconvert", "nbformat", "pygments", "bs4"))
     tool = site_renderer(src) if site is not False else None
     if site and tool is None: raise CLIError(f"docs: no {src.parent / 'tools' / 'render_docs.py'} in this checkout")
     if tool is not None:
@@ -1674,6 +1676,7 @@ def _check_scheduler(s):
     raise CLIError(f"--scheduler: expected 'local' or a Dask scheduler address such as tcp://host:8786, got {s!r}")
 
 def _cmd_reproduce(a):
+    require_extra("experiments", "dppca reproduce", ("matplotlib", "pandas"))
     from dppca_nb.experiments.registry import reproduce, load_all_studies
     if a.jobs < 1: raise CLIError(f"--jobs: expected a positive integer, got {a.jobs}")
     scheduler = _check_scheduler(a.scheduler)
@@ -1699,10 +1702,8 @@ def _cmd_app(a):
     if a.cull_idle_timeout is not None:
         if a.cull_idle_timeout < 1: raise CLIError(f"--cull-idle-timeout: expected a positive number of seconds, got {a.cull_idle_timeout}")
         kw["cull_idle_timeout"] = a.cull_idle_timeout
-    try:
-        from dppca_nb.teach.widgets import serve_app
-        serve_app(port=a.port, open_browser=not a.no_browser, **kw)
-    except ImportError as e: raise CLIError(f"app: {e}") from None
+    from dppca_nb.teach.widgets import serve_app
+    serve_app(port=a.port, open_browser=not a.no_browser, **kw)
 
 def _cmd_docs(a):
     print(f"Docs: {render_docs(a.out, a.only, mathjax=a.mathjax, api=not a.no_api, site=False if a.plain else None)}")
@@ -1728,7 +1729,7 @@ def main(argv=None) -> int:
     try:
         {"fit": _cmd_fit, "reproduce": _cmd_reproduce, "studies": _cmd_studies, "app": _cmd_app,
          "docs": _cmd_docs}[a.command](a)
-    except CLIError as e:
+    except (CLIError, MissingExtraError) as e:
         print(f"dppca {a.command}: error: {e}", file=sys.stderr); return 2
     except (ValueError, TypeError, KeyError, OSError, RuntimeError) as e:   # RuntimeError: a sampler that gave up
         msg = str(e).strip("'\"").splitlines()[0] if str(e) else type(e).__name__
