@@ -11,6 +11,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 from sklearn.isotonic import isotonic_regression
+from ..core.extras import require_extra
 from ..core.validation import (check_epsilon, check_delta, check_positive, check_choice, check_int, check_k,
                                       Diagnostics)
 from ..backends.statistics import check_rows, clip_rows
@@ -555,6 +556,7 @@ def picture_record(pic: Picture) -> dict:
 # %% ../../nbs/04_algorithms/11_pictures.ipynb #50614b86
 def plot_scree(pic: Picture, *, what: str = "pve", reference=None, ax=None, label: str | None = None):
     "Draw a private scree (`what` 'pve' or 'scree') with its intervals; `reference`: values drawn dashed (not a release). Returns the axes."
+    require_extra("experiments", "plot_scree", ("matplotlib",))
     import matplotlib.pyplot as plt
     check_choice(what, "what", ("pve", "scree"))
     if pic.kind != "scree": raise ValueError(f"pic: expected a scree picture, got {pic.kind!r}")
@@ -591,6 +593,7 @@ def sample_scores(pic: Picture, size: int | None = None, *, bandwidth: float = 0
 def plot_scores(pic: Picture, *, kind: str = "heatmap", sample_size: int | None = None, bandwidth: float = 0.25,
                 random_state=None, axes=None, titles=None):
     "Draw a private score plot: a heat map per group (`kind='heatmap'`) or a sample of points from it ('points'). Returns the axes."
+    require_extra("experiments", "plot_scores", ("matplotlib",))
     import matplotlib.pyplot as plt
     check_choice(kind, "kind", ("heatmap", "points"))
     if pic.kind != "scores": raise ValueError(f"pic: expected a score picture, got {pic.kind!r}")
