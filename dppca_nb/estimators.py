@@ -1068,8 +1068,11 @@ def _table_rows(ests, n, p, random_state) -> list:
 # %% ../nbs/06_estimators/00_estimators.ipynb #5180f930
 def privacy_table(estimators: dict | None = None, *, n: int = 200, p: int = 6, random_state=0, markdown: bool = False):
     """The privacy guarantees, read from each estimator's `contract_` after a fit with its defaults (n x p public data):
-    a pandas DataFrame, or a markdown table with `markdown=True` (also when pandas is not installed)."""
-    rows = _table_rows(available_estimators() if estimators is None else estimators, n, p, random_state)
+    a pandas DataFrame, or a markdown table with `markdown=True` (also when pandas is not installed). Default: every estimator, those of a
+    subspace first, each group by name."""
+    if estimators is None:                     # subspaces, then covariances, each by name: whatever order modules loaded in
+        estimators = dict(sorted(available_estimators().items(), key=lambda kv: (issubclass(kv[1], _DPCovariance), kv[0])))
+    rows = _table_rows(estimators, n, p, random_state)
     if not markdown:
         try: import pandas as pd
         except ImportError: markdown = True
