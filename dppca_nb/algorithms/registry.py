@@ -218,7 +218,7 @@ class PublicFunction:
     summary: str                      # the docstring's first line: what it releases, by which mechanism
     returns: str                      # what the value is (the guarantee is added from the entry)
     data: str = "Data rows, one record per row."     # what X is
-    release: str = ""                 # what the Release of return_release=True holds beyond value, contract, diagnostics
+    release: str = "the curator-only diagnostics"    # what return_release=True's Release holds beyond value and contract
     notes: str = ""                   # a paragraph after the summary
     prepare: Callable | None = None   # prepare(X, k, epsilon, delta, **options): a check of public quantities, first
 
@@ -254,9 +254,8 @@ def function_doc(alg: Algorithm, spec: PublicFunction) -> str:
     cov = alg.output == "covariance"
     own = dict(X=("array (n, p), numpy or dask" if alg.dask else "array (n, p)", spec.data),
                k=("int, 1 <= k <= p", "Dimension of the principal subspace."),
-               return_release=("bool", "Return the whole `Release` (the value, its contract, the curator-only diagnostics"
-                               + (f"; its extras: {spec.release}" if spec.release else "") + ") instead of "
-                               + ("the matrix." if cov else "V.")))
+               return_release=("bool", f"Return the whole `Release` (the value, its contract, {spec.release}) instead "
+                               + ("of the matrix." if cov else "of V.")))
     lines = [spec.summary, ""] + ([spec.notes, ""] if spec.notes else []) + ["Parameters", "----------"]
     for a, par in call_signature(alg).parameters.items():
         kind, doc = own[a] if a in own else (parameter(a, alg.parameters).kind, parameter(a, alg.parameters).doc)
