@@ -267,11 +267,11 @@ def _fit_release(self, X, k_of):
 
 _PrivateFit._fit_release = _fit_release
 
-# %% ../nbs/06_estimators/00_estimators.ipynb #65449e01
+# %% ../nbs/06_estimators/00_estimators.ipynb #9efd1928
 def _clipped_shares(self, extras) -> tuple:
     """(clipped_share_, mean_clipped_share_): the released noisy shares of the rows a public bound clipped; where the
-    bound is the private q-quantile at factor 1, the share 1 - q it implies (a released fact, up to the quantile's rank
-    error); else None."""
+    bound is the private q-quantile at factor 1, the share 1 - q it implies (a released fact: at most about that share,
+    the bound being the upper end of the quantile's grid cell, up to the quantile's rank error); else None."""
     R, MR = self._radii()
     implied = (1.0 - self.radius_quantile) if getattr(self, "radius_factor", None) == 1 else None
     main = extras.get("clipped_share", implied if R == "private" else None)
@@ -742,7 +742,7 @@ def _assess(self, sp, rel):
 
 _DPPCA._assess = _assess
 
-# %% ../nbs/06_estimators/00_estimators.ipynb #877434c3
+# %% ../nbs/06_estimators/00_estimators.ipynb #3eea216f
 _EXPECTED = ("expected_error_", "expected_error_interval_", "expected_error_note_")
 
 def _resolve_expected(self):
@@ -773,7 +773,7 @@ def _expected_attribute(name: str) -> property:
 
 for _a in _EXPECTED: setattr(_DPPCA, _a, _expected_attribute(_a))
 
-# %% ../nbs/06_estimators/00_estimators.ipynb #dd7caeb2
+# %% ../nbs/06_estimators/00_estimators.ipynb #1d423de6
 MEAN_CLIPPED_LIMIT, CLIPPED_LIMIT, MEAN_OFFSET_LIMIT = 0.75, 0.9, 0.5   # the rule's thresholds (measured: see the text)
 
 def clipping_dominates(self) -> str | None:
@@ -806,8 +806,8 @@ def _clipping_assessment(self):
                                             "the PCA of the clipped rows, the rows' own PCA may be as far as the random level")
     elif self._radii()[0] == "private" and self.clipped_share_ is not None and note and not note.startswith("None"):
         self.expected_error_note_ = note + (f"; the bound is the released {self.radius_quantile:g}-quantile of the "
-                                            f"centered rows' norms, so about {self.clipped_share_:.0%} of the rows were "
-                                            "clipped to it: the error is against the PCA of the clipped rows")
+                                            f"centered rows' norms, so at most about {self.clipped_share_:.0%} of the rows "
+                                            "were clipped to it: the error is against the PCA of the clipped rows")
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #0fd09e09
 def _edge_radii(self) -> list:
@@ -1042,7 +1042,7 @@ _ATTRIBUTES = {
     "covariance_": "ndarray (n_features, n_features): the released covariance (private release).",
     "mean_": "ndarray (n_features,): the center subtracted (private, public or zero, by `centering`).",
     "radius_": "float: the clipping bound used (released privately with radius='private', or 'auto' where n allows).",
-    "clipped_share_": "float or None: the share of rows the norm bound clipped, released privately: a noisy count where the bound is public (count_share), 1 - radius_quantile where it is the private quantile at factor 1 (a released fact, up to the quantile's error); None otherwise.",
+    "clipped_share_": "float or None: the share of rows the norm bound clipped, released privately: a noisy count where the bound is public (count_share), at most about 1 - radius_quantile where it is the private quantile at factor 1 (a released fact, up to the quantile's error); None otherwise.",
     "mean_clipped_share_": "float or None: the same for the rows the private mean was clipped from (mean_radius).",
     "coarse_location_": "ndarray (n_features,): the private coarse location the mean was clipped around (where one was released).",
     "n_samples_": "int: the number of rows (public under replace-one neighbours).",

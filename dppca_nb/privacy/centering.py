@@ -374,7 +374,7 @@ def location_bins(x, table, out=None) -> np.ndarray:
     L -= table["k0"]
     np.maximum(L, 0, out=L); np.minimum(L, T.size - 1, out=L)
     L = np.take(T, L, out=out)                               # positive points in the buckets below |x|'s
-    L += table["above"][L] <= a                              # and the one in its own bucket, if at or below |x|
+    L += ~(table["above"][L] > a)                            # and the one in its own bucket, if at or below |x| (NaN: above all)
     e = (table["at"][L] == a).view(np.int8).astype(np.int64) # |x| is the L-th positive point
     e += (a == 0).view(np.int8)                              # 0 (and -0.0) is a grid point
     d = np.multiply(L, -2); d -= 1; d += e; d *= (x < 0).view(np.int8)   # x < 0: K1 - L points below, not K1 + 1 + L - e
