@@ -199,3 +199,21 @@ def test_refresh_check_finds_what_is_stale(tmp_path):
 def _registered_studies(mode):
     from dppca_nb.experiments.study import load_all_studies
     return {n: len(s.points(mode)) * s.n_reps(mode) for n, s in load_all_studies().items() if s.family != "demo"}
+
+
+def test_every_notebook_is_in_the_learning_path():
+    """The learning path of nbs/index.ipynb (the README's) links every notebook of nbs/, each in a row with its time. A
+    chapter's sub-folder (nbs/05_theory/02_bounds/, one notebook per module) is linked by its first notebook."""
+    import json
+    cells = json.loads((ROOT / "nbs" / "index.ipynb").read_text(encoding="utf-8"))["cells"]
+    path = next("".join(c["source"]) for c in cells
+                if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## A learning path"))
+    rows = [l for l in path.splitlines() if re.match(r"\| \d+ \|", l)]
+    linked = {link for r in rows for link in re.findall(r"\]\(([^)#\s]+\.ipynb)\)", r)}
+    rel = [p.relative_to(ROOT / "nbs") for p in (ROOT / "nbs").rglob("*.ipynb")]
+    notebooks = {str(r) for r in rel if str(r) != "index.ipynb" and not any(part.startswith((".", "_")) for part in r.parts)}
+    assert len(notebooks) > 40
+    linked |= {n for n in notebooks if len(Path(n).parts) > 2 and any(str(Path(l).parent) == str(Path(n).parent) for l in linked)}
+    assert not notebooks - linked, f"notebooks missing from the learning path: {sorted(notebooks - linked)}"
+    assert all(re.search(r"\| \d+ min \|$", r) for r in rows), [r[:60] for r in rows if not re.search(r"\| \d+ min \|$", r)]
+    assert [int(r.split("|")[1]) for r in rows] == list(range(1, len(rows) + 1))       # numbered in reading order

@@ -108,7 +108,7 @@ def stale_report(folder: Path, want: dict, *, required: bool, tables: bool) -> t
         problems += [f"{rel} lacks {n}.csv" for n in sorted(set(have) & set(want)) if not (folder / f"{n}.csv").exists()]
     missing = sorted(set(want) - set(have))
     if missing and required:
-        problems.append(f"{rel} lacks the studies {', '.join(missing)}: python tools/refresh.py --method KEY")
+        problems.append(f"{rel} lacks the studies {', '.join(missing)}: python tools/refresh.py --method KEY (or --study NAME)")
     notes = [f"{rel} has no section yet for {', '.join(missing)} (python tools/refresh.py --method KEY --full adds it)"] \
         if missing and not required else []
     return problems, notes
@@ -169,11 +169,12 @@ def refresh_tables(alg, path: Path = ROOT / "reports" / "real_tables.csv", log=p
     log(f"{_rel(path)}: {len(new)} rows of {name} merged ({len(rows)} rows)")
 
 
-def refresh_studies(alg, *, full: bool = False, jobs: int = 1, log=print):
-    "The mechanism's studies in quick mode merged into reports/quick (and in full mode into reports/full)."
+def refresh_studies(alg=None, *, names=None, full: bool = False, jobs: int = 1, log=print):
+    """The mechanism's studies (or the studies `names`) in quick mode merged into reports/quick (and in full mode into
+    reports/full)."""
     from dppca_nb.experiments.study import studies_of
     from dppca_nb.experiments.report import merge_reports
-    names = sorted(studies_of(alg.key))
+    names = sorted(studies_of(alg.key) if names is None else names)
     if not names:
         log(f"no study of {alg.key} (experiments/<module>.py or a study named after it): nothing to merge")
         return
@@ -205,6 +206,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--method", help="the registry key (or any name) of the mechanism to refresh")
+    g.add_argument("--study", help="a study that belongs to no one mechanism (comma-separated names): merge it alone")
     g.add_argument("--check", action="store_true", help="run nothing; exit 1 when something generated is stale")
     ap.add_argument("--full", action="store_true", help="also merge the mechanism's studies into reports/full")
     ap.add_argument("--skip", default="", help=f"comma-separated parts to leave: {', '.join(PARTS)}")
@@ -219,6 +221,9 @@ def main(argv=None) -> int:
         for p in problems: print("stale:", p)
         if not problems: print("nothing generated is stale")
         return 1 if problems else 0
+    if a.study:
+        refresh_studies(names=[n for n in a.study.split(",") if n], full=a.full, jobs=a.jobs)
+        return 0
     refresh(a.method, full=a.full, skip=skip, jobs=a.jobs)
     return 0
 
