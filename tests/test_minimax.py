@@ -336,3 +336,14 @@ def test_price_of_privacy_curves():
         price_of_privacy("analyze_gauss", 10, 2, lam, [-1.0], n=100)
     with pytest.raises(ValueError, match="method"):
         price_of_privacy("dp_threshold_covariance", 10, 2, lam, [5.0], n=100)
+
+
+def test_price_figure_names_the_extra_it_lacks():
+    "Drawing needs matplotlib (the [experiments] extra): without it the error names the extra; the curves need none."
+    import unittest.mock
+    from dppca_nb.core.extras import MissingExtraError
+    from dppca_nb.theory.price import draw_price_of_privacy
+    real = __import__("importlib.util").util.find_spec
+    with unittest.mock.patch("importlib.util.find_spec", lambda m, *a: None if m == "matplotlib" else real(m, *a)):
+        with pytest.raises(MissingExtraError, match=r"draw_price_of_privacy needs the \[experiments\] extra"):
+            draw_price_of_privacy({})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import numpy as np
 from ..core.validation import check_int, check_k, check_positive, as_generator
+from ..core.extras import require_extra
 from .minimax import MinimaxPrior, minimax_lower_bound, _check_spectrum
 
 # %% auto #0
@@ -70,6 +71,7 @@ def price_of_privacy(method: str, p: int, k: int, eigenvalues, n_epsilon, *, n=N
 # %% ../../nbs/05_theory/04_price.ipynb #c3c623e1
 def draw_price_of_privacy(curves: dict, ax=None):
     "Draw `price_of_privacy`'s curves on a log-log axis against n*epsilon (a new figure if `ax` is None); returns the axis."
+    require_extra("experiments", "draw_price_of_privacy", ("matplotlib",))
     import matplotlib.pyplot as plt
     if ax is None: ax = plt.subplots(figsize=(8.8, 4.2))[1]
     x, m = curves["n_epsilon"], curves["method"]
