@@ -8,7 +8,14 @@ prior, fresh rows and fresh noise each) and the random level. The spectrum's `sh
 eigenvalues equal, the bottom ones equal: the papers' spiked models) or "spread" (anything else); for sparse covariance
 "star" (s off-diagonal entries in the hub's row) or "pair" (s = 1: a diagonal plus one symmetric pair). The estimators of
 each class are read from the algorithm registry (every worst-case subspace algorithm of the class; an algorithm that
-refuses a setting is left out of it, and the exact sampler `pure_dp_subspace` is run only where p k <= 24). Notebook 05_theory/03_minimax reads the file.
+refuses a setting is left out of it, and the exact sampler `pure_dp_subspace` is run only where p k <= 24).
+
+Two more columns. `reference` is 1 for an estimator outside the registry, measured to tell which side of a gap is loose
+(the tightness of the package is read from the rows with reference 0): for central pure DP the Laplace mechanism on the
+clipped second moment (`laplace_pca`, pure epsilon-DP for every input), for sparse covariance the constant estimate
+diag(baseline) (it reads no record: private at every budget). `grid` is "main" for the grid above or "independent" for
+settings drawn at random (seeded, spread and two-level spectra, dimensions, budgets and sizes not on the main grid),
+so that the medians can be read on settings the bound was not tuned to. Notebook 05_theory/03_minimax reads the file.
 """
 import argparse
 import csv
@@ -29,6 +36,7 @@ from dppca_nb.core.validation import normalize_rows
 
 warnings.simplefilter("ignore")
 DELTA = 1e-5
+REFERENCES = ("laplace_pca", "baseline_diagonal")            # outside the registry: which side of a gap is loose
 
 
 def estimators(model):
@@ -44,6 +52,16 @@ def estimators(model):
         f = out["local_gaussian_pca"]
         out["local_gaussian_pca_on_signs"] = lambda X, k, e, d, random_state=None: f(normalize_rows(X), k, e, d, random_state)
     return out
+
+
+def laplace_pca(X, k, e, d=0.0, random_state=None):
+    """Pure epsilon-DP PCA by the Laplace mechanism (replace-one, rows clipped to the unit ball): the upper triangle of
+    the clipped average x x' / n (with its diagonal) has l1 sensitivity at most 2 max ||u(x)||_1, ||u(x)||_1 =
+    (||x||_1^2 + ||x||^2) / 2n <= (p + 1) / 2n; Laplace noise of scale (p + 1) / (n epsilon) on each entry, mirrored."""
+    n, p = X.shape
+    Y = X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    G = np.triu(np.random.default_rng(random_state).laplace(0.0, (p + 1) / (n * e), (p, p)))
+    return np.linalg.eigh(Y.T @ Y / n + G + np.triu(G, 1).T)[1][:, -k:]
 
 
 def shape_of(lam, k):
@@ -72,7 +90,7 @@ def wide_spectra():
     return {"wide": np.array([0.02, 0.015] + [0.002] * 98), "wide-two-level": np.array([0.02, 0.02] + [0.002] * 98)}
 
 
-def run_subspace(model, ests, p, k, spec, lam, eps, n, reps, rows, s=None):
+def run_subspace(model, ests, p, k, spec, lam, eps, n, reps, rows, s=None, grid="main"):
     delta = 0.0 if model.endswith("_pure") else DELTA
     kw = dict(s=s, privacy="local") if model == "sparse" else {}
     m = minimax_lower_bound(model, n=n, p=p, k=k, epsilon=eps, delta=delta, eigenvalues=lam, **kw)
@@ -88,21 +106,43 @@ def run_subspace(model, ests, p, k, spec, lam, eps, n, reps, rows, s=None):
         except (ValueError, RuntimeError) as exc:   # a planner that refuses the setting, or an exact sampler that gives up
             print(f"  {name} refuses p={p} k={k}: {str(exc)[:80]}", file=sys.stderr)
             continue
-        rows.append(dict(model=model, p=p, k=k, spectrum=spec, shape=shape_of(lam, k), s=s or "", epsilon=eps, delta=delta, n=n,
-                         lower=m.lower, floor=m.statistical, privacy=m.privacy, prior=m.prior.kind, estimator=name,
+        rows.append(dict(grid=grid, model=model, p=p, k=k, spectrum=spec, shape=shape_of(lam, k), s=s or "", epsilon=eps,
+                         delta=delta, n=n, lower=m.lower, floor=m.statistical, privacy=m.privacy, prior=m.prior.kind,
+                         estimator=name, reference=int(name in REFERENCES),
                          mean=float(np.mean(errs)), se=float(np.std(errs, ddof=1) / math.sqrt(reps)), random_level=level))
 
 
 def run_covariance(p, s, base, spec, eps, n, reps, rows):
     m = minimax_lower_bound("sparse_covariance", n=n, p=p, epsilon=eps, delta=DELTA, eigenvalues=base, s=s)
-    errs = []
+    ests = {"dp_threshold_covariance": lambda X: dp_threshold_covariance(X, eps, DELTA, random_state=r),
+            "baseline_diagonal": lambda X: np.diag(base)}          # a constant: reads no record
+    errs = {name: [] for name in ests}
     for r in range(reps):
         S, _ = m.draw(r)
-        errs.append(np.linalg.norm(dp_threshold_covariance(sample_gaussian(S, n, random_state=1000 + r), eps, DELTA, random_state=r) - S, 2))
-    rows.append(dict(model="sparse_covariance", p=p, k="", spectrum=spec, shape="pair" if s == 1 else "star", s=s, epsilon=eps,
-                     delta=DELTA, n=n, lower=m.lower, floor=m.statistical, privacy=m.privacy, prior=m.prior.kind,
-                     estimator="dp_threshold_covariance", mean=float(np.mean(errs)), se=float(np.std(errs, ddof=1) / math.sqrt(reps)),
-                     random_level=float(np.linalg.norm(np.diag(base), 2))))
+        X = sample_gaussian(S, n, random_state=1000 + r)
+        for name, f in ests.items(): errs[name].append(np.linalg.norm(f(X) - S, 2))
+    for name, e in errs.items():
+        rows.append(dict(grid="main", model="sparse_covariance", p=p, k="", spectrum=spec, shape="pair" if s == 1 else "star", s=s,
+                         epsilon=eps, delta=DELTA, n=n, lower=m.lower, floor=m.statistical, privacy=m.privacy, prior=m.prior.kind,
+                         estimator=name, reference=int(name in REFERENCES), mean=float(np.mean(e)),
+                         se=float(np.std(e, ddof=1) / math.sqrt(reps)), random_level=float(np.linalg.norm(np.diag(base), 2))))
+
+
+def independent_settings(count: int, seed: int = 20260607):
+    """Settings drawn at random, none on the main grid: p in 6..40, k in 1..min(4, p // 3), half two-level (top / bottom
+    ratio 1.5 to 6) and half spread (sorted uniform values, the top k raised by 1.5 to 4), trace 0.3 to 1; epsilon
+    log-uniform on [0.1, 3]; n log-uniform on [1,000, 200,000] (central) and [50,000, 1,000,000] (local, p n <= 2e7)."""
+    rng, out = np.random.default_rng(seed), []
+    for i in range(count):
+        p = int(rng.integers(6, 41)); k = int(rng.integers(1, min(4, p // 3) + 1))
+        if i % 2 == 0: lam = np.r_[np.full(k, rng.uniform(1.5, 6.0)), np.ones(p - k)]
+        else: lam = np.sort(rng.uniform(0.1, 1.0, p))[::-1] * np.r_[np.full(k, rng.uniform(1.5, 4.0)), np.ones(p - k)]
+        lam = lam * rng.uniform(0.3, 1.0) / lam.sum()
+        eps = float(np.exp(rng.uniform(math.log(0.1), math.log(3.0))))
+        n_c = int(round(float(np.exp(rng.uniform(math.log(1e3), math.log(2e5)))), -2))
+        n_l = int(round(min(float(np.exp(rng.uniform(math.log(5e4), math.log(1e6)))), 2e7 / p), -3))
+        out.append((p, k, f"random{i}", lam, round(eps, 3), n_c, n_l))
+    return out
 
 
 def main(argv=None):
@@ -114,6 +154,7 @@ def main(argv=None):
     shapes = [(10, 2)] if a.quick else [(10, 2), (20, 3), (40, 5)]
     epss = (0.5, 2.0)
     ests = {mdl: estimators(mdl) for mdl in ("central", "central_pure", "local")}
+    ests["central_pure"]["laplace_pca"] = laplace_pca
     rows, t0 = [], time.time()
     for p, k in shapes:
         for spec, lam in spectra(p, k).items():
@@ -142,6 +183,11 @@ def main(argv=None):
             for eps in epss:
                 for n in ((100_000,) if a.quick else (10_000, 100_000, 1_000_000)):
                     run_covariance(p, s, base, spec, eps, n, a.reps, rows)
+    for p, k, spec, lam, eps, n_c, n_l in independent_settings(4 if a.quick else 40):
+        run_subspace("central", ests["central"], p, k, spec, lam, eps, n_c, a.reps, rows, grid="independent")
+        run_subspace("central_pure", ests["central_pure"], p, k, spec, lam, eps, n_c, a.reps, rows, grid="independent")
+        run_subspace("local", ests["local"], p, k, spec, lam, eps, n_l, a.reps, rows, grid="independent")
+    print(f"independent grid done, {len(rows)} rows, {time.time() - t0:.0f}s", file=sys.stderr, flush=True)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     with open(a.out, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
