@@ -101,10 +101,11 @@ def test_private_radius_support(mech, planted):
 
 def test_estimator_radius_support():
     # radius_ (and mean_radius_) = radius_factor x a grid point; x 2 is exact, so the released set is twice the grid
+    # (the estimators' default factor is 1: the grid itself, audited in test_shipped_radius_fits_its_law)
     X = np.array([[0.6, 0.0], [0.0, 1.0], [1.2, 0.9]]); X2 = X.copy(); X2[0] = [0.61, 0.0]
-    plan = plan_private_radius(3, 2, EPS, bounds=BOUNDS)                 # the estimators' radius: factor 2, centered rows
+    plan = plan_private_radius(3, 2, EPS, bounds=BOUNDS, factor=2.0)     # radius_factor 2, centered rows
     c = plan.contract
-    assert c == radius_contract(3, 2, EPS, bounds=BOUNDS)
+    assert c == radius_contract(3, 2, EPS, bounds=BOUNDS, factor=2.0)
     assert "a function of j and the public bounds only" in c.notes[1] and "2 x exp(ln 0.5" in c.notes[1]
     res = support_audit(lambda Z, rng: plan.release(Z, rng, center=np.array([0.1, 0.2])).value, X, X2,
                         epsilon=EPS, n_trials=600, public=lambda v: v[0] / 2 in GRID, random_state=2)
@@ -194,14 +195,14 @@ def test_shipped_radius_fits_its_law():
     res = support_audit(lambda z, rng: _radius(z, rng), D9, D9p, epsilon=EPS, n_trials=600, public=on_grid, law=_law,
                         random_state=12)
     assert not res.flagged and res.p_value > 0.05, res
-    # the law is a probability over the grid points, and the shipped estimators' radius (factor 2) fits its own
+    # the law is a probability over the grid points, and the shipped estimators' radius (factor 1) fits its own
     law = _law(D9)
     assert abs(sum(law.values()) - 1) < 1e-12 and set(law) <= {output_bits(v) for v in GRID}
     X = np.array([[0.6, 0.0], [0.0, 1.0], [1.2, 0.9], [0.3, 0.2]]); X2 = X.copy(); X2[0] = [1.9, 0.0]
     c = np.array([0.1, 0.2])
     plan = plan_private_radius(4, 2, EPS, bounds=BOUNDS)
     res2 = support_audit(lambda Z, rng: plan.release(Z, rng, center=c).value, X, X2, epsilon=EPS, n_trials=600,
-                         law=lambda Z: quantile_law(np.linalg.norm(Z - c, axis=1), EPS, bounds=BOUNDS, factor=2.0),
+                         law=lambda Z: quantile_law(np.linalg.norm(Z - c, axis=1), EPS, bounds=BOUNDS, factor=1.0),
                          random_state=13)
     assert not res2.flagged and res2.p_value > 0.05, res2
 

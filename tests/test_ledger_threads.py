@@ -69,7 +69,8 @@ def test_concurrent_fits_hold_their_budget(monkeypatch):
         go.set()
         won = [f.result() for f in futures]
     assert counts == {"read": 3, "refused": 5} and sum(won) == 3
-    assert len(acc.ledger) == 3 and acc._held == [] and acc.spent() <= 1.0 * (1 + 1e-12)
+    assert len(acc.ledger) == 3 * 2 and acc._held == [] and acc.spent() <= 1.0 * (1 + 1e-12)   # 2 parts a fit: the
+    assert sorted({s.label for s in acc.ledger}) == ["AnalyzeGaussPCA.clipped_share", "AnalyzeGaussPCA.components"]  # share
 
 
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
