@@ -52,7 +52,7 @@ def _open(path, what: str, progress: bool):
         f, name, size = open(p, "rb"), str(p), p.stat().st_size
     head = f.read(2)
     bar = _progress_bar(size, name) if progress else None
-    src = io.BufferedReader(_Counted(f, head, bar), buffer_size=1 << 20)
+    src = io.BufferedReader(_Counted(f, head, bar), buffer_size=1 << 16)
     gz = head == b"\x1f\x8b"
     if not gz and name.endswith(".gz"): raise TableError(f"{what}: {name} ends in .gz but is not gzip-compressed")
     return (gzip.GzipFile(fileobj=src, mode="rb") if gz else src), name, gz, bar, size, f
