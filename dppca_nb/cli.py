@@ -6,8 +6,6 @@
 from __future__ import annotations
 import argparse
 import csv
-import gzip
-import io
 import json
 import math
 import os
@@ -29,12 +27,12 @@ from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorit
 # %% auto #0
 __all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'SCALED_CLIP_SHARE', 'SCALED_CLIP_WARN', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL',
            'PUBLISHED_WARNINGS', 'WARNINGS_NOTE', 'SHOW_COLUMNS', 'SHOW_COMPONENTS', 'CLIError', 'method_name',
-           'get_method', 'budget_delta', 'parameters_of', 'fit_options', 'parse_option', 'select_columns',
-           'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius', 'check_output', 'estimator_for', 'flag_of',
-           'scaled_pipeline', 'scaled_budgets', 'norm_bounds', 'fit_estimator', 'scaler_error', 'released_spectrum',
-           'covariance_assessment', 'assess_fit', 'fit_release', 'diagnostics_text', 'part_words', 'budget_parts',
-           'privacy_sentence', 'curator_warnings', 'collect_warnings', 'components_ordered', 'fit_record',
-           'result_text', 'explain_text', 'site_renderer', 'render_docs', 'option_flags', 'build_parser', 'main']
+           'get_method', 'budget_delta', 'parameters_of', 'fit_options', 'parse_option', 'read_mean', 'read_bounds',
+           'box_radius', 'check_output', 'estimator_for', 'flag_of', 'scaled_pipeline', 'scaled_budgets', 'norm_bounds',
+           'fit_estimator', 'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit', 'fit_release',
+           'diagnostics_text', 'part_words', 'budget_parts', 'privacy_sentence', 'curator_warnings', 'collect_warnings',
+           'components_ordered', 'fit_record', 'result_text', 'explain_text', 'site_renderer', 'render_docs',
+           'option_flags', 'build_parser', 'main', 'select_columns', 'read_numeric_csv']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
 class CLIError(Exception):
@@ -188,135 +186,25 @@ def parse_option(text: str, name: str, alg: Algorithm, flag: str):
     raise CLIError(f"{flag}: expected {kind}, got {text!r}")
 
 # %% ../nbs/09_cli/00_cli.ipynb #e4b306d8
-def _data_text(path, what: str = "DATA") -> tuple[str, str]:
-    "The text of a CSV: a path (gzip-compressed if it starts with gzip's magic bytes) or '-' (standard input); and its name for errors."
-    if str(path) == "-":
-        raw, name = (sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()), "standard input"
-    else:
-        path = Path(path)
-        if not path.exists(): raise CLIError(f"{what}: no such file: {path}")
-        if path.is_dir(): raise CLIError(f"{what}: {path} is a directory, expected a CSV file")
-        raw, name = path.read_bytes(), str(path)
-    if raw[:2] == b"\x1f\x8b":
-        try: raw = gzip.decompress(raw)
-        except (OSError, EOFError) as e: raise CLIError(f"{what}: {name} is not a readable gzip file ({e})") from None
-    elif name.endswith(".gz"): raise CLIError(f"{what}: {name} ends in .gz but is not gzip-compressed")
-    try: return raw.decode("utf-8-sig"), name
-    except UnicodeDecodeError as e: raise CLIError(f"{what}: {name} is not UTF-8 text (byte {e.start})") from None
-
-# %% ../nbs/09_cli/00_cli.ipynb #f4fff50b
-def select_columns(spec: str, header, width: int, flag: str = "--columns") -> list:
-    """The 0-based indices named by `spec`: comma-separated header names or 1-based column numbers; a CLIError naming `flag`.
-
-    Parameters
-    ----------
-    spec : str
-        Comma-separated header names or 1-based column numbers.
-    header : list of str or None
-        The file's header.
-    width : int >= 1
-        Number of columns in the file.
-    flag : str
-        Command-line flag named in errors.
-
-    Returns
-    -------
-    list of int
-        0-based indices.
-    """
-    tokens = [t.strip() for t in str(spec).split(",")]
-    if not any(tokens) or not all(tokens):
-        raise CLIError(f"{flag}: expected a comma-separated list of column names or 1-based column numbers, got {spec!r}")
-    out = []
-    for t in tokens:
-        if header is not None and t in header: j = header.index(t)
-        elif t.isdigit():
-            j = int(t) - 1
-            if not 0 <= j < width: raise CLIError(f"{flag}: column {t} is out of range: the file has columns 1 to {width}")
-        elif header is None: raise CLIError(f"{flag}: {t!r} is not a column number, and the file has no header to name columns")
-        else:
-            names = ", ".join(map(repr, header[:20])) + (", ..." if len(header) > 20 else "")
-            raise CLIError(f"{flag}: no column {t!r}; the columns are {names}")
-        if j in out: raise CLIError(f"{flag}: column {t!r} is given twice")
-        out.append(j)
-    return out
+from .data.tables import TableError, read_table, read_numeric_csv, select_columns  # noqa: E402 (the reader: nbs/02_data/02_tables.ipynb)
+_all_ = ["select_columns", "read_numeric_csv"]
 
 # %% ../nbs/09_cli/00_cli.ipynb #5ad12a7d
+def _read_csv_table(path, delimiter=",", columns=None, drop=None, what="DATA", **kw):
+    "The table `read_table` reads, its TableError turned into a CLIError with the same one-line message."
+    try: return read_table(path, delimiter, columns=columns, drop=drop, what=what, **kw)
+    except TableError as e: raise CLIError(str(e)) from None
+
 def _read_table(path, delimiter=",", columns=None, drop=None, what="DATA"):
-    "(X, names, has_header) of a numeric CSV, only the selected columns parsed; errors count the data rows from 1."
-    text, name = _data_text(path, what)
-    rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter) if r and any(x.strip() for x in r)]
-    if not rows: raise CLIError(f"{what}: {name} is empty")
-    if all(len(r) == 1 for r in rows[:100]):           # one field per row: a wrong delimiter, or a single column
-        other = [d for d in (";", "\t", ",", "|") if d != delimiter and d in text[:4096]]
-        if other: raise CLIError(f"{what}: every row has a single field; the file looks {other[0]!r}-delimited: "
-                                 f"use --delimiter {other[0]!r}")
-    header = None
-    if any(_num(x) is None for x in rows[0]): header, rows = [x.strip() for x in rows[0]], rows[1:]
-    if not rows: raise CLIError(f"{what}: {name} has a header but no data rows")
-    width = len(header) if header else len(rows[0])
-    for i, r in enumerate(rows):
-        if len(r) != width:
-            hint = " (wrong --delimiter?)" if width == 1 or len(r) == 1 else ""
-            raise CLIError(f"{what} row {i + 1} has {len(r)} fields, expected {width}{hint}")
-    if columns is not None and drop is not None: raise CLIError("--columns, --drop: give one of them, not both")
-    idx = list(range(width))
-    if columns is not None: idx = select_columns(columns, header, width, "--columns")
-    if drop is not None:
-        gone = set(select_columns(drop, header, width, "--drop"))
-        idx = [j for j in idx if j not in gone]
-        if not idx: raise CLIError(f"--drop: {drop!r} drops every column")
-    names = [header[j] for j in idx] if header else [f"x{j + 1}" for j in idx]
-    label = [repr(h) for h in names] if header else [str(j + 1) for j in idx]
-    sel = rows if idx == list(range(width)) else [[r[j] for j in idx] for r in rows]
-    try: X = np.array(sel, dtype=np.float64).reshape(len(sel), len(idx))
-    except ValueError:                                     # find the first field that is not a number
-        for i, r in enumerate(sel):
-            for j, x in enumerate(r):
-                if _num(x) is not None: continue
-                other = [d for d in (";", "\t", ",", "|") if d != delimiter and d in x]
-                hint = (f" (the file looks {other[0]!r}-delimited: use --delimiter {other[0]!r})" if other else
-                        " (an empty field: remove or impute missing values first)" if not x.strip() else
-                        " (choose the numeric columns with --columns or --drop)")
-                raise CLIError(f"{what} row {i + 1}, column {label[j]}: {x!r} is not a number{hint}") from None
-        raise
-    bad = ~np.isfinite(X)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise CLIError(f"{what} row {i + 1}, column {label[j]}: {sel[i][j]!r} is not a finite number "
-                       "(remove or impute missing values first)")
-    return X, names, header is not None
+    "(X, names, has_header) of a numeric CSV (a public mean, bounds): every column kept, no notices."
+    t = _read_csv_table(path, delimiter, columns, drop, what, keep_index=True, check=False)
+    return t.X, t.names, t.has_header
 
-def _num(x):
-    try: return float(x)
-    except ValueError: return None
-
-# %% ../nbs/09_cli/00_cli.ipynb #5476dc03
-def read_numeric_csv(path, delimiter: str = ",", *, columns=None, drop=None):
-    """Read a numeric CSV (a path, a .gz file, or '-' for standard input); return `(X, column names)`.
-
-    The header is optional (a first row with a field that is not a number); without one the columns are named
-    x1, x2, ... by their position. `columns` / `drop`: comma-separated header names or 1-based column numbers (only
-    the chosen columns are parsed). Errors are one-line `CLIError`s that count the data rows from 1.
-
-    Parameters
-    ----------
-    path : str or Path
-        CSV file, .gz file, or '-' for standard input.
-    delimiter : str
-        Field separator.
-    columns : str or None
-        Columns to keep (names or 1-based numbers).
-    drop : str or None
-        Columns to leave out.
-
-    Returns
-    -------
-    tuple (ndarray (n, p), list of str)
-        (X, column names).
-    """
-    X, names, _ = _read_table(path, delimiter, columns, drop)
-    return X, names
+def _read_data(a) -> tuple:
+    "(X, names) of fit's DATA; the notices about its columns on standard error (the curator's: never in the record)."
+    t = _read_csv_table(a.data, a.delimiter, a.columns, a.drop, keep_index=a.keep_index, progress=None if a.progress else False)
+    for n in t.notices: print(f"dppca fit: {'note' if n.public else 'curator-only note'}: {n.text}", file=sys.stderr)
+    return t.X, t.names
 
 # %% ../nbs/09_cli/00_cli.ipynb #706a67c4
 def read_mean(path, names, delimiter: str = ","):
@@ -1576,6 +1464,11 @@ def _fit_own_flags(f) -> None:
     cols = f.add_mutually_exclusive_group()
     cols.add_argument("--columns", default=None, metavar="LIST", help="use only these columns: header names or 1-based numbers, comma-separated")
     cols.add_argument("--drop", default=None, metavar="LIST", help="use every column but these (names or 1-based numbers)")
+    f.add_argument("--keep-index", action="store_true",
+                   help="keep a leading column the header leaves unnamed ('' or 'Unnamed: 0', a row index as pandas writes "
+                        "one); by default it is left out, with a note")
+    f.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="no progress bar while reading DATA (it appears on standard error, a terminal, for reads over a second)")
     f.add_argument("--bounds", default=None, metavar="SPEC",
                    help="public bounds of the columns: LO:HI for every column (write --bounds=-1:1 for a negative LO), "
                         "p comma-separated LO:HI, or a CSV file of two rows (lower, then upper bounds; a header names the "
@@ -1665,7 +1558,7 @@ def _cmd_fit(a):
         if a.bounds is None: raise CLIError(NEEDS_BOUNDS)
     out, side = check_output(a.out, a.data, a.force)              # before any private work: the run can be saved
     typed = set(options)                                          # what the user set, before defaults fill in
-    X, names = read_numeric_csv(a.data, a.delimiter, columns=a.columns, drop=a.drop)
+    X, names = _read_data(a)
     if a.mean is not None: options["mean"] = read_mean(a.mean, names, a.delimiter)
     bounds = None if a.bounds is None else read_bounds(a.bounds, names, a.delimiter)
     radius_from = norm_bounds(alg, options, len(names), bounds=bounds, scale=a.scale)

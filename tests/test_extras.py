@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE_IMPORTS = {"numpy", "scipy", "sklearn"}                 # the core install (settings.ini `requirements`)
+CORE_IMPORTS = {"numpy", "scipy", "sklearn", "tqdm"}         # the core install (settings.ini `requirements`)
 
 # Where an optional import sits decides the extra that must bring it: the extra whose command runs that code.
 PLACES = [("dppca_nb/teach/", "teach"), ("dppca_nb/experiments/", "experiments"), ("dppca_nb/cli.py", "docs"),

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTRAS_ONLY = ("dask", "distributed", "matplotlib", "ipywidgets", "pandas", "tqdm", "voila")
+EXTRAS_ONLY = ("dask", "distributed", "matplotlib", "ipywidgets", "pandas", "voila")
 
 # what pip prints when the index cannot be reached at all (as opposed to a broken requirement or build)
 _NO_NETWORK = re.compile(r"NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution"

@@ -1,0 +1,131 @@
+"""Peak memory of reading a numeric CSV: the CLI's former reader (the whole text, then csv.reader into lists of
+strings; copied below) against the chunked reader (dppca_nb.data.tables.read_table), side by side in one run.
+
+Usage: python benchmarks/csv_memory.py [--sizes 200000x20,1000000x20] [--out benchmarks/csv_memory.md]
+
+Each read runs in a fresh Python process (OPENBLAS_NUM_THREADS=1) that imports numpy and the reader, reads the file,
+checks the array against the one the generator wrote (exactly: 17 significant digits), and reports its peak RSS
+(VmHWM of /proc/self/status: resource.getrusage's ru_maxrss would count the parent's RSS, which it inherits across
+fork and exec). A process that only imports the same modules gives the baseline, subtracted from
+both: what remains is the memory the read itself took, stated as a multiple of the float64 array (n * p * 8 bytes).
+The files are N(0, 1) values written with 17 significant digits (about 24 bytes a field). Wall times are reported as
+a ratio of the two readers in the same run, not as a claim about any machine.
+"""
+from __future__ import annotations
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+OLD = r'''
+import csv, gzip, io, sys
+from pathlib import Path
+import numpy as np
+
+def _num(x):
+    try: return float(x)
+    except ValueError: return None
+
+def old_read(path, delimiter=","):
+    "The CLI's former reader (_data_text and _read_table), errors left out: the whole text, csv.reader, np.array."
+    raw = Path(path).read_bytes()
+    if raw[:2] == b"\x1f\x8b": raw = gzip.decompress(raw)
+    text = raw.decode("utf-8-sig")
+    rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter) if r and any(x.strip() for x in r)]
+    header = None
+    if any(_num(x) is None for x in rows[0]): header, rows = [x.strip() for x in rows[0]], rows[1:]
+    width = len(header) if header else len(rows[0])
+    for i, r in enumerate(rows):
+        if len(r) != width: raise ValueError(f"row {i + 1} has {len(r)} fields")
+    X = np.array(rows, dtype=np.float64).reshape(len(rows), width)
+    if not np.isfinite(X).all(): raise ValueError("not finite")
+    return X
+'''
+
+CHILD = OLD + r'''
+import resource, time, json
+from dppca_nb.data.tables import read_table
+which, path, ref = sys.argv[1], sys.argv[2], sys.argv[3]
+def peak_kb():
+    "VmHWM, this process image's own peak RSS (ru_maxrss would carry over the parent's RSS across fork and exec)."
+    try: return next(int(ln.split()[1]) for ln in open("/proc/self/status") if ln.startswith("VmHWM:"))
+    except (OSError, StopIteration): return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+X = None
+if which == "old": X = old_read(path)
+elif which == "new": X = read_table(path).X
+secs = time.perf_counter() - t0
+peak = peak_kb()                   # before the check, whose memory-mapped reference would count in the RSS
+ok = X is None or bool(np.array_equal(X, np.load(ref, mmap_mode="r")))
+print(json.dumps({"which": which, "maxrss_kb": peak, "secs": secs, "exact": ok}))
+'''
+
+
+def write_csv(path: Path, n: int, p: int, seed: int = 0) -> Path:
+    "N(0, 1) values, 17 significant digits, a header c1..cp; the array itself saved beside it (.npy) for the check."
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    np.save(path.with_suffix(".npy"), X)
+    with open(path, "w") as fh:
+        fh.write(",".join(f"c{j + 1}" for j in range(p)) + "\n")
+        for i in range(0, n, 50000): np.savetxt(fh, X[i:i + 50000], delimiter=",", fmt="%.17g")
+    return path.with_suffix(".npy")
+
+
+def measure(which: str, path: Path, ref: Path) -> dict:
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", CHILD, which, str(path), str(ref)], capture_output=True, text=True, env=env)
+    if r.returncode: raise RuntimeError(r.stderr[-2000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="200000x20,1000000x20")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "csv_memory.md"))
+    a = ap.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in a.sizes.split(","):
+            n, p = map(int, size.split("x"))
+            f = Path(tmp) / f"X_{n}x{p}.csv"
+            ref = write_csv(f, n, p)
+            base = measure("none", f, ref)["maxrss_kb"]
+            res = {w: measure(w, f, ref) for w in ("old", "new")}
+            arr = n * p * 8
+            row = dict(n=n, p=p, file_mb=f.stat().st_size / 1e6, array_mb=arr / 1e6, baseline_mb=base * 1024 / 1e6)
+            for w, r in res.items():
+                assert r["exact"], f"{w} read a different array"
+                extra = (r["maxrss_kb"] - base) * 1024
+                row[f"{w}_peak_mb"], row[f"{w}_extra_mb"], row[f"{w}_x_array"] = r["maxrss_kb"] * 1024 / 1e6, extra / 1e6, extra / arr
+                row[f"{w}_secs"] = r["secs"]
+            row["memory_ratio"] = row["old_extra_mb"] / row["new_extra_mb"]
+            row["time_ratio"] = row["old_secs"] / row["new_secs"]
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    lines = ["# Peak memory of reading a numeric CSV", "",
+             "Made by `OPENBLAS_NUM_THREADS=1 python benchmarks/csv_memory.py` (one run; each read in a fresh process; peak",
+             "RSS by `/proc/self/status` VmHWM, minus a process that imports the same modules and reads nothing). *old*: the",
+             "whole text, `csv.reader` into lists of strings, `np.array`; *new*: `dppca_nb.data.tables.read_table`,",
+             "chunks of about 4 MiB parsed into one preallocated float64 array. Both read exactly the array written.", "",
+             "| n x p | file (MB) | float64 array (MB) | old: peak - baseline (MB) | old / array | new: peak - baseline (MB) | new / array | old / new memory | old / new time |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['n']:,} x {r['p']} | {r['file_mb']:.0f} | {r['array_mb']:.0f} | {r['old_extra_mb']:.0f} | "
+                     f"{r['old_x_array']:.1f}x | {r['new_extra_mb']:.0f} | {r['new_x_array']:.2f}x | {r['memory_ratio']:.1f} | "
+                     f"{r['time_ratio']:.2f} |")
+    lines += ["", f"Baseline process (numpy and the package imported): {rows[0]['baseline_mb']:.0f} MB.", ""]
+    Path(a.out).write_text("\n".join(lines))
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()
