@@ -977,6 +977,11 @@ def fit_release(est, method: str, k=None) -> Release:
     e, iv, note = assess_fit(est if pipe is None else pipe, len(V))
     out.update(expected_error=e, expected_error_interval=iv, expected_error_note=note)
     contract = est.contract_ if pipe is None else pipe.contract_
+    if e is None and math.isfinite(contract.epsilon) and len(V) < V.shape[1]:    # say so where nobody can miss it
+        why = (note or "").removeprefix("None: ").removeprefix("not estimated ")
+        _utility_warning(f"{type(est).__name__}: its expected error is not estimated ({why or 'the method gives none'}), "
+                         f"so nothing tells whether this release does better than a random {len(V)}-dimensional subspace "
+                         f"of R^{V.shape[1]}, which scores {random_subspace_level(V.shape[1], len(V)):.3g}.")
     diag = est.diagnostics_not_private_ if pipe is None else Diagnostics(
         scaler=dict(pipe[0].diagnostics_not_private_), **est.diagnostics_not_private_)
     return Release(V, contract, diag, out)

@@ -111,3 +111,17 @@ def test_rows_advice_without_a_gap():
     o = types.SimpleNamespace(n_samples_=10, n_components_=1, epsilon=1.0,
                               _algorithm=lambda: types.SimpleNamespace(model="central"))
     assert "resolve no gap" in E._utility_advice(o, 1.2, 1.2, (np.zeros(4), 0.0, None, 0.5))
+
+
+def test_an_unestimated_error_is_a_published_utility_warning(iris):
+    "A release whose error is not estimated says so in a UtilityWarning, on standard error and in the public record."
+    rc, out, err = fit(iris, method="pure-dp-subspace", delta=None, out="u.csv")
+    assert rc == 0, err
+    rec = record(iris, "u.csv")
+    if rec["released"]["expected_error"] is None:
+        said = [w for w in rec["warnings"] + rec["released"]["warnings"] if "expected error is not estimated" in w]
+        assert len(said) == 1 and said[0].startswith("UtilityWarning") and said[0] in err, (said, err)
+    else:                                                       # this seed estimated it: no such warning
+        assert "is not estimated" not in err
+    rc, out, err = fit(iris, "--epsilon", "inf", method="pure-dp-subspace", delta=None, out="u.csv")
+    assert rc == 0 and "is not estimated" not in err            # the non-private limit: nothing to estimate
