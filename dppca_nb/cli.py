@@ -822,13 +822,13 @@ def _near_random(name, e, level, k, p) -> str:
             f"{k}-dimensional subspace of R^{p}; more rows or a larger epsilon would change that.")
 
 # %% ../nbs/09_cli/00_cli.ipynb #ff00feda
-_ITS_ERROR = re.compile(r"^(its expected error |the expected error [\d.e+-]+ of its top-|about \d+ rows instead of |more "
-                        r"rows or a larger epsilon would change that)")   # the parts' own error, at their share
+_ITS_ERROR = re.compile(r"^(its expected error |the expected error [\d.e+-]+ of its top-|(about|at least) \d+ rows "
+                        r"instead of |the released variances resolve no gap |more rows or a larger epsilon would change that)")   # the parts' own error, at their share
 
 def _whole_epsilon(text: str, pipe) -> str:
     "A method's warning with its advised epsilon (for its share) as the whole --epsilon, both parts scaled alike."
     ratio = pipe.contract_.epsilon / pipe[-1].epsilon
-    return re.sub(r"\bepsilon about ([\d.e+-]+)", lambda m: f"--epsilon about {float(m[1]) * ratio:.3g} (the whole "
+    return re.sub(r"\bepsilon (about|at least) ([\d.e+-]+)", lambda m: f"--epsilon {m[1]} {float(m[2]) * ratio:.3g} (the whole "
                   "budget)", text)
 
 def _scaled_warning(pipe, name: str, total: float, iv, s: float, level: float, k: int, clipped=None) -> None:

@@ -859,7 +859,7 @@ def _utility_advice(self, e: float, level: float, sp=None) -> str:
             sp[0], k, sp[3] / NOISE_SHAPES[shape].offdiag / s, shape)[0], target), "about"
         if s is None:     # data with a gap just below the noise would need a few more rows, data with none any number
             return (f"the released variances resolve no gap after component {k}, so how many more rows (or how much "
-                    "more epsilon) would help cannot be told from them; fewer components, more rows or a larger epsilon")
+                    "more epsilon) would help cannot be told from them, though fewer components, more rows or a larger epsilon")
     else: s, about = e / target, "at least"
     n_need = math.ceil(self.n_samples_ * (s * s if local else s))
     out = f"{about} {n_need} rows instead of {self.n_samples_}"
