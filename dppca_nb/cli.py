@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import inspect
 import io
 import json
 import math
@@ -35,7 +36,8 @@ __all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'SCALED_CLIP_SHARE', 'NEEDS_BOUNDS', 'DIA
            'norm_bounds', 'fit_estimator', 'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit',
            'fit_release', 'diagnostics_text', 'part_words', 'budget_parts', 'privacy_sentence', 'curator_warnings',
            'collect_warnings', 'components_ordered', 'fit_record', 'result_text', 'result_csv', 'result_output',
-           'explain_text', 'site_renderer', 'render_docs', 'option_flags', 'build_parser', 'large_delta', 'main']
+           'explain_text', 'site_renderer', 'render_docs', 'option_flags', 'build_parser', 'large_delta',
+           'refuse_slow_draw', 'main']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
 class CLIError(Exception):
@@ -1707,6 +1709,25 @@ def large_delta(delta, n: int, allow: bool = False) -> None:
     if not allow: raise CLIError(msg + ", or add --allow-large-delta to run anyway")
     print(f"dppca fit: warning: {msg}; running anyway (--allow-large-delta)", file=sys.stderr)
 
+def refuse_slow_draw(alg: Algorithm, options: dict, n: int, p: int, k, epsilon: float) -> None:
+    """A CLIError at once where a method with a `max_trials` option (one exact draw by rejection) is predicted, from
+    public quantities only (`predict_subspace_trials`: n, p, k, epsilon), to need more proposals than max_trials on the
+    worst data of its spread: such a run can take minutes and then fail. An explicit --max-trials runs anyway. The whole
+    --epsilon is used (the draw gets a share of it, whose spread is narrower): the prediction errs towards refusing."""
+    if "max_trials" not in parameters_of(alg) or not isinstance(k, int) or not math.isfinite(epsilon): return
+    if "max_trials" in options: return                             # the user insists: run
+    from dppca_nb.algorithms.pure import predict_subspace_trials
+    mt = inspect.signature(alg.function).parameters["max_trials"].default
+    pt = predict_subspace_trials(n, p, k, epsilon)
+    if pt["worst"] <= mt: return
+    fits = [j for j in range(1, k) if predict_subspace_trials(n, p, j, epsilon)["worst"] <= mt]
+    raise CLIError(f"--method {method_name(alg)}: its one exact draw is predicted to need up to {pt['worst']:.3g} "
+                   f"proposals on data of this size (n = {n}, p = {p}, -k {k}, --epsilon {epsilon:g}; about "
+                   f"{pt['favourable']:.3g} on data with a clear top-k subspace), more than max_trials = {mt}: such a run "
+                   f"can take minutes and then fail. Nothing was spent. Use --method pure-dp-pca (k sequential draws, "
+                   f"fast at every k)" + (f", a smaller -k (-k {max(fits)} fits)" if fits else "")
+                   + f", a smaller --epsilon, or {flag_of('max_trials', alg)} N to try anyway.")
+
 def _cmd_fit(a):
     alg, k, eps, dlt, seed, options = _fit_inputs(a)            # an unknown --method, a bad flag: first
     budget_delta(a.method, dlt, a.scale)
@@ -1717,6 +1738,7 @@ def _cmd_fit(a):
     typed = set(options)                                          # what the user set, before defaults fill in
     X, names = read_numeric_csv(a.data, a.delimiter, columns=a.columns, drop=a.drop)
     large_delta(dlt, len(X), a.allow_large_delta)                 # n, the number of rows, is public (replace-one)
+    refuse_slow_draw(alg, options, len(X), len(names), k, eps)    # before any private work: seconds, not minutes
     if a.mean is not None: options["mean"] = read_mean(a.mean, names, a.delimiter)
     bounds = None if a.bounds is None else read_bounds(a.bounds, names, a.delimiter)
     radius_from = norm_bounds(alg, options, len(names), bounds=bounds, scale=a.scale)

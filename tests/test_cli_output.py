@@ -125,3 +125,18 @@ def test_an_unestimated_error_is_a_published_utility_warning(iris):
         assert "is not estimated" not in err
     rc, out, err = fit(iris, "--epsilon", "inf", method="pure-dp-subspace", delta=None, out="u.csv")
     assert rc == 0 and "is not estimated" not in err            # the non-private limit: nothing to estimate
+
+
+def test_pure_subspace_fails_fast_with_a_suggestion(tmp_path):
+    """breast cancer's shape (569 x 30, -k 3, epsilon 1): predicted from public quantities to need ~1e13 proposals in the
+    worst case, so refused before any private work (no file written), suggesting pure-dp-pca, -k and --max-trials."""
+    X = np.random.default_rng(0).standard_normal((569, 30)) / 10
+    np.savetxt(tmp_path / "b.csv", X, delimiter=",")
+    rc, _, err = run("fit", tmp_path / "b.csv", "--method", "pure-dp-subspace", "-k", "3", "--epsilon", "1",
+                     "--out", tmp_path / "c.csv")
+    assert rc == 2, err                                          # before the draw: nothing sampled, nothing spent
+    assert "predicted to need up to" in err and "pure-dp-pca" in err and "-k 1 fits" in err and "--max-trials" in err
+    assert not (tmp_path / "c.csv").exists()
+    from dppca_nb.cli import refuse_slow_draw, get_method
+    refuse_slow_draw(get_method("pure-dp-subspace"), {"max_trials": 10}, 569, 30, 3, 1.0)   # insisted: no refusal
+    refuse_slow_draw(get_method("pure-dp-pca"), {}, 569, 30, 3, 1.0)                        # no single draw: none
