@@ -6,10 +6,13 @@
 from __future__ import annotations
 import argparse
 import csv
+import inspect
+import io
 import json
 import math
 import os
 import re
+import shutil
 import sys
 import warnings
 from dataclasses import replace
@@ -26,13 +29,14 @@ from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorit
 
 # %% auto #0
 __all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'SCALED_CLIP_SHARE', 'SCALED_CLIP_WARN', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL',
-           'PUBLISHED_WARNINGS', 'WARNINGS_NOTE', 'SHOW_COLUMNS', 'SHOW_COMPONENTS', 'CLIError', 'method_name',
-           'get_method', 'budget_delta', 'parameters_of', 'fit_options', 'parse_option', 'read_mean', 'read_bounds',
-           'box_radius', 'check_output', 'estimator_for', 'flag_of', 'scaled_pipeline', 'scaled_budgets', 'norm_bounds',
+           'PUBLISHED_WARNINGS', 'WARNINGS_NOTE', 'TABLE_WIDTH', 'CLIError', 'method_name', 'get_method',
+           'budget_delta', 'parameters_of', 'fit_options', 'parse_option', 'read_mean', 'read_bounds', 'box_radius',
+           'to_stdout', 'check_output', 'estimator_for', 'flag_of', 'scaled_pipeline', 'scaled_budgets', 'norm_bounds',
            'fit_estimator', 'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit', 'fit_release',
            'diagnostics_text', 'part_words', 'budget_parts', 'privacy_sentence', 'curator_warnings', 'collect_warnings',
-           'components_ordered', 'fit_record', 'result_text', 'explain_text', 'site_renderer', 'render_docs',
-           'option_flags', 'build_parser', 'main', 'select_columns', 'read_numeric_csv']
+           'components_ordered', 'fit_record', 'result_text', 'result_csv', 'result_output', 'explain_text',
+           'site_renderer', 'render_docs', 'option_flags', 'build_parser', 'large_delta', 'refuse_slow_draw', 'main',
+           'select_columns', 'read_numeric_csv']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
 class CLIError(Exception):
@@ -307,6 +311,12 @@ def box_radius(lo, hi, center=None) -> float:
 
 
 # %% ../nbs/09_cli/00_cli.ipynb #0200b7a2
+def to_stdout(out) -> bool:
+    "Is --out standard output: `-`, or a path that names it (/dev/stdout, /dev/fd/1) or another stream, not a file?"
+    if str(out) == "-": return True
+    f = Path(out)
+    return str(f) in ("/dev/stdout", "/dev/fd/1") or (f.exists() and not f.is_file() and not f.is_dir())
+
 def check_output(out, data=None, force: bool = False) -> tuple:
     """The components file `out` and its sidecar `out + '.json'`, checked BEFORE any private work (no budget spent on a run that cannot be saved).
 
@@ -322,8 +332,9 @@ def check_output(out, data=None, force: bool = False) -> tuple:
     Returns
     -------
     tuple (Path, Path)
-        The components file and its .json sidecar.
+        The components file and its .json sidecar; (None, None) where `out` is standard output (`to_stdout`).
     """
+    if to_stdout(out): return None, None
     files = (Path(out), Path(str(out) + ".json"))
     for f in files:
         if f.is_dir(): raise CLIError(f"--out: {f} is a directory, expected a file name")
@@ -335,7 +346,6 @@ def check_output(out, data=None, force: bool = False) -> tuple:
             raise CLIError(f"--out: {f} is the input file DATA; choose another name")
         if f.exists() and not force: raise CLIError(f"--out: {f} exists; add --force to overwrite it, or choose another --out")
     return files
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #b8311bbe
 NOT_SHOWN = ("Clipped-row counts and other exact functions of the data are curator-only diagnostics "
@@ -706,13 +716,13 @@ def _near_random(name, e, level, k, p) -> str:
             f"{k}-dimensional subspace of R^{p}; more rows or a larger epsilon would change that.")
 
 # %% ../nbs/09_cli/00_cli.ipynb #ff00feda
-_ITS_ERROR = re.compile(r"^(its expected error |the expected error [\d.e+-]+ of its top-|about \d+ rows instead of |more "
-                        r"rows or a larger epsilon would change that)")   # the parts' own error, at their share
+_ITS_ERROR = re.compile(r"^(its expected error |the expected error [\d.e+-]+ of its top-|(about|at least) \d+ rows "
+                        r"instead of |the released variances resolve no gap |more rows or a larger epsilon would change that)")   # the parts' own error, at their share
 
 def _whole_epsilon(text: str, pipe) -> str:
     "A method's warning with its advised epsilon (for its share) as the whole --epsilon, both parts scaled alike."
     ratio = pipe.contract_.epsilon / pipe[-1].epsilon
-    return re.sub(r"\bepsilon about ([\d.e+-]+)", lambda m: f"--epsilon about {float(m[1]) * ratio:.3g} (the whole "
+    return re.sub(r"\bepsilon (about|at least) ([\d.e+-]+)", lambda m: f"--epsilon {m[1]} {float(m[2]) * ratio:.3g} (the whole "
                   "budget)", text)
 
 def _scaled_warning(pipe, name: str, total: float, iv, s: float, level: float, k: int, clipped=None) -> None:
@@ -862,6 +872,11 @@ def fit_release(est, method: str, k=None) -> Release:
     e, iv, note = assess_fit(est if pipe is None else pipe, len(V))
     out.update(expected_error=e, expected_error_interval=iv, expected_error_note=note)
     contract = est.contract_ if pipe is None else pipe.contract_
+    if e is None and math.isfinite(contract.epsilon) and len(V) < V.shape[1]:    # say so where nobody can miss it
+        why = (note or "").removeprefix("None: ").removeprefix("not estimated ")
+        _utility_warning(f"{type(est).__name__}: its expected error is not estimated ({why or 'the method gives none'}), "
+                         f"so nothing tells whether this release does better than a random {len(V)}-dimensional subspace "
+                         f"of R^{V.shape[1]}, which scores {random_subspace_level(V.shape[1], len(V)):.3g}.")
     diag = est.diagnostics_not_private_ if pipe is None else Diagnostics(
         scaler=dict(pipe[0].diagnostics_not_private_), **est.diagnostics_not_private_)
     return Release(V, contract, diag, out)
@@ -1015,8 +1030,10 @@ def privacy_sentence(c: Contract, parts: list) -> str:
     who = ("any one row replaced, n public" if c.neighbouring == "replace-one" else f"{c.neighbouring} neighbours")
     if c.model == "local": who += "; each row randomized on its own device"
     spent = _and(f"{p['what']} ({_percent(p['share'])})" for p in parts)
+    if not c.worst_case:                                 # the caveat first, where nobody can miss it
+        g = c.guarantee.replace(", NOT worst-case DP", "").replace(" NOT worst-case DP", "")
+        return f"Privacy: NOT worst-case DP: {g} for all of this output ({who}); the budget was spent on {spent}."
     return f"Privacy: {c.guarantee} for all of this output ({who}); the budget was spent on {spent}."
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #90463d8f
 def _as_flags(text: str, alg: Algorithm) -> str:
@@ -1173,23 +1190,27 @@ def fit_record(est, release: Release, method: str, names, comps_file, *, scale: 
     return _jsonable(rec)
 
 # %% ../nbs/09_cli/00_cli.ipynb #b15274ae
-SHOW_COLUMNS, SHOW_COMPONENTS = 40, 8      # the most data columns (rows of the table) and components printed
+TABLE_WIDTH = 100       # the widest line of the table (the terminal's width where standard output is one)
 
-def _table(rec: dict) -> list:
-    "The components as a table: one line per data column, one column per component, the variance shares below."
+def _width() -> int:
+    "The table's width: the terminal's where standard output is one, else TABLE_WIDTH."
+    return shutil.get_terminal_size((TABLE_WIDTH, 24)).columns if sys.stdout.isatty() else TABLE_WIDTH
+
+def _table(rec: dict, width: int | None = None) -> list:
+    """The components as a table: one line per data column, one column per component, the variance shares below.
+    Nothing is cut: components that do not fit in `width` characters continue in a block below, every column named."""
     V, names = np.asarray(rec["released"]["components"], dtype=np.float64), rec["inputs"]["columns"]
-    k, ordered = min(len(V), SHOW_COMPONENTS), rec["components"]["ordered"]
-    heads = [f"{'component' if ordered else 'basis'} {i + 1}" for i in range(k)]
+    ordered, share = rec["components"]["ordered"], rec["released"].get("variance_share")
     w = max(len(x) for x in [*names, "variance share"])
-    cols = names if len(names) <= SHOW_COLUMNS else names[:SHOW_COLUMNS - 1]
-    out = ["".ljust(w) + "".join(h.rjust(13) for h in heads)]
-    out += [x.ljust(w) + "".join(f"{V[i, j]:+13.3f}" for i in range(k)) for j, x in enumerate(cols)]
-    if len(cols) < len(names): out.append(f"... and {len(names) - len(cols)} more columns (all of them in the file)")
-    share = rec["released"].get("variance_share")
-    if share is not None: out.append("variance share".ljust(w) + "".join(f"{s:13.3f}" for s in share[:k]))
-    if k < len(V): out.append(f"... and {len(V) - k} more components (all of them in the file)")
+    per = max(1, ((width or _width()) - w) // 13)                   # components per block
+    out = []
+    for a in range(0, len(V), per):
+        idx = range(a, min(a + per, len(V)))
+        if a: out.append("")
+        out.append("".ljust(w) + "".join(f"{'component' if ordered else 'basis'} {i + 1}".rjust(13) for i in idx))
+        out += [x.ljust(w) + "".join(f"{V[i, j]:+13.3f}" for i in idx) for j, x in enumerate(names)]
+        if share is not None: out.append("variance share".ljust(w) + "".join(f"{share[i]:13.3f}" for i in idx))
     return out
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #32f09702
 _CENTERED = {"none": "not centered (the components describe the second moment about 0)",
@@ -1240,9 +1261,10 @@ def _order_words(rec: dict, k: int) -> str:
     if len(ev) < k or m == k: return "in decreasing order of private variance"
     if m == 0: return ("no component stands above the noise: every released variance is 0, and the components "
                        "printed are an arbitrary choice, in no order")
-    return (f"in decreasing order of private variance; only {m} stand{'s' if m == 1 else ''} above the noise: "
-            f"component{'s' if k - m > 1 else ''} {m + 1}{f' to {k}' if k - m > 1 else ''}, of released variance 0, "
-            "an arbitrary choice")
+    head, rest = (f"component{'s 1 to' if m > 1 else ''} {m}", f"component{'s' if k - m > 1 else ''} {m + 1}"
+                  + (f" to {k}" if k - m > 1 else ""))
+    return (f"in decreasing order of private variance; {head} stand{'s' if m == 1 else ''} above the noise, and "
+            f"{rest} {'have' if k - m > 1 else 'has'} released variance 0: an arbitrary choice")
 
 def result_text(rec: dict, out) -> str:
     """What `fit` prints: the components with the column names and their variance shares, the expected error, how the
@@ -1252,8 +1274,8 @@ def result_text(rec: dict, out) -> str:
     ----------
     rec : dict
         The record written to OUT.json.
-    out : str or Path
-        The components file (as given to --out).
+    out : str, Path or None
+        The components file (as given to --out); None: the components went to standard output, no file written.
 
     Returns
     -------
@@ -1265,9 +1287,28 @@ def result_text(rec: dict, out) -> str:
     if rec["contract"]["epsilon"] == "inf": order = "NOT PRIVATE: --epsilon inf, " + order.replace("private ", "")
     lines = [f"{rec['method']}: {k} component{'s' if k > 1 else ''} of {i['p']} columns from {i['n']} rows ({order}"
              + (", in standardized units)" if i.get("scale") == "private" else ")"), "", *_table(rec), "",
-             *_error_lines(rec), _rows_line(rec), rec["privacy"]["sentence"],
-             f"Wrote the components to {out} and the public record to {out}.json (--explain: the guarantee in full)."]
+             *_error_lines(rec), _rows_line(rec), rec["privacy"]["sentence"]]
+    if out is not None:
+        lines.append(f"Wrote the components to {out} and the public record to {out}.json (--explain: the guarantee in full).")
     return "\n".join(lines)
+
+def result_csv(rec: dict) -> str:
+    """`fit --format csv`: one row per component, its loadings under the data columns' names, its released variance and
+    share, and the expected error and the guarantee (the same on every row, so that any CSV reader keeps them)."""
+    r, names = rec["released"], rec["inputs"]["columns"]
+    ev, share = r.get("eigenvalues"), r.get("variance_share")
+    f = io.StringIO()
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(["component", *names, "variance", "variance_share", "expected_error", "guarantee"])
+    for i, row in enumerate(r["components"]):
+        w.writerow([i + 1, *(repr(float(v)) for v in row), "" if ev is None else ev[i], "" if share is None else share[i],
+                    "" if r.get("expected_error") is None else r["expected_error"], rec["privacy"]["sentence"]])
+    return f.getvalue().rstrip("\n")
+
+def result_output(rec: dict, fmt: str, out) -> str:
+    "What `fit` prints on standard output in `--format` `fmt`: the text (table), the CSV, or the published record (json)."
+    if fmt == "json": return json.dumps(rec, indent=1)
+    return result_csv(rec) if fmt == "csv" else result_text(rec, out)
 
 # %% ../nbs/09_cli/00_cli.ipynb #201fe4f7
 def explain_text(rec: dict) -> str:
@@ -1479,7 +1520,14 @@ def _fit_own_flags(f) -> None:
     f.add_argument("--scale-share", type=float, default=SCALE_SHARE, metavar="S",
                    help=f"the private scaler's share of epsilon and delta (default {SCALE_SHARE})")
     f.add_argument("--out", default="components.csv", metavar="FILE",
-                   help="where to write the components (default components.csv); the public record goes to FILE.json")
+                   help="where to write the components (default components.csv); the public record goes to FILE.json. "
+                        "'-' (or /dev/stdout): no file, the output goes to standard output in --format")
+    f.add_argument("--format", default="table", choices=("table", "csv", "json"),
+                   help="what standard output holds: 'table' (the text: components by column name, variances, expected "
+                        "error and guarantee; wide tables continue below, nothing cut), 'csv' (one row per component with "
+                        "those columns) or 'json' (the published record of OUT.json)")
+    f.add_argument("--allow-large-delta", action="store_true",
+                   help="run although --delta >= 1/n (refused otherwise: such a delta allows publishing a row)")
     f.add_argument("--force", action="store_true", help="overwrite FILE and FILE.json if they exist")
     f.add_argument("--delimiter", default=",", metavar="C", help="field delimiter (default ',')")
     f.add_argument("--explain", action="store_true",
@@ -1510,7 +1558,6 @@ def _fit_parser(sub) -> None:
     for flag, pars in option_flags().items():
         metavar, text = _option_help(flag, pars, len(algs))
         g.add_argument(flag, dest=f"option {flag}", default=None, metavar=metavar, help=text)
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #d3c7b2e1
 def build_parser(fit: bool = True) -> argparse.ArgumentParser:
@@ -1550,6 +1597,35 @@ def _write_components(out: Path, rel: Release, ordered: bool, names) -> None:
         w.writerow(["component" if ordered else "basis vector (unordered)"] + list(names))
         for i, row in enumerate(rel.value): w.writerow([i + 1] + [repr(float(v)) for v in row])
 
+def large_delta(delta, n: int, allow: bool = False) -> None:
+    """Refuse --delta >= 1/n (a CLIError naming --delta), or warn on standard error where `allow` (--allow-large-delta).
+    A mechanism that publishes one random row of n whole is (0, 1/n)-DP: a delta of 1/n or more permits that. n, the
+    number of rows, is public under replace-one (the contract's neighbours), so the check spends nothing."""
+    if not delta or delta < 1.0 / n: return
+    msg = (f"--delta {delta:g} is at least 1/n = {1 / n:.3g} for the n = {n} rows: a guarantee that weak allows publishing "
+           f"a whole row. Choose --delta well below 1/n (e.g. {min(1e-5, 0.1 / n ** 2):.1g})")
+    if not allow: raise CLIError(msg + ", or add --allow-large-delta to run anyway")
+    print(f"dppca fit: warning: {msg}; running anyway (--allow-large-delta)", file=sys.stderr)
+
+def refuse_slow_draw(alg: Algorithm, options: dict, n: int, p: int, k, epsilon: float) -> None:
+    """A CLIError at once where a method with a `max_trials` option (one exact draw by rejection) is predicted, from
+    public quantities only (`predict_subspace_trials`: n, p, k, epsilon), to need more proposals than max_trials on the
+    worst data of its spread: such a run can take minutes and then fail. An explicit --max-trials runs anyway. The whole
+    --epsilon is used (the draw gets a share of it, whose spread is narrower): the prediction errs towards refusing."""
+    if "max_trials" not in parameters_of(alg) or not isinstance(k, int) or not math.isfinite(epsilon): return
+    if "max_trials" in options: return                             # the user insists: run
+    from dppca_nb.algorithms.pure import predict_subspace_trials
+    mt = inspect.signature(alg.function).parameters["max_trials"].default
+    pt = predict_subspace_trials(n, p, k, epsilon)
+    if pt["worst"] <= mt: return
+    fits = [j for j in range(1, k) if predict_subspace_trials(n, p, j, epsilon)["worst"] <= mt]
+    raise CLIError(f"--method {method_name(alg)}: its one exact draw is predicted to need up to {pt['worst']:.3g} "
+                   f"proposals on data of this size (n = {n}, p = {p}, -k {k}, --epsilon {epsilon:g}; about "
+                   f"{pt['favourable']:.3g} on data with a clear top-k subspace), more than max_trials = {mt}: such a run "
+                   f"can take minutes and then fail. Nothing was spent. Use --method pure-dp-pca (k sequential draws, "
+                   f"fast at every k)" + (f", a smaller -k (-k {max(fits)} fits)" if fits else "")
+                   + f", a smaller --epsilon, or {flag_of('max_trials', alg)} N to try anyway.")
+
 def _cmd_fit(a):
     alg, k, eps, dlt, seed, options = _fit_inputs(a)            # an unknown --method, a bad flag: first
     budget_delta(a.method, dlt, a.scale)
@@ -1559,6 +1635,8 @@ def _cmd_fit(a):
     out, side = check_output(a.out, a.data, a.force)              # before any private work: the run can be saved
     typed = set(options)                                          # what the user set, before defaults fill in
     X, names = _read_data(a)
+    large_delta(dlt, len(X), a.allow_large_delta)                 # n, the number of rows, is public (replace-one)
+    refuse_slow_draw(alg, options, len(X), len(names), k, eps)    # before any private work: seconds, not minutes
     if a.mean is not None: options["mean"] = read_mean(a.mean, names, a.delimiter)
     bounds = None if a.bounds is None else read_bounds(a.bounds, names, a.delimiter)
     radius_from = norm_bounds(alg, options, len(names), bounds=bounds, scale=a.scale)
@@ -1569,12 +1647,12 @@ def _cmd_fit(a):
         rel = fit_release(est, a.method, k)
     public, released = collect_warnings(caught, alg, typed)
     curator = curator_warnings(caught)                            # --diagnostics only
-    _write_components(out, rel, components_ordered(est, alg), names)
-    rec = fit_record(est, rel, a.method, names, out, scale=a.scale, bounds=bounds, radius_from=radius_from,
+    if out is not None: _write_components(out, rel, components_ordered(est, alg), names)
+    rec = fit_record(est, rel, a.method, names, out or "-", scale=a.scale, bounds=bounds, radius_from=radius_from,
                      scale_share=a.scale_share if a.scale == "private" else None, warnings=public, released_warnings=released)
-    side.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
-    print(result_text(rec, a.out))
-    if a.explain: print(explain_text(rec))
+    if side is not None: side.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+    print(result_output(rec, a.format, None if out is None else a.out))
+    if a.explain: print(explain_text(rec), file=sys.stdout if a.format == "table" else sys.stderr)
     for w in public + released: print(f"dppca fit: warning: {w}", file=sys.stderr)
     if a.diagnostics: print(diagnostics_text(rel, curator), file=sys.stderr)    # the curator's view: standard error only
 

@@ -33,7 +33,8 @@ __all__ = ['ESTIMATOR_PARAMETERS', 'CLIP_WARNING_SHARE', 'CURATOR_ONLY', 'EDGE_M
            'estimator_parameter', 'fit_spends', 'spend_on', 'NonPrivateContract', 'privacy_statement', 'UtilityWarning',
            'release_noise_sd', 'debiased_spectrum', 'first_order_error', 'expected_subspace_error',
            'exponential_mechanism_error', 'simulation_reps', 'simulated_subspace_error', 'clipping_dominates',
-           'ExactScoreWarning', 'thresholded_subspace_error', 'make_estimator', 'available_estimators', 'privacy_table']
+           'noise_shrink_needed', 'ExactScoreWarning', 'thresholded_subspace_error', 'make_estimator',
+           'available_estimators', 'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #1f2e3d4c
 def _clips(alg: Algorithm) -> bool: return "radius" in alg.options
@@ -831,13 +832,38 @@ def _edge_radii(self) -> list:
     return out
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #c2d1905b
-def _utility_advice(self, e: float, level: float) -> str:
-    "What would bring the expected error to half the warning level: rows, epsilon (public arithmetic on released values)."
-    f = e / (0.5 * UTILITY_LEVEL * level)
-    local = self._algorithm().model == "local"
-    n_need = math.ceil(self.n_samples_ * (f * f if local else f))
-    out = f"about {n_need} rows instead of {self.n_samples_}"
-    if self.epsilon != math.inf: out += f", or epsilon about {self.epsilon * f:.3g}"
+def noise_shrink_needed(predict, target: float, limit: float = 1e9) -> float | None:
+    """The least s >= 1 with predict(s) <= target, where predict(s) is the expected error with the noise s times smaller
+    (bisection: the error falls as the noise does); None where even s = `limit` does not reach it (no gap at k)."""
+    if predict(1.0) <= target: return 1.0
+    hi = 2.0
+    while predict(hi) > target:
+        if hi >= limit: return None
+        hi *= 2.0
+    lo = hi / 2.0
+    for _ in range(40):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if predict(mid) <= target else (mid, hi)
+    return hi
+
+def _utility_advice(self, e: float, level: float, sp=None) -> str:
+    """What would bring the expected error to half the warning level: rows, epsilon (public arithmetic on released values).
+    Where the error comes from one Gaussian matrix (`sp[3]`, its noise sd), the error model itself is solved for the noise
+    s times smaller (the released spectrum kept): the sd falls as 1/(n epsilon) centrally and as 1/(sqrt(n) epsilon)
+    locally, so s times the epsilon, or s (local: s^2) times the rows. Elsewhere the error is taken as proportional to the
+    noise (a first-order rule that underestimates near the random level, where the error saturates: 'at least')."""
+    target, local = 0.5 * UTILITY_LEVEL * level, self._algorithm().model == "local"
+    if sp is not None and sp[3] is not None:
+        shape, k = getattr(self, "noise_shape", "vecd"), self.n_components_
+        s, about = noise_shrink_needed(lambda s: expected_subspace_error(
+            sp[0], k, sp[3] / NOISE_SHAPES[shape].offdiag / s, shape)[0], target), "about"
+        if s is None:     # data with a gap just below the noise would need a few more rows, data with none any number
+            return (f"the released variances resolve no gap after component {k}, so how many more rows (or how much "
+                    "more epsilon) would help cannot be told from them, though fewer components, more rows or a larger epsilon")
+    else: s, about = e / target, "at least"
+    n_need = math.ceil(self.n_samples_ * (s * s if local else s))
+    out = f"{about} {n_need} rows instead of {self.n_samples_}"
+    if self.epsilon != math.inf: out += f", or epsilon {about} {self.epsilon * s:.3g}"
     return out
 
 
@@ -851,7 +877,7 @@ def _warn_utility(self, sp):
         iv = self.expected_error_interval_
         why.append(f"its expected error {e:.3g}" + ("" if iv is None else f" (interval {iv[0]:.3g} to {iv[1]:.3g})")
                    + f" is at or near the {level:.3g} of a random {k}-dimensional "
-                   f"subspace of R^{p}; {_utility_advice(self, e, level)} would change that")
+                   f"subspace of R^{p}; {_utility_advice(self, e, level, sp)} would change that")
     ordering = sp is not None and sp[3] is None and not self._algorithm().eigenvalues   # the ordering step's variances
     m = None if sp is None or ordering else int(sp[2][:k].sum())         # (whose noise is not the components')
     if m is not None and m < k:

@@ -20,7 +20,7 @@ from .registry import Algorithm, Parameter, PublicFunction, ErrorModel, register
 __all__ = ['PURE_SENSITIVITY_RULES', 'FLOAT_NOTE', 'PURE_ERROR_NOTE', 'pure_dp_pca', 'SUBSPACE_MARGIN', 'pure_dp_subspace',
            'pure_dp_budget', 'plan_pure_dp_pca', 'pure_error_model', 'pure_dp_audit_statistic',
            'subspace_acceptance_rate', 'plan_pure_dp_subspace', 'subspace_error_model',
-           'subspace_adversarial_acceptance']
+           'subspace_adversarial_acceptance', 'predict_subspace_trials']
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #4c0bd338
 def _share(eigenvalue_share, k):
@@ -284,3 +284,16 @@ def subspace_adversarial_acceptance(p: int, k: int, spread: float, *, gaps=(0.3,
         a = np.r_[np.zeros(z), (1 - g) * L / (z + g), np.full(p - z - 1, L / (z + g))]
         return matrix_bingham_acceptance_rate(np.diag(a), k, n_proposals=n_proposals, random_state=random_state)
     return min((rate(g), g) for g in gaps)
+
+# %% ../../nbs/04_algorithms/06_pure.ipynb #62835620
+def predict_subspace_trials(n: int, p: int, k: int, epsilon: float, radius: float = 1.0) -> dict:
+    """Proposals `pure_dp_subspace`'s one draw is predicted to need on average, before any row is read, from public
+    quantities only (n, p, k, epsilon; rows clipped to `radius`): 'favourable' for data with a clear top-k subspace
+    (1 / `subspace_acceptance_rate`) and 'worst' for the worst data of the exponent's public spread L = epsilon n / 2
+    (1 / `subspace_adversarial_acceptance`, the radius cancels: eta R^2 n = epsilon n / 2). At a small spread every shape is accepted
+    often (both near 1); as it grows the worst falls without a floor while the favourable settles at its limit."""
+    k = check_k(k, check_int(p, "p"))
+    if k == p: return {"favourable": 1.0, "worst": 1.0, "spread": 0.0}
+    L = check_epsilon(epsilon) * check_int(n, "n") / 2.0
+    worst = subspace_adversarial_acceptance(p, k, L)[0]
+    return {"favourable": 1.0 / subspace_acceptance_rate(p, k), "worst": 1.0 / max(worst, 1e-300), "spread": L}
