@@ -101,7 +101,7 @@ def test_rows_advice_is_a_number_of_rows_not_a_multiple_of_n():
         advice = E._utility_advice(o, level, level, sp)
         need.append(int(advice.split()[1]))
     assert max(need) - min(need) <= 1, need                     # rounding up of the same number of rows
-    sd = lambda m: 3.0 / m / E.NOISE_SHAPES["vecd"].offdiag
+    sd = lambda m: 3.0 / m / __import__("dppca_nb.privacy.mechanisms", fromlist=["NOISE_SHAPES"]).NOISE_SHAPES["vecd"].offdiag
     target = 0.5 * E.UTILITY_LEVEL * level
     assert E.expected_subspace_error(spectrum, 1, sd(need[0]))[0] <= target * (1 + 1e-6)
     assert E.expected_subspace_error(spectrum, 1, sd(need[0] - 1))[0] > target

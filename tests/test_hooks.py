@@ -4,13 +4,13 @@ module outside `algorithms/` compares an algorithm's key.
 * Every public function keeps the name, module, signature (names, order, kinds, defaults, annotations) and summary it
   had when it was hand-written (recorded in tests/data/public_signatures.json on the commit before the change), and a
   generated one releases exactly what its planner releases, seed for seed.
-* The expected error computed through an entry's `expected_error` hook (`hook_assessment` below: the code meant to
-  replace the key branches of `estimators._assess`) equals the estimator's `expected_error_`, interval and note, on fits
+* The expected error computed through an entry's `expected_error` hook (`hook_assessment` below, written apart from
+  the estimators' `_hook_assessment`) equals the estimator's `expected_error_`, interval and note, on fits
   of every algorithm with the hook; the non-private target and the thresholded release equal the estimators' own.
 * `key_comparisons` finds, in a module's syntax tree, every comparison (==, !=, in, not in), match case, subscript or
   .get/.pop lookup with a constant string that is a registry name (key, dashed key, alias, estimator), and every dict
   literal all of whose constant keys are registry names (a table by key). No module outside `algorithms/` may have
-  one; `estimators.py` still does (xfail, strict: its list is below), until the estimators read the hooks.
+  one.
 """
 import ast
 import inspect
@@ -157,8 +157,8 @@ FITS = [("smooth_sensitivity_pca", dict(delta=1e-5), 4000), ("smooth_sensitivity
 def test_expected_error_hooks_match_the_estimators(captured, monkeypatch, key, options, n):
     "The hook's ErrorModel, evaluated, gives the estimator's expected_error_, interval and note exactly."
     import warnings
-    from dppca_nb import estimators as E
-    monkeypatch.setattr(E, "_clipping_assessment", lambda self: None)   # what the estimator adds on either path (the
+    from dppca_nb.estimators import subspace as ES
+    monkeypatch.setattr(ES, "_clipping_assessment", lambda self: None)   # what the estimator adds on either path (the
     # clipped share it states, the interval widened where clipping dominates) is not the hook's: compared without it
     est = _estimator(key)(2, epsilon=1.0, random_state=3, **options)
     with warnings.catch_warnings():
@@ -275,36 +275,15 @@ def test_key_comparisons_detected():
         (7, "table by key"), (9, "match case")]
 
 
-ESTIMATORS_LEFT = [                      # what estimators.py still asks by key: each becomes a hook read
-    (290, "comparison", ["g_dppca"]),                             # _nonprivate_plan: what -> alg.target.what
-    (308, "comparison", ["g_dppca"]),                             # _nonprivate_plan: run -> alg.target.value
-    (593, "comparison", ["pure_dp_pca"]),                         # _exponential_expected_error -> pure_error_model
-    (623, "table by key", ["g_dppca", "sgpca"]),                  # _NOISY_MATRIX_ERRORS -> kendall/sgpca_error_model
-    (692, "comparison", ["smooth_sensitivity_pca"]),              # _assess -> alg.expected_error
-    (698, "comparison", ["pure_dp_pca", "pure_dp_subspace"]),     # _assess -> alg.expected_error
-]
-
-
 def _modules():
     return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "dppca_nb").rglob("*.py")
                   if "algorithms" not in p.relative_to(ROOT / "dppca_nb").parts[:1] and p.name != "_modidx.py")
 
 
-@pytest.mark.parametrize("rel", [pytest.param(m, marks=pytest.mark.xfail(
-    strict=True, reason="estimators.py still compares keys: " + "; ".join(f"line {l} {w} {h}" for l, w, h in ESTIMATORS_LEFT)))
-    if m == "dppca_nb/estimators.py" else m for m in _modules()])
+@pytest.mark.parametrize("rel", _modules())
 def test_no_key_comparison_outside_algorithms(rel):
     "No module above algorithms/ asks which algorithm it holds: what only a mechanism knows is a hook of its entry."
     names = _registered_names()
     assert len(names) >= 20
     found = key_comparisons(ast.parse((ROOT / rel).read_text(encoding="utf-8")), names)
     assert not found, f"{rel}: " + "; ".join(f"line {l}: {w} with {', '.join(h)}" for l, w, h in found)
-
-
-def test_estimators_comparisons_are_the_listed_ones():
-    "The xfail above covers only these comparisons: their lines may move and they may go, but none may be added."
-    found = key_comparisons(ast.parse((ROOT / "dppca_nb/estimators.py").read_text(encoding="utf-8")), _registered_names())
-    left = [(w, h) for _, w, h in ESTIMATORS_LEFT]
-    for _, w, h in found:
-        assert (w, h) in left, f"estimators.py: a new {w} with {h}: read the entry's hook instead"
-        left.remove((w, h))
