@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from .core.linalg import top_k_eigvecs, random_subspace_level
 from .core.validation import check_k, Diagnostics
+from .core.extras import MissingExtraError, require_extra
 from .privacy.contract import Contract, Release
 from .privacy.mechanisms import gaussian_sigma
 from .privacy.centering import ClippingWarning
@@ -26,12 +27,12 @@ from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorit
                                           check_parameter)
 
 # %% auto #0
-__all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL', 'WARNINGS_NOTE', 'SHOW_COLUMNS', 'SHOW_COMPONENTS',
-           'CLIError', 'method_name', 'get_method', 'budget_delta', 'parameters_of', 'fit_options', 'parse_option',
-           'select_columns', 'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius', 'check_output',
-           'estimator_for', 'flag_of', 'scaled_pipeline', 'scaled_budgets', 'norm_bounds', 'fit_estimator',
-           'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit', 'fit_release',
-           'diagnostics_text', 'part_words', 'budget_parts', 'privacy_sentence', 'collect_warnings',
+__all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL', 'PUBLISHED_WARNINGS', 'WARNINGS_NOTE', 'SHOW_COLUMNS',
+           'SHOW_COMPONENTS', 'CLIError', 'method_name', 'get_method', 'budget_delta', 'parameters_of', 'fit_options',
+           'parse_option', 'select_columns', 'read_numeric_csv', 'read_mean', 'read_bounds', 'box_radius',
+           'check_output', 'estimator_for', 'flag_of', 'scaled_pipeline', 'scaled_budgets', 'norm_bounds',
+           'fit_estimator', 'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit', 'fit_release',
+           'diagnostics_text', 'part_words', 'budget_parts', 'privacy_sentence', 'curator_warnings', 'collect_warnings',
            'components_ordered', 'fit_record', 'result_text', 'explain_text', 'site_renderer', 'render_docs',
            'option_flags', 'build_parser', 'main']
 
@@ -976,8 +977,8 @@ def _jsonable_plain(v):
     if isinstance(v, (list, tuple)): return [_jsonable_plain(x) for x in v]
     return v
 
-def diagnostics_text(release: Release) -> str:
-    """The curator-only diagnostics of a release, one line each, labelled NOT PRIVATE.
+def diagnostics_text(release: Release, warnings=()) -> str:
+    """The curator-only diagnostics of a release (and the fit's curator-only `warnings`), one line each, labelled NOT PRIVATE.
 
     These are exact functions of the data (the clipped-row count, ...), without noise: not differentially private.
     `fit --diagnostics` writes this text to standard error only, never to standard output, OUT or OUT.json.
@@ -986,11 +987,14 @@ def diagnostics_text(release: Release) -> str:
     ----------
     release : Release
         A release (`fit_release`).
+    warnings : list of str
+        The fit's warnings that are not published (`curator_warnings`).
 
     Returns
     -------
     str
-        A header line and one `NOT PRIVATE  name: value` line per diagnostic (nested ones as `outer.inner`).
+        A header line, one `NOT PRIVATE  name: value` line per diagnostic (nested ones as `outer.inner`), and one
+        `NOT PRIVATE  warning: text` line per curator-only warning.
     """
     if not isinstance(release, Release): raise TypeError(f"release: expected a Release, got {type(release).__name__}")
     def flat(prefix, v):
@@ -1001,6 +1005,7 @@ def diagnostics_text(release: Release) -> str:
              "differentially private): for you, the curator; do not publish them."]
     lines += [f"{DIAGNOSTICS_LABEL}  {name}: {json.dumps(_jsonable_plain(v))}" for name, v in flat("", dict(release.diagnostics))]
     if len(lines) == 1: lines.append(f"{DIAGNOSTICS_LABEL}  (this method records none)")
+    lines += [f"{DIAGNOSTICS_LABEL}  warning: {w}" for w in warnings]
     return "\n".join(lines)
 
 # %% ../nbs/09_cli/00_cli.ipynb #06e3f1d2
@@ -1130,8 +1135,23 @@ def _unset(text: str, alg: Algorithm, typed) -> str:
     text = text.replace(f"{f} private", f"the mean's radius, which follows {r} private,")
     return text.replace(f"released {f}", f"released mean's radius (it follows {r})")
 
+PUBLISHED_WARNINGS = ("PrivacyWarning", "PrivateRadiusWarning", "PrivateLocationWarning", "BoundConditionWarning",
+                      "UtilityWarning")       # the package's own categories, raised from public or released values only
+
+def _published(w) -> bool:
+    "Whether the command may publish warning `w`: its category is (a subclass of) one of the package's PUBLISHED_WARNINGS."
+    return any(c.__name__ in PUBLISHED_WARNINGS and c.__module__.startswith("dppca_nb") for c in w.category.__mro__)
+
+def curator_warnings(caught) -> list:
+    "The warnings a fit raised that are not published (numpy's RuntimeWarnings, ClippingWarning, ...), each once, as `Category: text`."
+    out = []
+    for w in caught:
+        text = f"{w.category.__name__}: {str(w.message).splitlines()[0] if str(w.message) else ''}"
+        if not _published(w) and text not in out: out.append(text)
+    return out
+
 def collect_warnings(caught, alg: Algorithm, typed=None) -> tuple:
-    """The warnings a fit raised, each once, as `Category: text` with the flags named: (public, released).
+    """The published warnings a fit raised (`_published`), each once, as `Category: text` with the flags named: (public, released).
 
     Parameters
     ----------
@@ -1145,16 +1165,16 @@ def collect_warnings(caught, alg: Algorithm, typed=None) -> tuple:
     Returns
     -------
     tuple (list of str, list of str)
-        The warnings computed from public quantities; the UtilityWarnings, computed from released values.
+        The warnings computed from public quantities; the UtilityWarnings, computed from released values. The others
+        are the curator's (`curator_warnings`).
     """
     public, released = [], []
     for w in caught:
-        if issubclass(w.category, ClippingWarning): continue         # curator-only: --diagnostics shows the counts
+        if not _published(w): continue              # curator-only: whether it fires may depend on the data
         text = f"{w.category.__name__}: {_unset(_as_flags(str(w.message), alg), alg, typed)}"
         to = released if _is_utility(w) else public
         if text not in to: to.append(text)
     return public, released
-
 
 # %% ../nbs/09_cli/00_cli.ipynb #1b22caa9
 def _jsonable(v):
@@ -1193,7 +1213,8 @@ def _record_inputs(est, c, names, k: int, *, scale, bounds, scale_share, radius_
 # %% ../nbs/09_cli/00_cli.ipynb #bb247c37
 WARNINGS_NOTE = ("warnings: those computed from public quantities only (the same on neighbouring tables); the warnings "
                  "about the released values (UtilityWarning) are in released.warnings. Standard error prints both, "
-                 "these first.")
+                 "these first. Warnings that may fire on one table and not on its neighbour (numpy's, ClippingWarning) "
+                 "are not published: --diagnostics shows them to the curator.")
 
 def fit_record(est, release: Release, method: str, names, comps_file, *, scale: str = "none", bounds=None,
                scale_share: float | None = None, radius_from: str | None = None, warnings=(),
@@ -1427,6 +1448,7 @@ def render_docs(out_dir, notebooks=None, *, mathjax=None, api: bool = True, site
         The index page.
     """
     src = _nbs_dir()
+    require_extra("docs", "dppca docs", ("nbconvert", "nbformat", "pygments", "bs4"))
     tool = site_renderer(src) if site is not False else None
     if site and tool is None: raise CLIError(f"docs: no {src.parent / 'tools' / 'render_docs.py'} in this checkout")
     if tool is not None:
@@ -1638,6 +1660,7 @@ def _cmd_fit(a):
                             scale_share=a.scale_share, **options)
         rel = fit_release(est, a.method, k)
     public, released = collect_warnings(caught, alg, typed)
+    curator = curator_warnings(caught)                            # --diagnostics only
     _write_components(out, rel, components_ordered(est, alg), names)
     rec = fit_record(est, rel, a.method, names, out, scale=a.scale, bounds=bounds, radius_from=radius_from,
                      scale_share=a.scale_share if a.scale == "private" else None, warnings=public, released_warnings=released)
@@ -1645,8 +1668,7 @@ def _cmd_fit(a):
     print(result_text(rec, a.out))
     if a.explain: print(explain_text(rec))
     for w in public + released: print(f"dppca fit: warning: {w}", file=sys.stderr)
-    if a.diagnostics: print(diagnostics_text(rel), file=sys.stderr)    # the curator's view: standard error only
-
+    if a.diagnostics: print(diagnostics_text(rel, curator), file=sys.stderr)    # the curator's view: standard error only
 
 # %% ../nbs/09_cli/00_cli.ipynb #3bdc2bd2
 def _check_scheduler(s):
@@ -1654,6 +1676,7 @@ def _check_scheduler(s):
     raise CLIError(f"--scheduler: expected 'local' or a Dask scheduler address such as tcp://host:8786, got {s!r}")
 
 def _cmd_reproduce(a):
+    require_extra("experiments", "dppca reproduce", ("matplotlib", "pandas"))
     from dppca_nb.experiments.registry import reproduce, load_all_studies
     if a.jobs < 1: raise CLIError(f"--jobs: expected a positive integer, got {a.jobs}")
     scheduler = _check_scheduler(a.scheduler)
@@ -1679,10 +1702,8 @@ def _cmd_app(a):
     if a.cull_idle_timeout is not None:
         if a.cull_idle_timeout < 1: raise CLIError(f"--cull-idle-timeout: expected a positive number of seconds, got {a.cull_idle_timeout}")
         kw["cull_idle_timeout"] = a.cull_idle_timeout
-    try:
-        from dppca_nb.teach.widgets import serve_app
-        serve_app(port=a.port, open_browser=not a.no_browser, **kw)
-    except ImportError as e: raise CLIError(f"app: {e}") from None
+    from dppca_nb.teach.widgets import serve_app
+    serve_app(port=a.port, open_browser=not a.no_browser, **kw)
 
 def _cmd_docs(a):
     print(f"Docs: {render_docs(a.out, a.only, mathjax=a.mathjax, api=not a.no_api, site=False if a.plain else None)}")
@@ -1708,7 +1729,7 @@ def main(argv=None) -> int:
     try:
         {"fit": _cmd_fit, "reproduce": _cmd_reproduce, "studies": _cmd_studies, "app": _cmd_app,
          "docs": _cmd_docs}[a.command](a)
-    except CLIError as e:
+    except (CLIError, MissingExtraError) as e:
         print(f"dppca {a.command}: error: {e}", file=sys.stderr); return 2
     except (ValueError, TypeError, KeyError, OSError, RuntimeError) as e:   # RuntimeError: a sampler that gave up
         msg = str(e).strip("'\"").splitlines()[0] if str(e) else type(e).__name__

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .core.validation import check_epsilon, check_delta, check_k, check_int, PrivacyWarning
 from .core.linalg import random_subspace_level, top_k_eigvecs, subspace_distance
 from .privacy.accounting import PrivacyAccountant, BudgetExceededError, default_accountant
-from .privacy.contract import Contract, Plan, Release
+from .privacy.contract import Contract, Plan, Release, _over
 from .privacy.mechanisms import NOISE_SHAPES
 from .privacy.centering import (plan_centered, mean_noise_sd, fit_ledger, ClippingWarning,
                                         check_radius_bounds, order_contract)
@@ -28,11 +28,12 @@ from .algorithms.registry import Algorithm, algorithms, get_algorithm, parameter
 from .theory.error_bounds import noise_moments, no_sampling, noisy_top_k_bounds
 
 # %% auto #0
-__all__ = ['ESTIMATOR_PARAMETERS', 'CLIP_WARNING_SHARE', 'EDGE_MARGIN', 'UTILITY_LEVEL', 'SIMULATION_MAX_ENTRIES', 'ESTIMATORS',
-           'fit_parameters', 'constraints', 'estimator_parameter', 'fit_spends', 'spend_on', 'NonPrivateContract',
-           'privacy_statement', 'UtilityWarning', 'release_noise_sd', 'debiased_spectrum', 'first_order_error',
-           'expected_subspace_error', 'exponential_mechanism_error', 'simulation_reps', 'simulated_subspace_error',
-           'thresholded_subspace_error', 'make_estimator', 'available_estimators', 'privacy_table']
+__all__ = ['ESTIMATOR_PARAMETERS', 'CLIP_WARNING_SHARE', 'CURATOR_ONLY', 'EDGE_MARGIN', 'UTILITY_LEVEL', 'SIMULATION_MAX_ENTRIES',
+           'ESTIMATORS', 'fit_parameters', 'constraints', 'estimator_parameter', 'fit_spends', 'spend_on',
+           'NonPrivateContract', 'privacy_statement', 'UtilityWarning', 'release_noise_sd', 'debiased_spectrum',
+           'first_order_error', 'expected_subspace_error', 'exponential_mechanism_error', 'simulation_reps',
+           'simulated_subspace_error', 'ExactScoreWarning', 'thresholded_subspace_error', 'make_estimator',
+           'available_estimators', 'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #1f2e3d4c
 def _clips(alg: Algorithm) -> bool: return "radius" in alg.options
@@ -142,25 +143,19 @@ def fit_spends(c: Contract) -> list:
     if "main" not in names: return [(c, "components")]
     return [(b, "components" if a == "main" else a) for a, b in c.parts]
 
-def _spend(acc, c: Contract, label: str):
-    "Record the release planned by `c` on `acc` at what it certifies (`PrivacyAccountant.spend_contract`)."
-    acc.spend_contract(c, label)
-
-
 # %% ../nbs/06_estimators/00_estimators.ipynb #eb346a9b
-def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: bool = False) -> None:
+def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: bool = False):
     """Record `spends` [(Contract, label), ...] on a shared `accountant` all or nothing; `BudgetExceededError` naming the budget left.
 
-    A trial copy is spent first, so a refused fit records nothing; labels are prefixed by `owner`; `total` is the
-    (epsilon, delta) the parts compose to (named in the error; default: the basic sum of what they certify).
-    `check_only=True`: the trial alone."""
-    if accountant is None: return
+    Checked under the ledger's lock against what was spent and what other fits hold (`PrivacyAccountant.reserve`), so a
+    refused fit records nothing; labels are prefixed by `owner`; `total` is the (epsilon, delta) the parts compose to
+    (named in the error; default: the basic sum of what they certify). `check_only=True`: check and hold the budget
+    before the data are read, and return the `Reservation`, to be spent once they were (failed or not)."""
+    if accountant is None: return None
     if not isinstance(accountant, PrivacyAccountant):
         raise TypeError(f"accountant: expected a dppca_nb.privacy.accounting.PrivacyAccountant or None, got "
                         f"{type(accountant).__name__}")
-    trial = copy.deepcopy(accountant)
-    try:
-        for c, label in spends: _spend(trial, c, f"{owner}.{label}")
+    try: held = accountant.reserve(spends, prefix=f"{owner}.")
     except BudgetExceededError:
         eps, dlt = total if total is not None else (sum(max(c.epsilon, c.epsilon_certified or 0) for c, _ in spends),
                                                     sum(c.delta for c, _ in spends))
@@ -170,9 +165,8 @@ def spend_on(accountant, spends, owner: str = "fit", total=None, *, check_only: 
             + ", ".join(f"{label} {c.guarantee}" for c, label in spends)
             + f"), but the shared accountant ({b}) has spent epsilon={accountant.spent():.4g} and has "
             f"epsilon={accountant.remaining():.4g} left. Nothing was spent and no data were read.") from None
-    if check_only: return
-    for c, label in spends: _spend(accountant, c, f"{owner}.{label}")
-
+    if check_only: return held
+    held.spend()
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #8d9e0f1a
 CLIP_WARNING_SHARE = 0.1      # warn when more than this share of the rows had norm above the bound
@@ -230,9 +224,8 @@ def _fit_release(self, X, k_of):
     # certifies more than it was asked and says so, gets a ledger without a budget)
     ledger = fit_ledger({label: c for c, label in spends}, plan.contract.epsilon, plan.contract.delta)
     total = (float(ledger.spent()), plan.contract.delta)
-    spend_on(shared, spends, owner=owner, total=total, check_only=True)
-    rel = plan.release(X, self.random_state)             # the data are read only now
-    spend_on(shared, spends, owner=owner, total=total)
+    held = spend_on(shared, spends, owner=owner, total=total, check_only=True)   # held: no other fit can take it
+    with held: rel = plan.release(X, self.random_state)   # the data are read only now: spent, even if it fails
     self._fit_ledger, self._spends, self.accountant_, self.n_samples_ = ledger, spends, shared, n
     self.contract_ = plan.contract
     self.mean_ = np.asarray(rel.extras.get("mean", np.zeros(p)), dtype=np.float64)
@@ -319,28 +312,34 @@ def _nonprivate_plan(self, n: int, p: int, k):
 _PrivateFit._nonprivate_plan = _nonprivate_plan
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #3c4d5e6f
+def _certified(c: Contract) -> float:
+    "The epsilon `c` certifies: its epsilon_certified where the noise certifies more than was requested (paper mode)."
+    return c.epsilon_certified if _over(c) else c.epsilon
+
 def privacy_statement(est, c: Contract) -> dict:
-    "`privacy_`: read from the contract alone (and the fit's ledger, itself spent from the contract)."
+    """`privacy_`: read from the contract alone (and the fit's ledger, itself spent from the contract). Every epsilon
+    in it is certified; where that exceeds the request (paper mode), `epsilon_requested` keeps the request."""
     names = [a for a, _ in c.parts]
     main = c.part("main") if "main" in names else c
     mean_c = c.part("mean") if "mean" in names else None
-    shares = {"mean": None if mean_c is None else (mean_c.epsilon, mean_c.delta)}
+    shares = {"mean": None if mean_c is None else (_certified(mean_c), mean_c.delta)}
     for a in ("mean_radius", "radius", "location"):
-        if a in names: shares[a] = (c.part(a).epsilon, 0.0)
-    if "order" in names: shares["order"] = (c.part("order").epsilon, c.part("order").delta)
+        if a in names: shares[a] = (_certified(c.part(a)), 0.0)
+    if "order" in names: shares["order"] = (_certified(c.part("order")), c.part("order").delta)
     if any(a == "radius" for a, _ in main.parts):      # g-DPPCA's private radius: its own basic split of the main share
-        shares.update(radius=(main.part("radius").epsilon, 0.0), main=(main.part("tau").epsilon, main.delta))
+        shares.update(radius=(_certified(main.part("radius")), 0.0), main=(_certified(main.part("tau")), main.delta))
         composition = "basic composition (private radius, then Kendall's tau)"
     else:
-        shares["main"] = (main.epsilon, main.delta)
+        shares["main"] = (_certified(main), main.delta)
         composition = c.composition if main is not c else "none (a single release)"
-    st = dict(mechanism=main.mechanism, epsilon=c.epsilon, delta=c.delta, neighbouring=c.neighbouring, model=c.model,
+    st = dict(mechanism=main.mechanism, epsilon=_certified(c), delta=c.delta, neighbouring=c.neighbouring, model=c.model,
               guarantee=c.guarantee, centering=est.centering, shares=shares, composition=composition,
               epsilon_spent=float(est._fit_ledger.spent()), sensitivity=main.sensitivity,
               noise_scale=main.noise_scale, n=c.n, p=c.p, k=c.k)
     R = est._radii()[0]
     if R is not None: st["radius"] = R if isinstance(R, str) else float(R)
     if c.epsilon_certified is not None: st["epsilon_certified"] = c.epsilon_certified
+    if _over(c): st["epsilon_requested"] = c.epsilon
     if mean_c is not None:
         st.update(mean_mechanism=mean_c.mechanism, mean_sensitivity=mean_c.sensitivity,
                   mean_noise_sd=None if mean_c.noise_scale is None else mean_noise_sd(mean_c))
@@ -368,14 +367,25 @@ def _warn_clipping(self, n):
 _PrivateFit._warn_clipping = _warn_clipping
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #9c0d1e2f
+CURATOR_ONLY = ("diagnostics_not_private_",)    # exact functions of the data: kept in memory, never in a pickle
+
 def _getstate(self):
-    "Pickling copies a shared accountant: warn, since a copy's spends never reach the original."
+    """Pickling, the way a fitted model is shared: without the curator-only attributes (CURATOR_ONLY); a shared
+    accountant is copied, so warn: a copy's spends never reach the original."""
     if getattr(self, "accountant", None) is not None:
         warnings.warn(f"{type(self).__name__}: pickled with a shared accountant; unpickled in another process (e.g. a "
                       "GridSearchCV(n_jobs > 1) worker) its ledger refuses to spend, so that fit is refused; unpickled "
                       "in this process it is a separate ledger, whose spends the original never sees. Use n_jobs=1 "
                       "with a shared accountant.", PrivacyWarning, stacklevel=2)
-    return BaseEstimator.__getstate__(self)
+    return {a: v for a, v in BaseEstimator.__getstate__(self).items() if a not in CURATOR_ONLY}
+
+def _deepcopy(self, memo):
+    "copy.deepcopy: the curator's copy in memory, everything kept, its ledgers shared by reference (as `clone` does)."
+    for a in ("accountant", "accountant_"):
+        if isinstance(vars(self).get(a), PrivacyAccountant): memo[id(vars(self)[a])] = vars(self)[a]
+    new = memo[id(self)] = type(self).__new__(type(self))
+    new.__dict__.update(copy.deepcopy(vars(self), memo))
+    return new
 
 def _clone(self):
     "scikit-learn's clone, with a shared `accountant` passed by reference (a deep copy would never see the clone's spends)."
@@ -383,7 +393,7 @@ def _clone(self):
     if getattr(self, "accountant", None) is not None: new.accountant = self.accountant
     return new
 
-_PrivateFit.__getstate__, _PrivateFit.__sklearn_clone__ = _getstate, _clone
+_PrivateFit.__getstate__, _PrivateFit.__sklearn_clone__, _PrivateFit.__deepcopy__ = _getstate, _clone, _deepcopy
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #3a4b5c6e
 class _DPPCA(_PrivateFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -799,18 +809,33 @@ def _whitening_variances(self):
     return ev
 
 
+# %% ../nbs/06_estimators/00_estimators.ipynb #3b7e52d0
+class ExactScoreWarning(PrivacyWarning):
+    "Warned by score and score_samples (and a covariance's mahalanobis): an exact function of the rows scored, NOT private where they are private rows."
+
+def _warn_exact_score(est, what: str) -> None:
+    warnings.warn(f"{type(est).__name__}.{what}: an exact function of the rows it scores, without noise: NOT private "
+                  "where they are private records (the training rows, or held-out rows of the same table, as "
+                  "GridSearchCV and cross_val_score score them). Score private rows with "
+                  "dppca_nb.model_selection.PrivateScorer (a noisy score, spent on the ledger); on public rows this "
+                  "warning may be silenced.", ExactScoreWarning, stacklevel=3)
+
 # %% ../nbs/06_estimators/00_estimators.ipynb #cee64b45
-def _score_samples(self, X):
-    "Gaussian log-likelihood of each row under the model (mean_, get_covariance()); of the TRAINING rows: NOT private."
+def _log_likelihoods(self, X):
     X = _validate_X(self, X, reset=False)
     sign, logdet = np.linalg.slogdet(self.get_covariance())
     D = X - self.mean_
     return -0.5 * (np.einsum("ij,jk,ik->i", D, self.get_precision(), D) + logdet + X.shape[1] * math.log(2 * math.pi))
 
-def _score(self, X, y=None):
-    "Mean log-likelihood of the rows (of the TRAINING rows: NOT private)."
-    return float(np.mean(self.score_samples(X)))
+def _score_samples(self, X):
+    "Gaussian log-likelihood of each row under the model (mean_, get_covariance()): exact, NOT private (ExactScoreWarning)."
+    _warn_exact_score(self, "score_samples")
+    return _log_likelihoods(self, X)
 
+def _score(self, X, y=None):
+    "Mean log-likelihood of the rows: exact, NOT private (ExactScoreWarning); model_selection.PrivateScorer is private."
+    _warn_exact_score(self, "score")
+    return float(np.mean(_log_likelihoods(self, X)))
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #dcc5490a
 def _releases_variances(self) -> bool:
@@ -872,6 +897,16 @@ class _DPCovariance(_PrivateFit, EmpiricalCovariance):
                                      "expected error of its top-k eigenvectors, from released values only")
         _warn_zero_covariance(self)
         return self
+
+    def score(self, X_test, y=None):
+        "Gaussian log-likelihood of the rows under covariance_: exact, NOT private (ExactScoreWarning)."
+        _warn_exact_score(self, "score")
+        return EmpiricalCovariance.score(self, X_test, y)
+
+    def mahalanobis(self, X):
+        "Squared Mahalanobis distances of the rows under covariance_: exact, NOT private (ExactScoreWarning)."
+        _warn_exact_score(self, "mahalanobis")
+        return EmpiricalCovariance.mahalanobis(self, X)
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #897833c0
 def _warn_zero_covariance(self):
@@ -948,13 +983,12 @@ _ATTRIBUTES = {
     "coarse_location_": "ndarray (n_features,): the private coarse location the mean was clipped around (where one was released).",
     "n_samples_": "int: the number of rows (public under replace-one neighbours).",
     "contract_": "Contract: what the release promises, planned before the data (public).",
-    "privacy_": "dict: the contract's facts as plain data (public).",
+    "privacy_": "dict: the contract's facts as plain data (public), every epsilon certified (paper mode: epsilon_requested the request). This fit's own guarantee: a model chosen by a search (GridSearchCV's best_estimator_) carries the whole search's, its ledger's total (model_selection.search_privacy).",
     "accountant_": "PrivacyAccountant: the ledger the fit spent on (the shared `accountant`, else the default ledger).",
-    "diagnostics_not_private_": "Diagnostics: exact functions of the data for the curator (clipped rows, ...): NOT private, never publish.",
+    "diagnostics_not_private_": "Diagnostics: exact functions of the data for the curator (clipped rows, ...): NOT private, never publish; left out of a pickle.",
 }
 _COVARIANCE_ATTRIBUTES = ("covariance_", "mean_", "coarse_location_", "radius_", "n_samples_", "expected_error_", "expected_error_note_",
                           "contract_", "privacy_", "accountant_", "diagnostics_not_private_")
-
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #c79b4b92
 def _docstring(alg: Algorithm, params: dict) -> str:
@@ -963,7 +997,8 @@ def _docstring(alg: Algorithm, params: dict) -> str:
     lines = [alg.summary + ".", "", f"{alg.model.capitalize()} model, {alg.measure} DP, replace-one neighbours "
              f"(n public). The estimator of `{alg.function.__module__}.{alg.key}`: see that function and its notebook.",
              "Every attribute marked post-processing is computed from the release and public quantities only, under "
-             "the same guarantee; the scores of the training rows (transform, score_samples) are not.",
+             "the same guarantee; the scores of the training rows (transform) are not, nor any exact score (score, "
+             "score_samples: ExactScoreWarning; model_selection.PrivateScorer is private).",
              "", "Parameters", "----------"]
     lines += [_param_doc(a, estimator_parameter(a, alg), d) for a, d in params.items()]
     lines += ["", "Attributes", "----------"]
@@ -976,7 +1011,6 @@ def _docstring(alg: Algorithm, params: dict) -> str:
               f">>> est = {alg.estimator}(" + ("" if alg.output == "covariance" else "2, ") + "epsilon=1.0, random_state=0).fit(X)",
               ">>> est.contract_.guarantee[:1]", "'('" if alg.measure != "pure" else "'1'"]
     return "\n".join(lines)
-
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #7c8d9e0g
 def make_estimator(alg: Algorithm) -> type:
@@ -1034,8 +1068,11 @@ def _table_rows(ests, n, p, random_state) -> list:
 # %% ../nbs/06_estimators/00_estimators.ipynb #5180f930
 def privacy_table(estimators: dict | None = None, *, n: int = 200, p: int = 6, random_state=0, markdown: bool = False):
     """The privacy guarantees, read from each estimator's `contract_` after a fit with its defaults (n x p public data):
-    a pandas DataFrame, or a markdown table with `markdown=True` (also when pandas is not installed)."""
-    rows = _table_rows(available_estimators() if estimators is None else estimators, n, p, random_state)
+    a pandas DataFrame, or a markdown table with `markdown=True` (also when pandas is not installed). Default: every estimator, those of a
+    subspace first, each group by name."""
+    if estimators is None:                     # subspaces, then covariances, each by name: whatever order modules loaded in
+        estimators = dict(sorted(available_estimators().items(), key=lambda kv: (issubclass(kv[1], _DPCovariance), kv[0])))
+    rows = _table_rows(estimators, n, p, random_state)
     if not markdown:
         try: import pandas as pd
         except ImportError: markdown = True

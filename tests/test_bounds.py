@@ -1,6 +1,7 @@
 """Bad input to the theory layer (rates, explicit bounds) and the bound table's contract with the algorithm registry.
 
-The chapters `nbs/05_theory/00_bounds` and `02_error_bounds` test what the bounds say; this file tests that a wrong
+The chapters `nbs/05_theory/00_bounds` (the rates), `02_bounds/` (one notebook a mechanism) and `02_error_bounds` test
+what the bounds say; this file tests that a wrong
 argument is refused with a message naming it, and that every registered bound belongs to a registered algorithm.
 """
 import dataclasses
@@ -9,7 +10,8 @@ import warnings
 import numpy as np
 import pytest
 
-from dppca_nb.theory import bounds as rb
+from dppca_nb.theory import rates as rb
+from dppca_nb.theory import bounds as tb
 from dppca_nb.theory import error_bounds as eb
 from dppca_nb.data.datasets import spiked_covariance
 
@@ -44,8 +46,9 @@ def test_registry_names_resolve_to_the_key():
 
 
 def test_register_bound_adds_and_names(monkeypatch):
-    monkeypatch.setattr(eb, "BOUNDS", dict(eb.BOUNDS))
-    monkeypatch.setattr(eb, "BOUND_NAMES", dict(eb.BOUND_NAMES))
+    # the table lives in dppca_nb.theory.bounds (error_bounds re-exports it): a copy there, restored after the test
+    monkeypatch.setattr(tb, "BOUNDS", dict(tb.load_all_bounds()))
+    monkeypatch.setattr(tb, "BOUND_NAMES", dict(tb.BOUND_NAMES))
     calls = []
 
     def fake(n, p, k=None, epsilon=1.0, delta=1e-5, *, width=1.0):
@@ -131,7 +134,7 @@ def test_building_blocks_bad_input():
         eb.dp_threshold_bounds(np.eye(3) * 0.1, 1000, 1.0, 1e-5, noise_shape="lower")
 
 
-# ---- the papers' rates (theory.bounds) ------------------------------------------------------------------------------
+# ---- the papers' rates (theory.rates) -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call, words", [
     (lambda: rb.spectrum_terms(2, eigenvalues=[1, 1, 1]), "eigengap"),
@@ -156,3 +159,19 @@ def test_rate_tables_are_keyed_by_registry_keys():
     from dppca_nb.algorithms.registry import algorithms
     named = {r.estimators for r in rb.RATES.values()} - {"every"}
     assert named and named <= set(algorithms()), sorted(named - set(algorithms()))
+
+
+# ---- same inputs, same numbers ----------------------------------------------------------------------------------------
+
+def test_the_reference_grid_is_unchanged():
+    """Every bound on a fixed grid of settings and options (and the rates and study predictions that read a noise
+    scale) equals, bit for bit, the reference written before the theory layer was split into a module per mechanism
+    and its noise scales were read from the plans (tests/_bounds_grid.py)."""
+    import json
+    import math
+    from _bounds_grid import REFERENCE, compute
+    ref, now = json.loads(REFERENCE.read_text()), json.loads(json.dumps(compute()))
+    assert len(now["bounds"]) == len(ref["bounds"]) >= 30
+    for r, b in zip(ref["bounds"], now["bounds"]):
+        assert b == r or (math.isnan(r["lower"]) and math.isnan(b["lower"])), (r["call"][:6], r, b)
+    assert now["extra"] == ref["extra"]

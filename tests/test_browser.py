@@ -7,9 +7,14 @@ opened together all render; once they are closed (most as a user closes a tab, a
 them), their kernels go (by the page's shutdown request, or by the idle culler) and the memory of the server and its
 kernels returns to its baseline. Screenshots go to test_artifacts/browser/ (git-ignored).
 
+The app must run from the [teach] extra alone (with the core install): CI installs [dev], which has everything, so
+each rendered page's kernel is asked which modules it has imported, and every installed distribution they come from
+must be one that the core requirements and [teach] bring (their metadata read as in tests/test_extras.py).
+
 Runs only when DPPCA_BROWSER_TESTS=1 (CI sets it) and Chromium is installed (/usr/bin/chromium, or
 the path in DPPCA_CHROMIUM); otherwise every test is skipped.
 """
+import ast
 import base64
 import contextlib
 import re
@@ -287,8 +292,55 @@ def pages(app_url):
         yield open_page
 
 
-def _check_page(name, ws_url, t_open):
-    "Check one explorer page opened at `t_open`: wait for it (one reload if needed), drag its first slider; a summary."
+def _kernel_modules(kernel_id, timeout=30) -> list:
+    """The top-level modules the app's kernel `kernel_id` has imported: asked through its connection file (the `-f`
+    argument of its process), as a silent request that the page never sees."""
+    from jupyter_client import BlockingKernelClient
+    conn = None
+    for d in Path("/proc").iterdir():
+        try:
+            cmd = (d / "cmdline").read_bytes().split(b"\0") if d.name.isdigit() else []
+        except OSError:
+            continue
+        hit = [c.decode() for c in cmd if c.endswith(f"kernel-{kernel_id}.json".encode())]
+        if hit: conn = hit[0]; break
+    assert conn, f"no kernel process for kernel {kernel_id}"
+    kc = BlockingKernelClient(connection_file=conn)
+    kc.load_connection_file()
+    kc.start_channels()
+    try:
+        code = "__import__('json').dumps(sorted({m.split('.')[0] for m in __import__('sys').modules}))"
+        msg_id = kc.execute("", silent=True, store_history=False, user_expressions={"m": code})
+        t_end = time.monotonic() + timeout
+        while time.monotonic() < t_end:
+            r = kc.get_shell_msg(timeout=timeout)
+            if r["parent_header"].get("msg_id") == msg_id:
+                return json.loads(ast.literal_eval(r["content"]["user_expressions"]["m"]["data"]["text/plain"]))
+        raise TimeoutError(f"kernel {kernel_id} did not answer within {timeout} s")
+    finally:
+        kc.stop_channels()
+
+
+# Distributions a kernel may import that [teach] does not bring, each imported only where it is installed anyway.
+NOT_FROM_TEACH = {"dppca-nb": "the package itself",
+                  "setuptools": "its _distutils_hack is loaded by a .pth file at every start-up of the environment",
+                  "msgpack": "jupyter_client.session imports it if it is installed (else it uses json)"}
+
+
+def beyond_teach(imports: dict) -> dict:
+    "{page: {module: distributions}} of the modules whose distributions neither the core install nor [teach] brings."
+    from test_extras import _settings, distributions_of, requirement_closure, setup_extras
+    allowed = requirement_closure(_settings()["requirements"].split() + setup_extras()["teach"]) | set(NOT_FROM_TEACH)
+    out = {}
+    for name, mods in imports.items():
+        bad = {m: sorted(d) for m in mods if (d := distributions_of(m)) and not d & allowed}
+        if bad: out[name] = bad
+    return out
+
+
+def _check_page(name, ws_url, t_open, imports=None):
+    """Check one explorer page opened at `t_open`: wait for it (one reload if needed), drag its first slider; a summary.
+    `imports`: a dict that gets the top-level modules the page's kernel imported, under `name`."""
     page = Page(ws_url)
     try:
         page.call("Page.enable")
@@ -336,6 +388,8 @@ def _check_page(name, ws_url, t_open):
         (ARTIFACTS / f"{name}_plot_before.png").write_bytes(before)
         (ARTIFACTS / f"{name}_plot_after.png").write_bytes(after)
         assert after != before, f"{name}: the plot did not change within {CHANGE_TIMEOUT} s of moving {s['label']!r}"
+        if imports is not None:
+            imports[name] = _kernel_modules(page.js(JS_KERNEL_ID))
         return (f"{name}: rendered after {t_render:.1f} s; slider {s['readout']} -> {readout}; "
                 f"plot changed after {t_change:.2f} s")
     finally:
@@ -358,16 +412,18 @@ def _settled_plot(page, timeout=3.0):
 def test_every_explorer_page_reacts_to_a_slider(pages):
     "One test for all pages (one server and one browser, even under pytest-xdist); every page is checked, one at a time."
     from dppca_nb.teach.widgets import explorers
-    failures = []
+    failures, imports = [], {}
     for name in explorers():
         ws_url, close = pages(name)
         try:
-            print(_check_page(name, ws_url, time.monotonic()))
+            print(_check_page(name, ws_url, time.monotonic(), imports))
         except Exception as e:                       # one page's failure must not hide the others
             failures.append(f"{name}: {type(e).__name__}: {e}")
         finally:
             close()                                  # as a user closes a tab: the page's kernel stops
     assert not failures, "\n".join(failures)
+    assert set(imports) == set(explorers()) and all("ipykernel" in m and "dppca_nb" in m for m in imports.values())
+    assert not beyond_teach(imports), f"the app's kernels import what [teach] does not bring: {beyond_teach(imports)}"
 
 
 # ---------------------------------------------------------------------------------------------------------------------

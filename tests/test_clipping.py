@@ -210,13 +210,20 @@ def test_moment_kernel_as_before(name, center):
                 assert (a is None and b is None) or np.array_equal(a, b), (name, r, moment, row_sums)
 
 
+def _summary_kernel_one_band(x, mean_radius, far, norms_out):
+    "The kernel with one band (a known radius: the rows up to `far`), its band's sums as the former code's arrays."
+    G, raw, rs, n_clipped, n_bad = S._summary_kernel(x, mean_radius, np.array([far]), norms_out)
+    p = x.shape[1]
+    return G.get(0, np.zeros((p, p))), raw.get(0, np.zeros(p)), rs, n_clipped, n_bad
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_summary_kernel_as_before(name):
     "The one-pass summary of a private centering: the same norms, raw sums, clipped row sum and count, bit for bit."
     A = CASES[name]
     for mr in RADII:
         n1, n0 = np.empty(A.shape[0]), np.empty(A.shape[0])
-        new = S._summary_kernel(A, mr, S.CORRECT_UP_TO * 1.0, n1)
+        new = _summary_kernel_one_band(A, mr, S.CORRECT_UP_TO * 1.0, n1)
         old = _summary_kernel_before(A, mr, S.CORRECT_UP_TO * 1.0, n0)
         assert all(np.array_equal(a, b) for a, b in zip(new, old)) and np.array_equal(n1, n0), (name, mr)
 
@@ -227,7 +234,7 @@ def test_non_finite_rows_counted_as_before():
     for r in (0.5, 10.0):
         assert S._moment_kernel(A, r, True, None)[2] == _moment_kernel_before(A, r, True, None)[2] == 2
         n1, n0 = np.empty(len(A)), np.empty(len(A))
-        assert S._summary_kernel(A, r, 1024.0, n1)[4] == _summary_kernel_before(A, r, 1024.0, n0)[4] == 2
+        assert _summary_kernel_one_band(A, r, 1024.0, n1)[4] == _summary_kernel_before(A, r, 1024.0, n0)[4] == 2
     assert clip_scales(A[:10], 0.5).n_bad == 1
 
 

@@ -1,14 +1,18 @@
-"""Bad input to the study registry, the runner and the report: each error names the argument and what was expected.
+"""Bad input to the study framework (the study table, the runner, the claims, the checks and the report): each error names
+the argument and what was expected.
 
-(The reading flow of nbs/07_experiments/00_registry.ipynb shows what the functions do; these are the refusals.)"""
+(The reading flow of nbs/07_experiments/00_framework/ shows what the functions do; these are the refusals.)"""
 import sys
 from unittest import mock
 
 import pandas as pd
 import pytest
 
-from dppca_nb.experiments.registry import (Check, Claim, Mean, Study, _progress_bar, bounds_table, expand_grid, get_study,
-                                          plot_lines, register_study, reproduce, run_study)
+from dppca_nb.experiments.study import Check, Claim, Study, expand_grid, get_study, register_study
+from dppca_nb.experiments.runner import _progress_bar, run_study
+from dppca_nb.experiments.claims import Mean
+from dppca_nb.experiments.checks import bounds_table
+from dppca_nb.experiments.report import plot_lines, reproduce
 
 
 def _toy(point, rng):
@@ -61,7 +65,7 @@ def test_checks_and_claims():
     df = pd.DataFrame({"mu": [0, 1], "rep": [0, 0], "x": [0.1, 0.2]})
     with pytest.raises(KeyError, match="no column 'zz'"):
         bounds_table(TOY, df, checks=[Check("x", {"zz": 1}, metric="x", no_bound="none")])
-    with pytest.raises(KeyError, match="no column 'zz'"): Claim("x", Mean({"zz": 1}, "x")).measure.measure(df)
+    with pytest.raises(KeyError, match="no column 'zz'"): Claim("x", Mean({"zz": 1}, "x")).quantity.evaluate(df)
 
 
 def test_reproduce_unknown_study(tmp_path):

@@ -1,7 +1,9 @@
 """Floating-point audit of every number the package releases under a pure claim: the support of the outputs on
 neighbouring inputs, bit for bit (`privacy.audit.support_audit`). A pure release must recur on a finite public set
 that both neighbours share; a continuous draw between data-dependent endpoints does not (and, checked exactly for a
-continuous private radius, some of its outputs on one neighbour are impossible on the other)."""
+continuous private radius, some of its outputs on one neighbour are impossible on the other); and, where the claimed
+law can be written down, the frequencies against it (`quantile_law`): a release on the right grid with the wrong
+weights, or no randomness at all, is caught by the audit itself."""
 import math
 
 import numpy as np
@@ -10,7 +12,9 @@ import pytest
 from dppca_nb.algorithms.robust import plan_winsorization_radius
 from dppca_nb.privacy.centering import (norm_histogram, plan_private_radius, private_mean, private_radius_from_histogram,
                                         radius_contract, radius_grid, radius_grid_value)
-from dppca_nb.privacy.audit import eigenvalue_neighbours, output_bits, support_audit, support_samples
+from dppca_nb.privacy.audit import (eigenvalue_neighbours, law_p_value, output_bits, quantile_law, support_audit,
+                                   support_samples)
+from dppca_nb.privacy.centering import _exact_exponential_index, _radius_scores, radius_cell_point
 from dppca_nb.privacy.mechanisms import laplace_noise
 
 EPS = 1.0
@@ -146,3 +150,68 @@ def test_pure_eigenvalues_support():
                         n_trials=100, public=lattice, random_state=5)
     assert not ok.flagged and ok.outside == 0, ok
     assert bug.flagged and bug.unseen > 0.99, bug
+
+
+# --- the law: planted bugs on the right grid ------------------------------------------------------------------------
+
+D9 = tuple(np.geomspace(0.55, 1.9, 9))
+D9p = D9[:-1] + (0.5,)                                # the largest norm moved to the bottom of the range
+
+
+def _planted_radius(exponent):
+    "The grid release with weights exp(-exponent D_j) (the claim: exponent eps / 2), or the best cell (exponent None)."
+    K = radius_grid(BOUNDS)[2]
+    def release(z, rng):
+        D, _ = _radius_scores(norm_histogram(z, BOUNDS), 0.5, cells=True)
+        i = int(np.argmin(D)) if exponent is None else _exact_exponential_index(D, exponent, rng)
+        return radius_grid_value(radius_cell_point(i, K), BOUNDS)
+    return release
+
+
+def _law(z):
+    return quantile_law(z, EPS, bounds=BOUNDS)
+
+
+@pytest.mark.parametrize("exponent, planted", [(EPS / 2, False), (EPS, True), (4 * EPS, True), (None, True)],
+                         ids=["eps/2 (the claim)", "2 eps", "8 eps", "deterministic"])
+def test_private_radius_law(exponent, planted):
+    """The support audit with the claimed law flags the 2 eps exponent, the 8 eps one and the deterministic choice, all
+    on the grid and recurring (so the support checks alone pass them), and passes the claimed exponent and the release
+    as shipped. Without the law, the 2 eps release passes: on this pair the claimed law spends about eps / 2, so the
+    doubled one spends about eps and no count can show more."""
+    res = support_audit(_planted_radius(exponent), D9, D9p, epsilon=EPS, n_trials=600, public=on_grid, law=_law,
+                        random_state=11)
+    assert res.flagged == planted and res.outside == 0 and res.unseen <= 0.05, res
+    assert res.epsilon_law <= EPS
+    if planted: assert res.p_value < 1e-6, res       # far below alpha: not a borderline call
+    else: assert res.p_value > 0.05, res
+    if exponent == EPS:
+        blind = support_audit(_planted_radius(exponent), D9, D9p, epsilon=EPS, n_trials=600, public=on_grid, random_state=11)
+        assert not blind.flagged, blind
+
+
+def test_shipped_radius_fits_its_law():
+    res = support_audit(lambda z, rng: _radius(z, rng), D9, D9p, epsilon=EPS, n_trials=600, public=on_grid, law=_law,
+                        random_state=12)
+    assert not res.flagged and res.p_value > 0.05, res
+    # the law is a probability over the grid points, and the shipped estimators' radius (factor 2) fits its own
+    law = _law(D9)
+    assert abs(sum(law.values()) - 1) < 1e-12 and set(law) <= {output_bits(v) for v in GRID}
+    X = np.array([[0.6, 0.0], [0.0, 1.0], [1.2, 0.9], [0.3, 0.2]]); X2 = X.copy(); X2[0] = [1.9, 0.0]
+    c = np.array([0.1, 0.2])
+    plan = plan_private_radius(4, 2, EPS, bounds=BOUNDS)
+    res2 = support_audit(lambda Z, rng: plan.release(Z, rng, center=c).value, X, X2, epsilon=EPS, n_trials=600,
+                         law=lambda Z: quantile_law(np.linalg.norm(Z - c, axis=1), EPS, bounds=BOUNDS, factor=2.0),
+                         random_state=13)
+    assert not res2.flagged and res2.p_value > 0.05, res2
+
+
+def test_law_p_value():
+    vals = [output_bits(v) for v in (0.0, 0.25, 0.5)]
+    law = dict(zip(vals, (0.5, 0.3, 0.2)))
+    rng = np.random.default_rng(0)
+    draw = lambda p: [vals[i] for i in rng.choice(3, 800, p=p)]
+    assert law_p_value(draw((0.5, 0.3, 0.2)), law) > 0.01 and law_p_value(draw(None), law) < 1e-6
+    assert law_p_value([output_bits(0.75)], law) == 0.0                 # a value the law cannot produce
+    with pytest.raises(ValueError, match="law_neighbour"):
+        support_samples(vals, vals, epsilon=EPS, law=law)

@@ -62,7 +62,7 @@ def test_fit_ledger_and_statement_at_certified(X):
     "With private centering the fit's own ledger, privacy_ and contract_ all carry what is certified, above the request."
     est = _paper_fit(X)
     pv = est.privacy_
-    assert pv["epsilon"] == 1.0 and pv["epsilon_certified"] > 1.2
+    assert pv["epsilon"] == pv["epsilon_certified"] > 1.2 and pv["epsilon_requested"] == 1.0   # shown: what is certified
     assert pv["epsilon_spent"] == pytest.approx(pv["epsilon_certified"], rel=1e-12)
     assert est.contract_.guarantee.startswith(f"({pv['epsilon_certified']:.4g}, 1e-05)-DP (certified")
     assert max(s.epsilon for s in est.accountant_.ledger) > est.contract_.part("main").epsilon   # the main, certified

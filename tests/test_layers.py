@@ -11,7 +11,7 @@ PKG = ROOT / "dppca_nb"
 # lowest first; a module may import its own layer and the layers before it
 LAYERS = ["core", "backends", "data", "privacy", "algorithms", "theory", "estimators", "preprocessing",
           "experiments", "teach", "cli"]
-ALIASES = {"bounds": "theory"}          # top-level modules kept for a stable import path
+ALIASES = {"bounds": "theory", "model_selection": "estimators"}   # top-level modules: a stable import path; the scorer
 
 
 def _modules():

@@ -391,3 +391,47 @@ def test_cli_prints_only_public(case, kind, tmp_path):
         assert out == result_text(rec, path) + "\n", f"{method}: standard output is not the record's result_text"
         warned = [f"dppca fit: warning: {w}" for w in rec["warnings"] + rec["released"]["warnings"]]
         assert err.splitlines() == warned, f"{method}: standard error is more than the record's warnings:\n{err}"
+
+
+# --- the picture releases ------------------------------------------------------------------------------------------
+# A scree or a score plot releases neither a subspace nor a covariance: the pictures have a table of their own
+# (dppca_nb.algorithms.pictures.picture_releases()), each entry with its planner, its option variants and public inputs
+# for a test release (a fixed basis and centre, fixed group codes). The same checks as above, read from that table.
+
+def _picture_cases():
+    from dppca_nb.algorithms.pictures import picture_releases
+    return [(e, v) for e in picture_releases().values() for v in e.variants]
+
+
+PICTURE_CASES = _picture_cases()
+_PICTURE_RUNS = {}
+
+
+def _picture_id(case):
+    e, v = case
+    return e.key + ("" if not v else "[" + ",".join(f"{k}={x}" for k, x in v.items()) + "]")
+
+
+def _picture_release(case, X, seed):
+    e, v = case
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return e.planner(N, P, K, EPS, DLT, **v).release(X, seed, **e.inputs(N, P, K))
+
+
+def test_picture_table_is_read():
+    "Not idle: the scree's three methods and both histograms are in the table."
+    ids = {_picture_id(c) for c in PICTURE_CASES}
+    assert {"private_scree", "private_scree[method=pmwm]", "private_scree[method=huber]", "private_scores",
+            "private_scores[variant=sparse]"} <= ids
+
+
+@pytest.mark.parametrize("kind", NEIGHBOURS)
+@pytest.mark.parametrize("case", PICTURE_CASES, ids=[_picture_id(c) for c in PICTURE_CASES])
+def test_picture_release_is_public(case, kind):
+    key = _picture_id(case)
+    if key not in _PICTURE_RUNS: _PICTURE_RUNS[key] = [_picture_release(case, X0.copy(), s) for s in SEEDS]
+    rx = _PICTURE_RUNS[key]
+    _check_public(rx, _picture_release(case, _neighbour(X0, kind), SEED), f"{key} ({kind} neighbour)",
+                  more=lambda i: _picture_release(case, X0.copy(), SEEDS[-1] + 1 + i))
+    assert _moves(*rx), f"{key}: the same release under two seeds"

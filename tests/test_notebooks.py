@@ -36,13 +36,13 @@ def _flags():
 def _tables():
     """The package's registries, each filled first (every module imported): the algorithms, their bounds and rates,
     the studies and the explorers."""
+    import dppca_nb.theory.rates as tr
     import dppca_nb.theory.bounds as tb
-    import dppca_nb.theory.error_bounds as eb
     from dppca_nb.algorithms.registry import REGISTRY, algorithms
-    from dppca_nb.experiments.registry import STUDIES, load_all_studies
+    from dppca_nb.experiments.study import STUDIES, load_all_studies
     from dppca_nb.teach import widgets
-    algorithms(), load_all_studies(), widgets.explorers()
-    return [REGISTRY, eb.BOUNDS, eb.BOUND_NAMES, tb.RATES, STUDIES, widgets._EXPLORERS]
+    algorithms(), tb.load_all_bounds(), load_all_studies(), widgets.explorers()
+    return [REGISTRY, tb.BOUNDS, tb.BOUND_NAMES, tr.RATES, STUDIES, widgets._EXPLORERS]
 
 
 @pytest.fixture

@@ -145,3 +145,75 @@ def test_no_hand_kept_list_of_methods():
             for line, hits in hand_kept_lists(tree, names, blocks if folder == "tests" else frozenset()):
                 bad.append(f"{rel}:{line}: {', '.join(hits)}")
     assert not bad, "hand-kept lists of methods (read them from dppca_nb.algorithms.registry.algorithms()):\n" + "\n".join(bad)
+
+
+def _refresh():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("refresh", ROOT / "tools" / "refresh.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_nothing_generated_is_stale():
+    "tools/refresh.py --check: the README, the API notebook's list, the real tables and the quick report are current."
+    problems, notes = _refresh().stale()
+    assert not problems, "\n".join(problems)
+
+
+def test_refresh_check_finds_what_is_stale(tmp_path):
+    "Each check of tools/refresh.py --check fails on a stale file and names the command that regenerates it."
+    import json
+    rf = _refresh()
+    # a method without rows in the real tables, and one no longer registered
+    path = tmp_path / "real_tables.csv"
+    path.write_text("table,method\niris,a-method\niris,gone\n")
+    out = rf.stale_tables(path, ["a-method", "new-method"])
+    assert len(out) == 2 and "no rows of new-method: python tools/refresh.py --method new-method" in out[0] and "gone" in out[1]
+    # the README: rendered text and the privacy table, whatever the order of its rows
+    table = "| estimator | x |\n|---|---|\n| `APCA` | 1 |\n| `BPCA` | 2 |"
+    readme = "# r\n\n| estimator | x |\n|---|---|\n| `BPCA` | 2 |\n| `APCA` | 1 |\n\nend\n"
+    assert rf.stale_readme(readme, readme, table) == []
+    assert len(rf.stale_readme(readme, readme, table.replace("| 2 |", "| 3 |"))) == 1
+    assert "make_readme" in rf.stale_readme(readme, readme + "x", table)[0]
+    # the API notebook's printed list of the registered names that __all__ does not list
+    nb = tmp_path / "api.ipynb"
+    nb.write_text(json.dumps({"cells": [{"outputs": [{"output_type": "stream", "text": [rf.UNLISTED + "a, b\n"]}]}]}))
+    assert rf.stale_api(nb, ["a", "b"]) == [] and "the registry gives 'a, b, c'" in rf.stale_api(nb, ["a", "b", "c"])[0]
+    # a report: a study missing (a problem in quick mode, a note in full mode) and one whose grid changed
+    quick, full = _registered_studies("quick"), _registered_studies("full")
+    p_quick, _ = rf.stale_report(ROOT / "reports" / "quick", {**quick, "smooth_error_vs_n": quick["smooth_error_vs_n"] + 1,
+                                                             "a_new_study": 10}, required=True, tables=True)
+    assert len(p_quick) == 2 and "smooth_error_vs_n has" in p_quick[0] and "lacks the studies a_new_study" in p_quick[1]
+    p_full, n_full = rf.stale_report(ROOT / "reports" / "full", {**full, "a_new_study": 10}, required=False, tables=False)
+    assert p_full == [] and "a_new_study" in n_full[0]
+    # merged rows: the method's rows replace the old ones in their place, a new method's go after its table's last row
+    old = [dict(table=t, method=m) for t in ("iris", "wine") for m in ("a", "b")]
+    new = [dict(table=t, method="c") for t in ("iris", "wine")]
+    assert [(r["table"], r["method"]) for r in rf.merge_rows(old, new, "c")] == [
+        ("iris", "a"), ("iris", "b"), ("iris", "c"), ("wine", "a"), ("wine", "b"), ("wine", "c")]
+    assert [(r["table"], r["method"]) for r in rf.merge_rows(old, [dict(table="wine", method="a")], "a")] == [
+        ("iris", "b"), ("wine", "a"), ("wine", "b")]
+
+
+def _registered_studies(mode):
+    from dppca_nb.experiments.study import load_all_studies
+    return {n: len(s.points(mode)) * s.n_reps(mode) for n, s in load_all_studies().items() if s.family != "demo"}
+
+
+def test_every_notebook_is_in_the_learning_path():
+    """The learning path of nbs/index.ipynb (the README's) links every notebook of nbs/, each in a row with its time. A
+    chapter's sub-folder (nbs/05_theory/02_bounds/, one notebook per module) is linked by its first notebook."""
+    import json
+    cells = json.loads((ROOT / "nbs" / "index.ipynb").read_text(encoding="utf-8"))["cells"]
+    path = next("".join(c["source"]) for c in cells
+                if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## A learning path"))
+    rows = [l for l in path.splitlines() if re.match(r"\| \d+ \|", l)]
+    linked = {link for r in rows for link in re.findall(r"\]\(([^)#\s]+\.ipynb)\)", r)}
+    rel = [p.relative_to(ROOT / "nbs") for p in (ROOT / "nbs").rglob("*.ipynb")]
+    notebooks = {str(r) for r in rel if str(r) != "index.ipynb" and not any(part.startswith((".", "_")) for part in r.parts)}
+    assert len(notebooks) > 40
+    linked |= {n for n in notebooks if len(Path(n).parts) > 2 and any(str(Path(l).parent) == str(Path(n).parent) for l in linked)}
+    assert not notebooks - linked, f"notebooks missing from the learning path: {sorted(notebooks - linked)}"
+    assert all(re.search(r"\| \d+ min \|$", r) for r in rows), [r[:60] for r in rows if not re.search(r"\| \d+ min \|$", r)]
+    assert [int(r.split("|")[1]) for r in rows] == list(range(1, len(rows) + 1))       # numbered in reading order

@@ -569,3 +569,78 @@ def test_noise_scale_is_drawn(fn):
         sigma = r.contract.noise_scale
     assert np.std(D) == pytest.approx(sigma, rel=4 * 0.07)
     assert np.std(O) == pytest.approx(sigma / math.sqrt(2), rel=4 * 0.03)
+
+
+# --- the picture releases: every noisy part's statistic, at fixed public intermediate values ------------------------
+# Read from the pictures' own table (dppca_nb.algorithms.pictures.picture_releases()): each entry gives, for each part
+# that adds Gaussian or Laplace noise, the noise-free statistic at fixed public values of the privately released
+# intermediates (the radius, the caps, the quantiles, the frame) and a pair of neighbours at which the change equals the
+# stated sensitivity. The private radii, quantiles and the frame are the package's exponential mechanisms (sensitivity
+# 1 in rank, tested with the centring chapter's releases).
+
+def _picture_parts():
+    from dppca_nb.algorithms.pictures import picture_releases
+    out = []
+    for e in picture_releases().values():
+        for v in e.variants:
+            for part in e.statistics(N, P, K, e.inputs(N, P, K), **v):
+                out.append((e, v, part))
+    return out
+
+
+PICTURE_PARTS = _picture_parts()
+
+
+def _find_part(c, name):
+    for a, b in c.parts:
+        if a == name: return b
+        try: return _find_part(b, name)
+        except KeyError: pass
+    raise KeyError(name)
+
+
+def _picture_part_id(case):
+    e, v, part = case
+    return f"{e.key}{v or ''}.{part}"
+
+
+def test_picture_parts_are_found():
+    assert {p for _, _, p in PICTURE_PARTS} == {"means", "steps", "histogram"}
+
+
+@pytest.mark.parametrize("case", PICTURE_PARTS, ids=[_picture_part_id(c) for c in PICTURE_PARTS])
+def test_picture_sensitivity(case):
+    "The stated sensitivity is attained by the entry's pair, and no change found by the search exceeds it."
+    e, v, part = case
+    inputs = e.inputs(N, P, K)
+    st = e.statistics(N, P, K, inputs, **v)[part]
+    sens = _find_part(e.planner(N, P, K, EPS, DLT, **v).contract, part).sensitivity
+    dist = {"l2": l2, "l1": l1}[st.norm]
+    a, b = st.attained
+    assert dist(st.compute(a), st.compute(b)) == pytest.approx(sens, rel=1e-9)        # tight
+    rng = np.random.default_rng(13)
+    found = max(search(st.compute, dist, X, 1.0, rng=rng, rows=[0, 1, N - 1], n_random=120, hill=30)[0]
+                for X in (a, _data(0, scale=0.3)))
+    assert found <= sens * (1 + REL), (found, sens)
+
+
+def _picture_plans():
+    from dppca_nb.algorithms.pictures import picture_releases
+    return [(e, v) for e in picture_releases().values() for v in e.variants]
+
+
+@pytest.mark.parametrize("case", _picture_plans(), ids=[f"{e.key}{v or ''}" for e, v in _picture_plans()])
+def test_picture_noise_scale_matches_the_contract(case):
+    "Each Gaussian part's scale is the analytic calibration at its budget and sensitivity; each Laplace part's is sensitivity / epsilon."
+    from dppca_nb.privacy.mechanisms import gaussian_sigma
+    e, v = case
+    seen = 0
+    for name, c in _contracts(e.planner(N, P, K, EPS, DLT, **v).contract):
+        if c.noise == "gaussian":
+            assert c.calibration == "analytic" and c.noise_scale == pytest.approx(
+                gaussian_sigma(c.epsilon, c.delta, c.sensitivity), rel=1e-12), name
+            seen += 1
+        elif c.noise == "laplace":
+            assert c.noise_scale == pytest.approx(c.sensitivity / c.epsilon, rel=1e-12), name
+            seen += 1
+    assert seen == 1

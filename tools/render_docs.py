@@ -20,7 +20,7 @@ Links: markdown links to notebooks (`../04_algorithms/01_local.ipynb`) and backt
 (`dppca_nb.privacy.accounting`, `gaussian_sigma`) link into the API reference. A relative link whose target is not
 in the site is turned into plain text, so that every link of the site resolves.
 
-MathJax comes from the PyPI package `jupyter-server-mathjax` (a dev requirement) or Debian's `libjs-mathjax`, or
+MathJax comes from the PyPI package `jupyter-server-mathjax` (the [docs] extra) or Debian's `libjs-mathjax`, or
 from `--mathjax DIR` (a MathJax 2 folder with MathJax.js). Where Quarto is installed, `nbdev_docs` remains the
 way to build nbdev's own site; this script is for a checkout without Quarto and for reading offline.
 
@@ -578,8 +578,9 @@ def mathjax_source(explicit: str | Path | None = None) -> Path:
     for c in cands:
         if (c / "MathJax.js").is_file() and (c / "config" / f"{MATHJAX_CONFIG}.js").is_file():
             return c
-    raise DocsError("render_docs: no MathJax 2 found; `pip install jupyter-server-mathjax` (a dev requirement), "
-                     "or `apt-get install libjs-mathjax`, or pass --mathjax DIR (a folder with MathJax.js)")
+    raise DocsError("render_docs: no MathJax 2 found; it comes with the [docs] extra (pip install 'dppca_nb[docs]', "
+                     "in a checkout pip install -e '.[docs]'), or `apt-get install libjs-mathjax`, or pass --mathjax DIR "
+                     "(a folder with MathJax.js)")
 
 
 # What the pages load: the core, the combined TeX/MathML -> HTML-CSS config, the on-demand parts of the HTML-CSS

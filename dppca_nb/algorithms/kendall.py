@@ -9,7 +9,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from ..core.validation import as_generator, check_data, check_positive, check_choice, check_int
 from ..backends.statistics import add, check_rows, is_dask, map_block_pairs, row_blocks, tree_reduce
-from ..backends.array_api import check_rows_xp, is_array_api, kendall_pairs_sum_xp, kendall_sums_xp, to_numpy
+from ..backends.array_api import (array_namespace, check_rows_xp, is_array_api, kendall_pairs_sum_xp,
+                                         kendall_sums_xp, median_xp, to_numpy)
 
 # %% auto #0
 __all__ = ['PAIR_TRANSFORMS', 'FULL_MAX_N', 'DEFAULT_DEGREE', 'kendall_design', 'kendall_tau', 'kendall_cross_sum',
@@ -62,8 +63,12 @@ def _exact_weights(dd, pair_transform, r2):
     return w
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #7c1d32af
+_SAFE_SCALE = 2.0 ** 500    # differences with entries within [2^-500, 2^500] square safely
+
 def _exact_terms(Dd, pair_transform, r2):
-    "Sum of the pair terms w_ij d d^T from explicit differences; rows are rescaled first so tiny d cannot overflow 2/||d||^2."
+    """Sum of the pair terms w_ij d d^T from explicit differences; rows are rescaled first so tiny d cannot overflow
+    2/||d||^2, and a winsorized term of a difference far outside the float range is min(m^2, 2 r^2 / ||u||^2) u u^T,
+    u = d / m, m = max|d| (no square of d is formed)."""
     m = np.abs(Dd).max(axis=1)
     keep = m > 0                                        # exact duplicates: g(0) = 0
     Dd, m = Dd[keep], m[keep]
@@ -71,8 +76,24 @@ def _exact_terms(Dd, pair_transform, r2):
         U = Dd / m[:, None]                             # ||U|| in [1, sqrt p]: 2 U U^T / ||U||^2 = 2 d d^T / ||d||^2
         w = 2.0 / np.einsum("ij,ij->i", U, U)
         return (U * w[:, None]).T @ U
+    if m.size and not (1 / _SAFE_SCALE < m.min() and m.max() < _SAFE_SCALE):
+        U = Dd / m[:, None]
+        with np.errstate(over="ignore"):                # m^2 = inf: the term is winsorized anyway
+            w = np.minimum(m * m, 2.0 * r2 / np.einsum("ij,ij->i", U, U))
+        return (U * w[:, None]).T @ U
     w = _exact_weights(np.einsum("ij,ij->i", Dd, Dd), pair_transform, r2)
     return (Dd * w[:, None]).T @ Dd
+
+def _differences(B, A, scale=1.0):
+    """(B - A) / scale row by row, never inf: a difference beyond the largest float keeps its direction at norm about
+    2^1000 (far beyond any kernel radius, so its winsorized term is r^2 u u^T, and a spatial sign has no norm)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        D = (B - A) / scale
+    bad = ~np.isfinite(D).all(axis=1)
+    if bad.any():
+        H = B[bad] / 2 - (A[bad] if np.ndim(A) == 2 and len(A) == len(B) else A) / 2     # finite: halves
+        D[bad] = H / np.abs(H).max(axis=1)[:, None] * 2.0 ** 1000
+    return D
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #e14ba631
 def _progress(steps, show):
@@ -177,18 +198,54 @@ def kendall_design(n: int, design: str | None = None, degree: int | None = None)
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #c9f1f63b
 _LONG = 1e11      # n^2 p at which a full statistic runs long enough (about 10 s) for a progress bar
+_FAR = 2.0 ** 400 # a row whose largest entry exceeds this many times the median row's: its pairs from explicit differences
+
+def _robust_scale(Z):
+    """(c, far): `far` the rows whose largest |entry| exceeds _FAR times the median of the nonzero rows', `c` the
+    largest |entry| of the others (0 when they are all zero). One huge row cannot crush the others by its scale."""
+    m = np.abs(Z).max(axis=1) if Z.size else np.zeros(len(Z))
+    nz = m[m > 0]
+    far = m > _FAR * float(np.median(nz)) if nz.size else np.zeros(m.size, dtype=bool)
+    return (float(m[~far].max()) if (~far).any() else 0.0), np.flatnonzero(far)
+
+def _scale_of(c, pair_transform, r):
+    "The scale the rows are divided by: c (spherical, or where (r / c)^2 stays normal), else 1."
+    return c if pair_transform == "spherical" or 1e-150 < (r / c) < 1e150 else 1.0
 
 def _center_scale(X, pair_transform, r):
-    "Center by the coordinatewise median and divide by the largest centered entry c: `(X / c, r / c, c)`; c = 0 for constant data."
+    """Center by the coordinatewise median and divide by the largest centered entry c: `(X / c, r / c, c, far)`; c = 0
+    for constant data. Rows far beyond the others (`_robust_scale`) are listed in `far`; then nothing is divided (the
+    caller divides the others and takes the far rows' pairs from explicit differences)."""
     # Scale: the spherical sign is scale invariant, so work on X / c to keep squared distances away from overflow
     # (|x| ~ 1e200) and underflow (|x| ~ 1e-300). The winsorized terms scale like c^2 with r -> r / c; rescale
     # only where (r / c)^2 stays a normal number.
-    Xc = X - np.median(X, axis=0)
-    c = float(np.abs(Xc).max())
-    if c == 0.0: return Xc, r, 0.0
-    scale = c if pair_transform == "spherical" or 1e-150 < (r / c) < 1e150 else 1.0
-    Xc /= scale
-    return Xc, None if r is None else r / scale, scale
+    with np.errstate(over="ignore", invalid="ignore"):
+        Xc = X - np.median(X, axis=0)
+    if not np.isfinite(Xc).all(): Xc = np.array(X, dtype=np.float64)   # centering overflowed: not centered (invariant)
+    c, far = _robust_scale(Xc)
+    if c == 0.0 and not far.size: return Xc, r, 0.0, far
+    scale = _scale_of(c, pair_transform, r) if c > 0 else 1.0
+    if not far.size: Xc /= scale
+    return Xc, None if r is None else r / scale, scale, far
+
+def _far_terms(ZA, farA, pair_transform, r, ZB=None, farB=None):
+    """Half the sum of the exact terms of every pair with a far row (centered, unscaled rows; kernel radius r): within
+    ZA (ZB None), far-far pairs once, or across ZA x ZB. In the units of the rows."""
+    p = ZA.shape[1]
+    S, r2 = np.zeros((p, p)), (None if r is None else r * r)
+    def add(z, Y):
+        nonlocal S
+        for c in range(0, len(Y), 65536): S = S + _exact_terms(_differences(Y[c:c + 65536], z), pair_transform, r2)
+    if ZB is None:
+        done = np.zeros(len(ZA), dtype=bool)
+        for f in farA:
+            done[f] = True
+            add(ZA[f], ZA[~done])
+    else:
+        for f in farA: add(ZA[f], ZB)
+        restA = np.setdiff1d(np.arange(len(ZA)), farA)
+        for f in farB: add(ZB[f], ZA[restA])
+    return S / 2
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #a2a9dc71
 def kendall_tau(X, pair_transform: str = "spherical", *, winsorization_radius: float | None = None, method: str = "fast",
@@ -250,13 +307,20 @@ def _kendall_tau(X, pair_transform, r, *, method="fast", pair_design=None, seed=
         return _kendall_regular_design(X, pair_transform, r, method, pair_design, seed, bool(progress))
     if is_dask(X): return _kendall_over_blocks(X, pair_transform, r, block_rows)
     show = n * n * p >= _LONG if progress is None else bool(progress)
-    Xs, rs, scale = _center_scale(X, pair_transform, r)
+    Xs, rs, scale, far = _center_scale(X, pair_transform, r)
     if scale == 0.0: return np.zeros((p, p)), 0
-    if method == "pairwise": K, n_exact = _kendall_pairwise(Xs, pair_transform, rs), n * (n - 1) // 2
+    T, n_far = 0.0, 0
+    if far.size:                                        # rows far beyond the others: their pairs exactly, the rest scaled
+        T, n_far = _far_terms(Xs, far, pair_transform, r) * (2.0 / (n * (n - 1))), far.size * (2 * n - far.size - 1) // 2
+        Xs = np.delete(Xs, far, axis=0) / scale
+    m = Xs.shape[0]
+    if m < 2: K, n_exact = np.zeros((p, p)), 0
+    elif method == "pairwise":
+        K, n_exact = _kendall_pairwise(Xs, pair_transform, rs) * (m * (m - 1) / (n * (n - 1))), m * (m - 1) // 2
     else:
         S, n_exact = _laplacian_sums(Xs, None, pair_transform, None if rs is None else rs * rs, block_rows, progress=show)
         K = S * (2.0 / (n * (n - 1)))
-    return (K * scale * scale if pair_transform == "winsorized" else K), n_exact
+    return (K * scale * scale if pair_transform == "winsorized" else K) + T, n_exact + n_far
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #930d03a5
 def _pair_sum(A, B, pair_transform, winsorization_radius, block_rows) -> tuple:
@@ -272,20 +336,45 @@ def _pair_sum(A, B, pair_transform, winsorization_radius, block_rows) -> tuple:
     block_rows = int(check_int(block_rows, "block_rows"))
     nA = A.shape[0]
     n_pairs = nA * (nA - 1) // 2 if B is None else nA * B.shape[0]
-    Xs, rs, scale = _center_scale(A if B is None else np.vstack([A, B]), pair_transform, r)
-    S, n_exact = np.zeros((p, p)), 0
-    if scale != 0.0 and n_pairs:
-        S, n_exact = _laplacian_sums(Xs[:nA], None if B is None else Xs[nA:], pair_transform,
-                                     None if rs is None else rs * rs, block_rows)
+    Xs, rs, scale, far = _center_scale(A if B is None else np.vstack([A, B]), pair_transform, r)
+    S, n_exact, T = np.zeros((p, p)), 0, 0.0
+    if far.size and n_pairs:                           # rows far beyond the others: their pairs exactly
+        fA, fB = far[far < nA], far[far >= nA] - nA
+        T = _far_terms(Xs[:nA], fA, pair_transform, r, None if B is None else Xs[nA:], fB)
+        Xa, Xb = np.delete(Xs[:nA], fA, axis=0) / scale, (None if B is None else np.delete(Xs[nA:], fB, axis=0) / scale)
+        n_exact = n_pairs - (len(Xa) * (len(Xa) - 1) // 2 if B is None else len(Xa) * len(Xb))
+    else: Xa, Xb = Xs[:nA], (None if B is None else Xs[nA:])
+    if scale != 0.0 and n_pairs and len(Xa) and (Xb is None and len(Xa) > 1 or Xb is not None and len(Xb)):
+        S, ne = _laplacian_sums(Xa, Xb, pair_transform, None if rs is None else rs * rs, block_rows)
+        n_exact += ne
         if pair_transform == "winsorized": S = S * scale * scale
-    return S, n_pairs, n_exact
+    return S + T, n_pairs, n_exact
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #a176e10f
+def _far_rows_xp(X) -> bool:
+    """Has the array-API `X` a row far beyond the others (`_robust_scale` of its median-centered rows; n numbers come
+    to the host)? A NaN or inf is not: the device path names it."""
+    xp = array_namespace(X)
+    m = to_numpy(xp.max(xp.abs(X - median_xp(xp, X)[None, :]), axis=1))
+    if not np.isfinite(m).all(): return bool(xp.all(xp.isfinite(X)))   # finite rows whose centering overflowed: far
+    return _robust_scale(m[:, None])[1].size > 0
+
+def _on_device(K, X):
+    "The numpy K as an array of X's library on X's device."
+    return array_namespace(X).asarray(K, device=getattr(X, "device", None))
+
 def _pair_sum_xp(A, B, pair_transform, winsorization_radius, block_rows):
-    "`_pair_sum` of array-API blocks on their device (`backends.array_api.kendall_sums_xp`); S is an array of their library."
+    """`_pair_sum` of array-API blocks on their device (`backends.array_api.kendall_sums_xp`); S is an array of their
+    library. Blocks with a row far beyond the others are summed on the host (`_far_terms`), then moved back."""
     if not is_array_api(A):
         raise TypeError(f"A: expected an array of the same library as B ({type(B).__module__.split('.')[0]}), got {type(A).__name__}")
     r = _check_pair_transform(pair_transform, winsorization_radius, int(A.shape[1]))
+    xp = array_namespace(A)
+    try: far = _far_rows_xp(A if B is None else xp.concat([A, B], axis=0))
+    except (TypeError, ValueError): far = False          # blocks of two libraries: kendall_sums_xp names them
+    if far:
+        S, n_pairs, n_exact = _pair_sum(to_numpy(A), None if B is None else to_numpy(B), pair_transform, r, block_rows)
+        return _on_device(S, A), n_pairs, n_exact
     return kendall_sums_xp(A, B, pair_transform, r, block_rows=2048 if block_rows is None else block_rows)
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #571c5c8d
@@ -407,12 +496,13 @@ def _banded_sums(Z, b, s0, h, pair_transform, r2, tol=1e-4, Z0=None, scale=1.0):
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #725affff
 def _scaled(Z, pair_transform, r):
-    "Divide centered rows Z in place by their largest entry c (as `_center_scale` does): `(scale, r / scale)`; scale 0 when Z is 0."
-    c = float(np.abs(Z).max()) if Z.size else 0.0
-    if c == 0.0: return 0.0, r
-    scale = c if pair_transform == "spherical" or 1e-150 < (r / c) < 1e150 else 1.0
-    Z /= scale
-    return scale, None if r is None else r / scale
+    """Divide centered rows Z in place by the largest entry c of the rows that are not far beyond the others (as
+    `_center_scale` does): `(scale, r / scale, far)`; scale 0 when Z is 0."""
+    c, far = _robust_scale(Z)
+    if c == 0.0 and not far.size: return 0.0, r, far
+    scale = _scale_of(c, pair_transform, r) if c > 0 else 1.0
+    with np.errstate(over="ignore"): Z /= scale        # a far row may leave the float range: never used scaled
+    return scale, None if r is None else r / scale, far
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #72bfdc64
 def _design_center(X, perm):
@@ -435,8 +525,12 @@ def _kendall_regular(X, pair_transform, r, perm, d, block=_DESIGN_BLOCK, tol=1e-
         else: rows = perm[np.arange(a, e + hh) % n]
         Z0 = X[rows]                                    # a copy: the caller's X is not written
         Z = Z0 - center
-        scale, rs = _scaled(Z, pair_transform, r)
+        scale, rs, far = _scaled(Z, pair_transform, r)
         if scale == 0.0: n_exact += (e - a) * hh; continue          # all tied: g(0) = 0
+        if far.size:                                    # a row far beyond the others: this part's pairs explicitly
+            q = np.repeat(np.arange(e - a), hh)
+            Sb, ne = _pair_list_sum(Z0, Z0, q, q + s0 + np.tile(np.arange(hh), e - a), pair_transform, r, center)
+            S += Sb; n_exact += ne; continue
         Sb, ne = _banded_sums(Z, e - a, s0, hh, pair_transform, None if rs is None else rs * rs, tol, Z0, scale)
         S += Sb * (scale * scale if pair_transform == "winsorized" else 1.0)
         n_exact += ne
@@ -450,14 +544,15 @@ def _pair_list_sum(A, B, ia, ib, pair_transform, r, center, tol=1e-4, chunk=6553
     S, n_exact = np.zeros((p, p)), 0
     for c in range(0, ia.size, chunk):
         Xa, Xb = A[ia[c:c + chunk]], B[ib[c:c + chunk]]
-        Z = np.vstack([Xa, Xb]) - center
-        scale, rs = _scaled(Z, pair_transform, r)
+        with np.errstate(over="ignore", invalid="ignore"): Z = np.vstack([Xa, Xb]) - center
+        scale, rs, _ = _scaled(Z, pair_transform, r)
         m = Xa.shape[0]
         if scale == 0.0: n_exact += m; continue
         Za, Zb = Z[:m], Z[m:]
-        D = (Xb - Xa) / scale                          # from the rows before centering: exact for near pairs
-        dd = np.einsum("ij,ij->i", D, D)
-        n_exact += int((dd <= np.maximum(tol * (np.einsum("ij,ij->i", Za, Za) + np.einsum("ij,ij->i", Zb, Zb)), _TINY)).sum())
+        D = _differences(Xb, Xa, scale)                # from the rows before centering: exact for near pairs
+        with np.errstate(over="ignore", invalid="ignore"):   # the count only: a far row's squares may overflow
+            dd = np.einsum("ij,ij->i", D, D)
+            n_exact += int((dd <= np.maximum(tol * (np.einsum("ij,ij->i", Za, Za) + np.einsum("ij,ij->i", Zb, Zb)), _TINY)).sum())
         T = _exact_terms(D, pair_transform, None if rs is None else rs * rs) / 2
         S += T * (scale * scale if pair_transform == "winsorized" else 1.0)
     return S, n_exact
@@ -524,11 +619,15 @@ def _kendall_regular_over_blocks(X, pair_transform, r, perm, d):
 
 # %% ../../nbs/04_algorithms/07_kendall.ipynb #9ea0275f
 def _kendall_tau_xp(X, pair_transform, r, method, pair_design, seed, block_rows, host):
-    "`(K, n_exact_pairs)` of a checked array-API X on its device (`backends.array_api`), full or regular design; K as numpy if `host`."
+    """`(K, n_exact_pairs)` of a checked array-API X on its device (`backends.array_api`), full or regular design; K as
+    numpy if `host`. Data with a row far beyond the others are computed on the host (`_far_terms`), then moved back."""
     if method != "fast":
         raise ValueError(f"method: an array-API X (CuPy, ...) takes method='fast', got {method!r}; "
                          "the pairwise reference runs on numpy arrays")
     n = int(X.shape[0])
+    if _far_rows_xp(X):                                 # a row far beyond the others: the host's exact far-row path
+        K, n_exact = _kendall_tau(to_numpy(X), pair_transform, r, pair_design=pair_design, seed=seed)
+        return (K if host else _on_device(K, X)), n_exact
     if pair_design["design"] == "regular":
         perm = np.random.default_rng(seed).permutation(n)
         i, j = _pairs_of(perm, pair_design["degree"])

@@ -136,6 +136,14 @@ def _unit_reports(rz: LocalRandomizer, xc, rng, out=None):
     if out is None: out = np.empty((xc.shape[0], iu.size))
     return _draw_reports(xc, rz.sigma * _entry_scale(rz.p, rz.noise_shape), rng, out, iu, ju)
 
+def _unit_rows(x, radius, name="X"):
+    "`clip_rows(x / radius, 1.0)`, never inf: a row that x / radius would overflow (a bound below 1) is clipped to radius first."
+    with np.errstate(over="ignore"): y = x / radius
+    if radius < 1 and not np.isfinite(y).all():
+        big = ~np.isfinite(y).all(axis=1) & np.isfinite(x).all(axis=1)
+        y[big] = clip_rows(x[big], radius)[0] / radius
+    return clip_rows(y, 1.0, name=name)
+
 # %% ../../nbs/04_algorithms/01_local.ipynb #dff32afa
 def _unpack(U, p):
     "Symmetric p x p matrices from packed upper triangles (..., p(p+1)/2)."
@@ -149,7 +157,7 @@ def _reports(self, X, random_state=None, *, packed: bool = False, name: str = "X
     "Reports of the rows of X, one user each, each with its own noise: (m, p, p), or packed (m, p(p+1)/2)."
     X = check_data(X, name=name, min_rows=1)
     if X.shape[1] != self.p: raise ValueError(f"{name}: expected {self.p} coordinates (the randomizer's p), got {X.shape[1]}")
-    U = _unit_reports(self, clip_rows(X / self.radius, 1.0, name=name)[0], as_generator(random_state)) * self.radius ** 2
+    U = _unit_reports(self, _unit_rows(X, self.radius, name=name)[0], as_generator(random_state)) * self.radius ** 2
     return U if packed else _unpack(U, self.p)
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #3b0c39f9
@@ -322,7 +330,7 @@ def _device_sums(x, rz: LocalRandomizer, chunk, rng):
     out, ones = np.empty((m, sym_dim(p))), np.ones(m)
     agg, n_clipped = LocalAggregator(p), 0
     for i in range(0, n, m):
-        xc, c = clip_rows(x[i:i + m] / rz.radius, 1.0)     # on each device: its own record scaled and clipped
+        xc, c = _unit_rows(x[i:i + m], rz.radius)         # on each device: its own record scaled and clipped
         n_clipped += c                                     # known to a simulation only
         z = _unit_reports(rz, xc, rng, out)
         agg._add_sum(ones[:z.shape[0]] @ z, z.shape[0])    # the server: the sum of the chunk's reports

@@ -11,8 +11,8 @@ from ..core.validation import check_choice, check_int, check_positive
 
 # %% auto #0
 __all__ = ['KENDALL_TOL', 'is_array_api', 'array_namespace', 'to_numpy', 'default_block_rows_xp', 'check_rows_xp',
-           'clip_factors_xp', 'second_moment_sums_xp', 'median_xp', 'kendall_sums_xp', 'kendall_pairs_sum_xp',
-           'synchronize', 'time_array_api']
+           'clip_factors_xp', 'clip_rows_xp', 'second_moment_sums_xp', 'median_xp', 'kendall_sums_xp',
+           'kendall_pairs_sum_xp', 'synchronize', 'time_array_api']
 
 # %% ../../nbs/01_backends/01_array_api.ipynb #f4bccfb1
 def is_array_api(X) -> bool:
@@ -155,10 +155,12 @@ def _check_center_xp(xp, center, p, dev):
     return xp.asarray(c, device=dev)
 
 # %% ../../nbs/01_backends/01_array_api.ipynb #9035beed
+_SQ_TINY, _R_TINY, _FAR_FACTOR = 2.0 ** -968, 2.0 ** -480, 2.0 ** -960   # as in backends.statistics
+
 def clip_factors_xp(xp, y, radius: float, fin=None):
     """The clipping of the rows of `y` to the l2 ball of `radius` on their device, by the rule of
     `backends.statistics.clip_scales`: `(factors, clipped)`, the factor radius / ||y_i|| of each row over the radius
-    (1 for the others) and the mask of those rows. Exact, not private.
+    (1 for the others; 0 where the norm exceeds the largest float) and the mask of those rows. Exact, not private.
 
     Parameters
     ----------
@@ -172,17 +174,31 @@ def clip_factors_xp(xp, y, radius: float, fin=None):
         Rows known to be finite (None: computed); the others are never clipped.
     """
     if fin is None: fin = xp.all(xp.isfinite(y), axis=1)
-    with np.errstate(over="ignore"):                   # numpy-backed namespaces: an overflowing square is handled below
+    with np.errstate(over="ignore", under="ignore"):   # numpy-backed namespaces: an overflowing square is handled below
         sq = xp.sum(y * y, axis=1)
     norms = xp.sqrt(sq)
-    over = xp.isinf(sq) & fin
-    if bool(xp.any(over)):                              # rare: |x| ~ 1e154 or more
+    odd = (xp.isinf(sq) | ((sq < _SQ_TINY) if radius < _R_TINY else False)) & fin
+    if bool(xp.any(odd)):                               # rare: |x| ~ 1e154 or more (or a bound below 2^-480)
         mx = xp.max(xp.abs(y), axis=1)
-        mx = xp.where(over, mx, 1.0)
+        mx = xp.where(odd & (mx > 0), mx, 1.0)
         ys = y / mx[:, None]
-        norms = xp.where(over, mx * xp.sqrt(xp.sum(ys * ys, axis=1)), norms)
+        with np.errstate(over="ignore"):
+            norms = xp.where(odd, mx * xp.sqrt(xp.sum(ys * ys, axis=1)), norms)
     out = (norms > radius) & fin
     return xp.where(out, radius / xp.where(out, norms, 1.0), 1.0), out
+
+def clip_rows_xp(xp, y, radius: float, fin=None):
+    """The rows of `y` clipped to `radius` on their device and the mask of those clipped: the factors of
+    `clip_factors_xp`, a factor below 2^-960 applied from the row's direction (never a subnormal factor)."""
+    f, out = clip_factors_xp(xp, y, radius, fin)
+    yc = y * f[:, None]
+    far = out & (f < _FAR_FACTOR)
+    if bool(xp.any(far)):
+        mx = xp.where(far, xp.max(xp.abs(y), axis=1), 1.0)
+        u = xp.where(far[:, None], y, 0.0) / mx[:, None]
+        un = xp.where(far, xp.sqrt(xp.sum(u * u, axis=1)), 1.0)
+        yc = xp.where(far[:, None], u * (radius / un)[:, None], yc)
+    return yc, out
 
 # %% ../../nbs/01_backends/01_array_api.ipynb #725c4932
 def second_moment_sums_xp(X, *, radius: float | None = None, row_sums: bool = False, center=None,
@@ -225,9 +241,8 @@ def second_moment_sums_xp(X, *, radius: float | None = None, row_sums: bool = Fa
         fin = xp.all(xp.isfinite(y), axis=1)
         n_bad = n_bad + xp.sum(xp.astype(~fin, xp.int64))
         if radius is not None:
-            f, out = clip_factors_xp(xp, y, radius, fin)
+            y, out = clip_rows_xp(xp, y, radius, fin)
             n_clipped = n_clipped + xp.sum(xp.astype(out, xp.int64))
-            y = y * f[:, None]
         M = M + y.T @ y
         if row_sums: rs = rs + xp.sum(y, axis=0)
     _raise_bad(int(n_bad), name)

@@ -10,15 +10,15 @@ import sys
 from functools import reduce
 from typing import NamedTuple
 import numpy as np
-from ..core.validation import as_generator, check_data, check_int, check_positive
+from ..core.validation import as_generator, check_data, check_int, check_positive, scaled_row_norms
 from .array_api import is_array_api
 
 # %% auto #0
-__all__ = ['SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'CANDIDATE_SHARE', 'is_dask', 'check_rows', 'default_block_rows', 'row_blocks',
-           'tree_reduce', 'add', 'map_blocks', 'Clipping', 'clip_scales', 'clip_rows', 'sub_block_rows',
-           'second_moment_sums', 'clipped_row_sums', 'moment_summary', 'centered_second_moment', 'map_block_pairs',
-           'paired_row_norms', 'partition_seeds', 'randomized_report_sums', 'randomized_mean_reports', 'process_memory',
-           'worker_memory']
+__all__ = ['SQ_TINY', 'R_TINY', 'FAR_FACTOR', 'SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'CANDIDATE_SHARE', 'is_dask', 'check_rows',
+           'default_block_rows', 'row_blocks', 'tree_reduce', 'add', 'map_blocks', 'Clipping', 'clip_scales',
+           'clip_rows', 'sub_block_rows', 'second_moment_sums', 'clipped_row_sums', 'radius_bands', 'moment_summary',
+           'summary_row_sum', 'centered_second_moment', 'map_block_pairs', 'paired_row_norms', 'partition_seeds',
+           'randomized_report_sums', 'randomized_mean_reports', 'process_memory', 'worker_memory']
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #1d5ad9c6
 def is_dask(X) -> bool:
@@ -56,7 +56,7 @@ def _finite(A, block=1 << 20):
     m = max(1, block // max(1, A.shape[1]))
     for i in range(0, A.shape[0], m):
         b = A[i:i + m]
-        with np.errstate(over="ignore"):              # an overflowing sum only sends the block to the exact test
+        with np.errstate(over="ignore", invalid="ignore"):   # an overflowing sum (inf - inf: NaN) only sends the block to the exact test
             if not math.isfinite(b.sum()) and not np.isfinite(b).all(): return False
     return True
 
@@ -202,23 +202,32 @@ def map_blocks(X, func, *args, combine=add, seeds=None, block_rows: int | None =
 class Clipping(NamedTuple):
     "How the rows of a block are clipped to a radius (from `clip_scales`); exact functions of the data, not private."
     rows: np.ndarray | None        # indices of the rows over the radius (None when the block has a non-finite row)
-    scale: np.ndarray | None       # radius / norm for each of those rows
+    scale: np.ndarray | None       # radius / norm for each of those rows (0 where the norm exceeds the largest float)
     norms: np.ndarray | None       # every row's norm (None on the fast path unless asked for)
     top: float                     # the root of the largest squared norm: inf if a square overflowed, NaN for a NaN
     n_bad: int = 0                 # rows with a NaN or inf (then nothing else is computed)
+    radius: float = math.nan       # the bound (the rows with a factor below FAR_FACTOR are clipped from it in two steps)
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #4e1f37f2
 _NO_ROWS, _NO_SCALE = np.empty(0, dtype=np.intp), np.empty(0)
+SQ_TINY = 2.0 ** -968            # a squared norm below this may have lost digits to underflow
+R_TINY = 2.0 ** -480             # a bound below this needs those rows' exact norms to clip them
+FAR_FACTOR = 2.0 ** -960         # clipping factors below this are applied in two steps (never a subnormal factor)
 
 def _exact_norms(y, rows):
-    "Norms of `rows` of `y` whose squared norm overflowed: each row divided by its largest entry first."
-    m = np.abs(y[rows]).max(axis=1)
-    return m * np.linalg.norm(y[rows] / m[:, None], axis=1)
+    "Norms of `rows` of `y` whose squared norm overflowed or underflowed: each row divided by its largest entry first."
+    return scaled_row_norms(y[rows])
+
+def _clip_far(Y, radius):
+    "Rows `Y` clipped to `radius` from their direction (Y / max|y|) (radius / ||Y / max|y|||): for factors below FAR_FACTOR."
+    m = np.abs(Y).max(axis=1)
+    U = Y / m[:, None]
+    return U * (radius / np.sqrt(np.einsum("ij,ij->i", U, U)))[:, None]
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #acfc2402
 def clip_scales(y, radius: float, *, sq_out=None, norms_out=None) -> Clipping:
     """Which rows of `y` the l2 ball of `radius` clips, and by which factor radius / ||y_i||: the package's one
-    computation of row norms for clipping. Exact (not private); `y` is never written.
+    computation of row norms for clipping. Exact (not private) for every finite row; `y` is never written.
 
     Parameters
     ----------
@@ -235,7 +244,12 @@ def clip_scales(y, radius: float, *, sq_out=None, norms_out=None) -> Clipping:
         sq = np.einsum("ij,ij->i", y, y, out=sq_out)
     top = math.sqrt(sq.max()) if sq.size else 0.0          # NaN for a NaN entry, inf for an inf or an overflow
     norms = None if norms_out is None else np.sqrt(sq, out=norms_out)
-    if top <= radius: return Clipping(_NO_ROWS, _NO_SCALE, norms, top)
+    if (norms is not None or radius < R_TINY) and sq.size and sq.min() < SQ_TINY:   # squares that underflowed
+        small = np.flatnonzero(sq < SQ_TINY)
+        if norms is None: norms = np.sqrt(sq)
+        norms[small] = _exact_norms(y, small)
+        top = max(top, float(norms[small].max()))
+    if top <= radius: return Clipping(_NO_ROWS, _NO_SCALE, norms, top, 0, radius)
     if not math.isfinite(top):
         big = ~np.isfinite(sq)
         bad = ~np.isfinite(y[big]).all(axis=1)
@@ -243,7 +257,7 @@ def clip_scales(y, radius: float, *, sq_out=None, norms_out=None) -> Clipping:
     if norms is None: norms = np.sqrt(sq)
     if not math.isfinite(top): norms[big] = _exact_norms(y, big)
     rows = np.flatnonzero(norms > radius)
-    return Clipping(rows, radius / norms[rows], norms, top)
+    return Clipping(rows, radius / norms[rows], norms, top, 0, radius)
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #acfc2422
 def clip_rows(X, radius: float = 1.0, *, name: str = "X") -> tuple[np.ndarray, int]:
@@ -269,7 +283,10 @@ def clip_rows(X, radius: float = 1.0, *, name: str = "X") -> tuple[np.ndarray, i
     r = check_positive(radius, "radius")
     A = check_data(X, name=name, min_rows=1)
     c = clip_scales(A, r)
+    far = c.rows[c.scale < FAR_FACTOR]
+    F = _clip_far(A[far], r) if far.size else None          # from the rows' direction, before A is written
     if c.rows.size: A[c.rows] *= c.scale[:, None]
+    if far.size: A[far] = F
     return A, int(c.rows.size)
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #276fde76
@@ -287,9 +304,13 @@ def _rescaled(c: Clipping, k: int, r: float) -> bool:
     return not math.isfinite(c.top) or c.rows.size > k // 8 or c.norms[c.rows].max() > CORRECT_UP_TO * r
 
 def _scaled(y, c: Clipping, out):
-    "The rows of `y` times their clipping factors (1 inside the ball), written to `out`."
+    "The rows of `y` times their clipping factors (1 inside the ball), written to `out` (may be `y`); a factor below FAR_FACTOR from the row's direction."
+    far = c.rows[c.scale < FAR_FACTOR]
+    F = _clip_far(y[far], c.radius) if far.size else None   # before `out`, which may be `y` itself, is written
     full = np.ones(y.shape[0]); full[c.rows] = c.scale
-    return np.multiply(y, full[:, None], out=out)
+    out = np.multiply(y, full[:, None], out=out)
+    if far.size: out[far] = F
+    return out
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #276fde81
 def _moment_kernel(x, radius, row_sums, center, moment=True):
@@ -427,18 +448,36 @@ def clipped_row_sums(X, *, radius: float | None = None, center=None, block_rows:
     del st["M"]
     return st
 
+# %% ../../nbs/01_backends/00_statistics.ipynb #1029ec8e
+def radius_bands(radius) -> np.ndarray:
+    """The band edges T_0 < ... < T_J (ascending) of the raw sums of a `moment_summary` that serves every clipping
+    radius in `radius`: a number, or the public range (lo, hi) a radius will be released in. T_J = CORRECT_UP_TO hi and
+    each edge is CORRECT_UP_TO times the one below, down to the first at or below CORRECT_UP_TO lo."""
+    lo, hi = (radius, radius) if np.isscalar(radius) else radius
+    lo, hi = check_positive(lo, "radius[0]"), check_positive(hi, "radius[1]")
+    if not lo <= hi: raise ValueError(f"radius: expected lo <= hi, got ({lo}, {hi})")
+    edges = [CORRECT_UP_TO * hi]                          # powers of two apart: every edge exact
+    while edges[-1] > CORRECT_UP_TO * lo: edges.append(edges[-1] / CORRECT_UP_TO)
+    return np.array(edges[::-1])
+
 # %% ../../nbs/01_backends/00_statistics.ipynb #74251c19
-def _summary_kernel(x, mean_radius, far, norms_out):
+def _add_band(G, s, b, Gb, sb):
+    "Add one sub-block's raw sums of band b to the per-band sums G, s (dicts band -> array; a new band starts from them)."
+    if b in G: G[b] += Gb; s[b] += sb
+    else: G[b], s[b] = Gb, sb
+
+def _summary_kernel(x, mean_radius, edges, norms_out):
     """One pass over a block, for a private centering: the row norms (written to `norms_out`), the raw `x^T x` and
-    `1^T x` of the rows within `far`, and the row sum clipped to `mean_radius` (the arithmetic of `_moment_kernel`'s
-    clipped row sums, step for step). Returns `(G, raw_sum, row_sum, n_clipped, n_bad)`; rows with a NaN or inf are
+    `1^T x` of its rows in each band of norm (`radius_bands` edges; rows beyond the last are left out), and, if
+    `mean_radius` is given, the row sum clipped to it (the arithmetic of `_moment_kernel`'s clipped row sums, step for
+    step). Returns `(G, raw, row_sum, n_clipped, n_bad)`, G and raw dicts band -> sums; rows with a NaN or inf are
     counted, not summed."""
     n, p = x.shape
     s = min(n, sub_block_rows(p))
-    G, raw, rs = np.zeros((p, p)), np.zeros(p), np.zeros(p)
+    G, raw, rs = {}, {}, (None if mean_radius is None else np.zeros(p))
     ones = np.ones(s)
     sqbuf, buf, zbuf = np.empty(s), None, None
-    r = float(mean_radius)
+    r = np.finfo(np.float64).max if mean_radius is None else float(mean_radius)   # no mean radius: the norms only
     n_clipped = n_bad = 0
     for i in range(0, n, s):
         xb = x[i:i + s]
@@ -448,16 +487,20 @@ def _summary_kernel(x, mean_radius, far, norms_out):
         c = clip_scales(xb, r, sq_out=sqbuf[:k], norms_out=norms_out[i:i + k])
         if c.n_bad:
             n_bad += c.n_bad; continue
-        zb = xb                                          # the raw sums, without the far rows (added exactly later)
-        if not c.top <= far:
-            out = np.flatnonzero(c.norms > far)
-            if out.size:
-                if zbuf is None: zbuf = np.empty((s, p))
-                zb = zbuf[:k]; zb[...] = xb; zb[out] = 0.0
-                Gb = zb.T @ zb                           # rows beyond `far`: the product again without them (rare)
-        G += Gb
-        raw_b = ones[:k] @ zb
-        raw += raw_b
+        lo_b, hi_b = np.searchsorted(edges, (c.norms.min(), c.norms.max()))
+        zb = xb                                          # the rows of the sub-block's main band
+        if lo_b == hi_b: main, raw_b = lo_b, ones[:k] @ xb      # one band (ordinary data): the product made above
+        else:
+            band = np.searchsorted(edges, c.norms)
+            cnt = np.bincount(band, minlength=edges.size + 1)[:edges.size]
+            main = int(np.argmax(cnt))
+            if zbuf is None: zbuf = np.empty((s, p))
+            zb = zbuf[:k]; zb[...] = xb; zb[band != main] = 0.0
+            Gb, raw_b = zb.T @ zb, ones[:k] @ zb        # the main band: the product again without the others
+            for b in np.flatnonzero(cnt):                # the other bands (rows beyond the last edge: left out)
+                if b != main: Yb = xb[band == b]; _add_band(G, raw, int(b), Yb.T @ Yb, Yb.sum(axis=0))
+        if main < edges.size: _add_band(G, raw, int(main), Gb, raw_b)
+        if rs is None: continue
         yb, idx = xb, None                               # the clipped row sum, as in _moment_kernel(radius=mean_radius)
         n_clipped += c.rows.size
         if c.rows.size and _rescaled(c, k, r):
@@ -469,20 +512,30 @@ def _summary_kernel(x, mean_radius, far, norms_out):
         rs += rb
     return G, raw, rs, n_clipped, n_bad
 
+def _add_summaries(*parts):
+    "Add the kernels' tuples: the band sums band by band, the row sums and counts entry by entry."
+    G, raw = {}, {}
+    for q in parts:
+        for b in q[0]: _add_band(G, raw, b, q[0][b], q[1][b])
+    rs = None if parts[0][2] is None else reduce(operator.add, [q[2] for q in parts])
+    return G, raw, rs, sum(q[3] for q in parts), sum(q[4] for q in parts)
+
 # %% ../../nbs/01_backends/00_statistics.ipynb #74251c20
-def moment_summary(X, *, mean_radius: float, radius: float, block_rows: int | None = None, name: str = "X") -> dict:
+def moment_summary(X, *, mean_radius: float | None, radius, block_rows: int | None = None, name: str = "X") -> dict:
     """One pass over a numpy `X` for a private centering: the row sum clipped to `mean_radius` (as `clipped_row_sums`),
-    and the row norms and raw sums from which `centered_second_moment` gives the second moment of the rows centered
-    at a mean released later and clipped to `radius`. Exact (not private).
+    and the row norms and raw sums (in bands of norm) from which `centered_second_moment` gives the second moment of
+    the rows centered at a mean released later and clipped to `radius`. Exact (not private).
 
     Parameters
     ----------
     X : ndarray (n, p)
         Records, one per row (checked by `check_rows`, values in the pass itself; never modified nor copied).
-    mean_radius : float > 0
-        Clip each raw row to this l2 radius for the row sum.
-    radius : float > 0
-        The clipping radius of the centered rows (rows beyond `CORRECT_UP_TO` radii are left out of the raw sums).
+    mean_radius : float > 0 or None
+        Clip each raw row to this l2 radius for the row sum (None: a radius released after the pass;
+        `summary_row_sum` gives that row sum).
+    radius : float > 0, or a pair (lo, hi)
+        The clipping radius of the centered rows, or the public range of the radii (the mean's too, if it is None)
+        the summary is to serve (`radius_bands`); rows beyond `CORRECT_UP_TO` times the top are left out of the raw sums.
     block_rows : int >= 1 or None
         Rows per block (None: `default_block_rows(p)`).
     name : str
@@ -491,10 +544,12 @@ def moment_summary(X, *, mean_radius: float, radius: float, block_rows: int | No
     Returns
     -------
     dict
-        row_sum (p,), n_clipped (rows clipped for the row sum), n, p, and for `centered_second_moment`: norms (n,),
-        G (p x p), raw_sum (p,), radius. Exact, not private.
+        row_sum (p,) or None, n_clipped (rows clipped for the row sum), n, p, and for `centered_second_moment` and
+        `summary_row_sum`: norms (n,), edges, G and raw_sum (dicts band -> p x p and p sums), radius (None for a range).
+        Exact, not private.
     """
-    mr, R = check_positive(mean_radius, "mean_radius"), check_positive(radius, "radius")
+    mr = None if mean_radius is None else check_positive(mean_radius, "mean_radius")
+    edges = radius_bands(radius)
     if is_dask(X): raise TypeError(f"{name}: moment_summary takes a numpy array; for a dask array use "
                                    "clipped_row_sums, then second_moment_sums(center=) (two passes)")
     X = check_rows(X, name=name, finite=False)         # the values are checked in the pass itself
@@ -502,18 +557,63 @@ def moment_summary(X, *, mean_radius: float, radius: float, block_rows: int | No
     blocks, _, _ = row_blocks(X, block_rows=block_rows)
     norms, parts, i = np.empty(n), [], 0              # the norms written in place: n numbers, no concatenation
     for b in blocks:
-        parts.append(_summary_kernel(b, mr, CORRECT_UP_TO * R, norms[i:i + b.shape[0]])); i += b.shape[0]
-    G, raw, rs, n_clipped, n_bad = tree_reduce(parts, _add_sums, lazy=False)   # clipped_row_sums's tree: the same sums
+        parts.append(_summary_kernel(b, mr, edges, norms[i:i + b.shape[0]])); i += b.shape[0]
+    G, raw, rs, n_clipped, n_bad = tree_reduce(parts, _add_summaries, lazy=False)   # clipped_row_sums's tree
     if n_bad:
         check_data(X, name=name)                        # the message: the first bad entry's row and column
         _raise_nonfinite(n_bad, name)
-    return dict(row_sum=rs, n_clipped=int(n_clipped), n=n, p=p, norms=norms, G=G, raw_sum=raw, radius=R)
+    return dict(row_sum=rs, n_clipped=int(n_clipped), n=n, p=p, norms=norms, edges=edges, G=G, raw_sum=raw,
+                radius=float(radius) if np.isscalar(radius) else None)
+
+# %% ../../nbs/01_backends/00_statistics.ipynb #d1c3971e
+def _band_sums(summary, R, moment=True):
+    "(T, G, s): the largest band edge T <= CORRECT_UP_TO R and the raw sums of the rows of the bands up to it (T = -inf: none)."
+    edges, p = summary["edges"], summary["p"]
+    top = int(np.searchsorted(edges, CORRECT_UP_TO * R, side="right")) - 1
+    G, s = (np.zeros((p, p)) if moment else None), np.zeros(p)
+    for b in sorted(summary["raw_sum"]):
+        if b <= top:
+            s = s + summary["raw_sum"][b]
+            if moment: G = G + summary["G"][b]
+    return (float(edges[top]) if top >= 0 else -math.inf), G, s
+
+def summary_row_sum(X, summary: dict, mean_radius: float, *, name: str = "X") -> dict:
+    """The row sum of `X` clipped to `mean_radius` from a `moment_summary` of the same X made before the radius was
+    known: the bands' raw sums up to an edge T in (R, 1024 R], the clipped rows' excess removed, the rows beyond T
+    read again and clipped first. `dict(row_sum, n, p, n_clipped)`; exact (not private), up to rounding.
+
+    Parameters
+    ----------
+    X : ndarray (n, p)
+        The records the summary was made from (never modified; only the rows over the radius are read).
+    summary : dict
+        `moment_summary(X, mean_radius=None, radius=...)`, its range covering `mean_radius`.
+    mean_radius : float > 0
+        The clipping radius of the row sum.
+    name : str
+        Argument name used in error messages.
+    """
+    MR = check_positive(mean_radius, "mean_radius")
+    n, p = summary["n"], summary["p"]
+    if tuple(X.shape) != (n, p): raise ValueError(f"summary: made from an array of shape {(n, p)}, got {name} of shape {X.shape}")
+    T, _, s = _band_sums(summary, MR, moment=False)
+    if T < MR: return clipped_row_sums(X, radius=MR, name=name, min_rows=1)   # a radius outside the summary's range
+    a = summary["norms"]
+    idx = np.flatnonzero(a > MR)
+    Y = np.asarray(X[idx], dtype=np.float64)
+    near = a[idx] <= T
+    if near.all(): s = s - (1.0 - MR / a[idx]) @ Y if idx.size else s    # within 1024 radii: the excess removed
+    else:
+        s = s - (1.0 - MR / a[idx[near]]) @ Y[near]
+        F = Y[~near]                                     # beyond T: clipped first, then summed
+        s = s + _scaled(F, clip_scales(F, MR), np.empty_like(F)).sum(axis=0)
+    return dict(row_sum=s, n=n, p=p, n_clipped=int(idx.size))
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #74251c22
 CANDIDATE_SHARE = 0.125          # centered_second_moment: above this share of candidate rows, a second pass instead
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #4e1abab1
-def centered_second_moment(X, summary: dict, center, *, name: str = "X") -> dict:
+def centered_second_moment(X, summary: dict, center, *, radius: float | None = None, name: str = "X") -> dict:
     """`second_moment_sums(X, radius=R, center=center)` from a `moment_summary` of the same `X`, reading again only
     the rows that may be clipped: `dict(M, n, p, n_clipped)`. Exact (not private), up to rounding (see the text).
 
@@ -524,21 +624,26 @@ def centered_second_moment(X, summary: dict, center, *, name: str = "X") -> dict
     summary : dict
         `moment_summary(X, ...)`.
     center : array (p,)
-        Subtracted from every row before the clipping to the summary's radius.
+        Subtracted from every row before the clipping to the radius.
+    radius : float > 0 or None
+        The clipping radius R (None: the summary's own; a radius released after the pass lies in its range).
     name : str
         Argument name used in error messages.
     """
-    n, p, R = summary["n"], summary["p"], summary["radius"]
+    n, p = summary["n"], summary["p"]
+    R = summary["radius"] if radius is None else check_positive(radius, "radius")
+    if R is None: raise ValueError("radius: this summary was made for a range of radii; pass the radius")
     if tuple(X.shape) != (n, p): raise ValueError(f"summary: made from an array of shape {(n, p)}, got {name} of shape {X.shape}")
     c = _check_center(center, p)
     a = summary["norms"]
     cand = np.flatnonzero(a > R * (1 - 1e-12) - float(np.linalg.norm(c)))   # the others: ||x|| + ||c|| < R, not clipped
-    if cand.size > CANDIDATE_SHARE * n:
+    T, G, s = _band_sums(summary, R)                    # the raw sums of the rows up to T in (R, 1024 R]
+    if cand.size > CANDIDATE_SHARE * n or T < R:       # a center far out (or a radius outside the range): a pass
         st = second_moment_sums(X, radius=R, center=c, name=name)
         return dict(M=st["M"], n=n, p=p, n_clipped=st["n_clipped"])
     Y = np.asarray(X[cand], dtype=np.float64)          # the candidates only: a copy of cand.size rows
-    Yn = Y[a[cand] <= CORRECT_UP_TO * R]               # those in the raw sums (the far rows were left out)
-    G, s = summary["G"] - Yn.T @ Yn, summary["raw_sum"] - Yn.sum(axis=0)
+    Yn = Y[a[cand] <= T]                               # those in the raw sums (the rows beyond T are in none)
+    G, s = G - Yn.T @ Yn, s - Yn.sum(axis=0)
     cs = np.outer(c, s)
     M = G - (cs + cs.T) + (n - cand.size) * np.outer(c, c)
     n_clipped = 0
@@ -594,6 +699,16 @@ def map_block_pairs(X, func, *args, combine=add, block_rows: int | None = None, 
     return out, B, len(tasks)
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #34fa1264
+def _exact_pair_norms(X, a, b, name):
+    "||x_a - x_b|| / sqrt2 of a few pairs, from the rows' scaled difference (halves where the difference overflows); inf: beyond the largest float."
+    A, B = (np.asarray(M.compute() if is_dask(M) else M, dtype=np.float64) for M in (X[a], X[b]))
+    if not (np.isfinite(A).all() and np.isfinite(B).all()):
+        raise ValueError(f"{name}: expected finite values, found NaN or inf in rows paired for the private radius")
+    with np.errstate(over="ignore"): D = A - B
+    half = ~np.isfinite(D).all(axis=1)
+    D[half] = A[half] / 2 - B[half] / 2
+    with np.errstate(over="ignore"): return scaled_row_norms(D) * np.where(half, 2.0, 1.0) / math.sqrt(2)
+
 def paired_row_norms(X, perm, *, name: str = "X") -> np.ndarray:
     """The floor(n/2) norms ||x_perm[2i+1] - x_perm[2i]|| / sqrt2 of the disjoint pairs of a pairing `perm`, for
     numpy or dask `X` (exact, not private).
@@ -611,11 +726,14 @@ def paired_row_norms(X, perm, *, name: str = "X") -> np.ndarray:
     m = len(perm) // 2
     a, b = perm[1:2 * m:2], perm[0:2 * m:2]
     if is_dask(X): X = X.astype(np.float64)
-    d = (X[a] - X[b]) / math.sqrt(2)
-    norms = np.sqrt((d * d).sum(axis=1))         # np.linalg.norm's arithmetic, and lazy for a dask X
-    if is_dask(norms): norms = np.asarray(norms.compute())
-    if np.isnan(norms).any():                     # inf (an overflowing difference) is for the caller to clip
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        d = (X[a] - X[b]) / math.sqrt(2)
+        norms = np.sqrt((d * d).sum(axis=1))     # np.linalg.norm's arithmetic, and lazy for a dask X
+        if is_dask(norms): norms = np.asarray(norms.compute())
+    if np.isnan(norms).any():
         raise ValueError(f"{name}: expected finite values, found NaN or inf in rows paired for the private radius")
+    odd = np.flatnonzero(~((norms >= math.sqrt(SQ_TINY)) & (norms < np.inf)))   # squares that overflowed or underflowed
+    if odd.size: norms[odd] = _exact_pair_norms(X, a[odd], b[odd], name)
     return norms
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #50d9e95a

@@ -4,12 +4,14 @@
 
 # %% ../../nbs/00_core/00_validation.ipynb #10062142
 from __future__ import annotations
+import math
 import numbers
 import numpy as np
 
 # %% auto #0
-__all__ = ['DIAGNOSTICS_KEY', 'PrivacyWarning', 'as_generator', 'check_data', 'check_positive', 'check_epsilon', 'check_delta',
-           'check_k', 'check_choice', 'check_int', 'normalize_rows', 'Diagnostics', 'add_diagnostics', 'public_info']
+__all__ = ['SAFE_SQUARES', 'DIAGNOSTICS_KEY', 'PrivacyWarning', 'as_generator', 'check_data', 'check_positive', 'check_epsilon',
+           'check_delta', 'check_k', 'check_choice', 'check_int', 'scaled_row_norms', 'normalize_rows', 'Diagnostics',
+           'add_diagnostics', 'public_info']
 
 # %% ../../nbs/00_core/00_validation.ipynb #e4efa136
 class PrivacyWarning(UserWarning):
@@ -220,9 +222,23 @@ def check_int(value, name: str, *, minimum: int = 1, allow_float: bool = False) 
     if value < minimum: raise ValueError(f"{name}: expected {what}, got {value!r}")
     return int(value)
 
+# %% ../../nbs/00_core/00_validation.ipynb #c08b9a09
+SAFE_SQUARES = (2.0 ** -968, 2.0 ** 1000)    # a squared norm in this range lost no digit to underflow or overflow
+
+def scaled_row_norms(A) -> np.ndarray:
+    """The l2 norm of each row of the float64 array `A` (k x p), each row divided by its largest |entry| first: exact
+    to rounding for every finite row, also where sqrt(sum x^2) overflows or loses subnormal digits; 0 for a zero row,
+    inf only where the norm itself exceeds the largest float."""
+    m = np.abs(A).max(axis=1) if A.size else np.zeros(len(A))
+    out, nz = np.zeros(len(m)), m > 0
+    U = A[nz] / m[nz, None]
+    with np.errstate(over="ignore"): out[nz] = m[nz] * np.sqrt(np.einsum("ij,ij->i", U, U))
+    return out
+
 # %% ../../nbs/00_core/00_validation.ipynb #a3a195ae
 def normalize_rows(X, *, name: str = "X") -> np.ndarray:
     """Scale every non-zero row of `X` to unit l2 norm (the papers' preprocessing of real data); zero rows stay zero.
+    Exact for every finite row: a row whose squared norm leaves `SAFE_SQUARES` is divided by its largest entry first.
 
     Parameters
     ----------
@@ -232,9 +248,13 @@ def normalize_rows(X, *, name: str = "X") -> np.ndarray:
         Argument name used in error messages.
     """
     A = check_data(X, name=name, min_rows=1)
-    norms = np.linalg.norm(A, axis=1)
+    with np.errstate(over="ignore"): norms = np.linalg.norm(A, axis=1)
+    odd = np.flatnonzero(~((norms >= math.sqrt(SAFE_SQUARES[0])) & (norms < math.sqrt(SAFE_SQUARES[1]))))
+    m = np.abs(A[odd]).max(axis=1) if odd.size else np.zeros(0)
+    U = A[odd] / np.where(m > 0, m, 1.0)[:, None]          # entries in [-1, 1], the largest +-1
     nz = norms > 0
     A[nz] /= norms[nz, None]
+    if odd.size: A[odd] = U / np.maximum(np.linalg.norm(U, axis=1), 1.0)[:, None]   # a zero row: U = 0 stays 0
     return A
 
 # %% ../../nbs/00_core/00_validation.ipynb #3431a9c9

@@ -12,7 +12,9 @@ from ..algorithms.adaptive import adaptive_dp_kpca
 from ..algorithms.baselines import analyze_gauss
 from ..algorithms.robust import g_dppca
 from ..algorithms.pure import pure_dp_pca
-from .registry import BELOW_ONE, Study, Check, Claim, Ratio, Slope, register_study, plot_lines
+from .study import Study, Check, Claim, register_study
+from .claims import BELOW_ONE, Ratio, Slope
+from .report import plot_lines
 
 # %% auto #0
 __all__ = ['METHODS', 'COLORS', 'adaptive_curve']
@@ -191,7 +193,7 @@ def adaptive_curve(ns, p: int = 50, k: int = 1, epsilon: float = 1.0, delta: flo
     dict of numpy arrays (one value per n), and "random_level" (a float)
     """
     from dppca_nb.theory.error_bounds import error_bounds
-    from dppca_nb.theory.bounds import adaptive_rate
+    from dppca_nb.theory.rates import adaptive_rate
     from dppca_nb.theory.minimax import minimax_lower_bound
     ns = np.asarray([check_int(n, "ns", minimum=2) for n in np.atleast_1d(ns)])
     lam, reps, rng = _gauss_spectrum(p, k), check_int(reps, "reps"), as_generator(seed)

@@ -10,7 +10,9 @@ from ..privacy.mechanisms import gaussian_sigma, gaussian_delta
 from ..data.datasets import spiked_covariance, sample_gaussian
 from ..core.linalg import subspace_distance, random_subspace_level, top_k_eigvecs
 from ..algorithms.baselines import analyze_gauss
-from .registry import BELOW_ONE, ABOVE_ONE, Study, Check, Claim, Mean, Ratio, Change, register_study, plot_lines
+from .study import Study, Check, Claim, register_study
+from .claims import BELOW_ONE, ABOVE_ONE, Mean, Ratio, Change
+from .report import plot_lines
 
 # %% auto #0
 __all__ = ['CALIBRATION_CLAIMS', 'AG_CLAIMS']

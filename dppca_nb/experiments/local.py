@@ -10,9 +10,11 @@ import numpy as np
 from ..data.datasets import spiked_covariance, load_bundled
 from ..core.linalg import subspace_distance, random_subspace_level, top_k_eigvecs
 from ..algorithms.local import local_gaussian_pca, local_gaussian_pca_wishart
-from ..theory.bounds import local_critical_n
+from ..theory.rates import local_critical_n
 from ..algorithms.local_sparse import local_sparse_pca_wishart
-from .registry import BELOW_ONE, ABOVE_ONE, Study, Check, Claim, Ratio, Change, Slope, register_study, plot_lines
+from .study import Study, Check, Claim, register_study
+from .claims import BELOW_ONE, ABOVE_ONE, Ratio, Change, Slope
+from .report import plot_lines
 
 # %% auto #0
 __all__ = ['N_SETTING', 'N_SPARSE', 'spiked_spectrum']

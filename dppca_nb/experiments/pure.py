@@ -11,7 +11,9 @@ from ..data.datasets import sample_gaussian
 from ..algorithms.baselines import analyze_gauss
 from ..data.datasets import reference_design
 from ..algorithms.pure import pure_dp_pca
-from .registry import BELOW_ONE, Study, Check, Claim, Mean, Ratio, register_study, plot_lines
+from .study import Study, Check, Claim, register_study
+from .claims import BELOW_ONE, Mean, Ratio
+from .report import plot_lines
 
 # %% auto #0
 __all__ = ['PURE_METHODS', 'PURE_CLAIMS', 'compare_pure_vs_gauss']

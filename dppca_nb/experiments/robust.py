@@ -15,7 +15,9 @@ from ..algorithms.robust import g_dppca
 from ..privacy.accounting import split_budget
 from ..privacy.centering import private_mean
 from ..algorithms.baselines import analyze_gauss, sgpca, nsggd
-from .registry import BELOW_ONE, ABOVE_ONE, Study, Check, Claim, Mean, Ratio, Change, register_study, plot_lines
+from .study import Study, Check, Claim, register_study
+from .claims import BELOW_ONE, ABOVE_ONE, Mean, Ratio, Change
+from .report import plot_lines
 
 # %% auto #0
 __all__ = ['LOCATION', 'NSGGD_SETTINGS', 'SCENARIOS', 'ROBUST_CLAIMS', 'private_centering', 'robust_methods',

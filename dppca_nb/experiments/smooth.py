@@ -7,12 +7,14 @@ from __future__ import annotations
 import math
 import numpy as np
 from ..core.linalg import subspace_distance, random_subspace_level
-from ..privacy.mechanisms import gaussian_sigma
+from ..algorithms.registry import get_algorithm
 from ..algorithms.baselines import analyze_gauss
 from ..data.datasets import spherical_spike
 from ..algorithms.smooth import (smooth_sensitivity_pca, smooth_sensitivity_parameters, smooth_bound_from_gap,
                              eigengap_sensitivity_bound, second_moment_pca)
-from .registry import BELOW_ONE, Study, Check, Claim, Mean, Ratio, Slope, register_study, summarize
+from .study import Study, Check, Claim, register_study
+from .claims import BELOW_ONE, Mean, Ratio, Slope
+from .report import summarize
 
 # %% auto #0
 __all__ = ['METHODS', 'N_STAR', 'SMOOTH_N_CLAIMS', 'regime_threshold', 'predicted_errors', 'plot_error_vs_n', 'plot_error_vs_gap']
@@ -40,7 +42,8 @@ def predicted_errors(n, gap: float, p: int, k: int, epsilon: float, delta: float
     c = math.sqrt(2 * k * (p - k))
     ns = np.atleast_1d(np.asarray(n, dtype=np.int64))
     sm = [min(cap, c * smooth_bound_from_gap(gap, int(m), p, k, par["beta"], "l2") / par["alpha"]) for m in ns]
-    ag = [min(cap, c * gaussian_sigma(epsilon, delta, math.sqrt(2) / int(m)) / gap) for m in ns]
+    sigma = lambda m: get_algorithm("analyze_gauss").plan(int(m), p, k, epsilon, delta).contract.noise_scale   # its plan's noise
+    ag = [min(cap, c * sigma(m) / gap) for m in ns]
     return {"smooth Gaussian": np.array(sm), "Analyze Gauss": np.array(ag)}
 
 # %% ../../nbs/07_experiments/03_smooth_study.ipynb #a7a67d0f

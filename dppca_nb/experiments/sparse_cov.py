@@ -12,8 +12,10 @@ from ..core.validation import as_generator
 from ..data.datasets import wishart_second_moment, block_covariance
 from ..core.linalg import top_k_eigvecs, subspace_distance, random_subspace_level
 from ..algorithms.sparse_cov import hard_threshold, plan_dp_threshold_covariance
-from ..theory.bounds import gaussian_gamma, threshold_error_bound, naive_error_bound
-from .registry import BELOW_ONE, ABOVE_ONE, Study, Check, Claim, Mean, Ratio, Change, Slope, register_study, summarize, plot_lines
+from ..theory.rates import gaussian_gamma, threshold_error_bound, naive_error_bound
+from .study import Study, Check, Claim, register_study
+from .claims import BELOW_ONE, ABOVE_ONE, Mean, Ratio, Change, Slope
+from .report import summarize, plot_lines
 
 # %% auto #0
 __all__ = ['clip_probability_bound', 'estimates_from_moment', 'pca_block_covariance']

@@ -9,7 +9,7 @@ import math
 import multiprocessing
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import numpy as np
 from scipy import optimize
 from ..core.validation import check_epsilon, check_delta, check_positive, check_choice
@@ -19,7 +19,7 @@ from .contract import Contract, _over
 # %% auto #0
 __all__ = ['gaussian_rho', 'zcdp_to_dp', 'zcdp_delta', 'BudgetExceededError', 'Spend', 'compose', 'PrivacyAccountant',
            'LedgerProcessError', 'exact_gaussian', 'split_budget', 'worker_process', 'default_accountant',
-           'set_default_accountant']
+           'set_default_accountant', 'Reservation']
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #a9b94f97
 def gaussian_rho(sigma: float, sensitivity: float) -> float:
@@ -194,7 +194,8 @@ class PrivacyAccountant:
     """Ledger of releases against a declared (epsilon, delta) budget; `spend` refuses, before any data is used, a release that would exceed it.
 
     A ledger belongs to the process that made it: a copy in another process (a joblib or multiprocessing worker)
-    refuses to spend (`LedgerProcessError`), since its spends would never reach this ledger.
+    refuses to spend (`LedgerProcessError`), since its spends would never reach this ledger. Threads share it: each
+    check-and-record holds its lock, and `reserve` holds budget from the check before the data to the spend after.
 
     Parameters
     ----------
@@ -215,6 +216,8 @@ class PrivacyAccountant:
         self.composition = check_choice(composition, "composition", ("basic", "zcdp", "best"))
         self.conversion = check_choice(conversion, "conversion", ("cks", "classic"))
         self.ledger: list[Spend] = []
+        self._held: list[Spend] = []     # reserved: checked against the budget, not yet spent (`reserve`)
+        self._lock = threading.RLock()   # one check-and-record at a time: threads share a ledger by reference
         self._pid = os.getpid()      # the process that owns the ledger (a pickled copy carries it)
 
     def _entry(self, epsilon, delta, sigma, sensitivity, label) -> Spend:
@@ -241,6 +244,18 @@ class PrivacyAccountant:
                                  f"{gaussian_delta(epsilon, sigma, sensitivity):.3g})")
         return Spend(label, float(epsilon), float(delta), rho)
 
+# %% ../../nbs/03_privacy/01_accounting.ipynb #2c7a9e14
+def _getstate(self):
+    "A copy (pickle, deepcopy) carries the entries and the budget held by reservations, not the lock."
+    with self._lock: return {a: list(v) if isinstance(v, list) else v for a, v in vars(self).items() if a != "_lock"}
+
+def _setstate(self, state):
+    self.__dict__.update(state)
+    self.__dict__.setdefault("_held", [])
+    self._lock = threading.RLock()
+
+PrivacyAccountant.__getstate__, PrivacyAccountant.__setstate__ = _getstate, _setstate
+
 # %% ../../nbs/03_privacy/01_accounting.ipynb #ede9722f
 def _spent(self, delta: float | None = None) -> float:
     """Total epsilon spent so far, at total `delta` (default: the budget's delta, else the sum of the entries' deltas).
@@ -255,22 +270,26 @@ def _spent(self, delta: float | None = None) -> float:
     float
         The composed epsilon.
     """
+    with self._lock: entries = list(self.ledger)
     if delta is None:
-        delta = self.delta if self.delta is not None else sum(s.delta for s in self.ledger)
-    return compose(self.ledger, delta, composition=self.composition, conversion=self.conversion)
+        delta = self.delta if self.delta is not None else sum(s.delta for s in entries)
+    return compose(entries, delta, composition=self.composition, conversion=self.conversion)
 
 PrivacyAccountant.spent = _spent
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #f84914e4
 def _remaining(self) -> float:
-    """Epsilon left under the declared budget (at its delta); inf without a budget.
+    """Epsilon left under the declared budget (at its delta), the budget held by reservations counted; inf without a budget.
 
     Returns
     -------
     float
-        max(0, budget epsilon - spent epsilon).
+        max(0, budget epsilon - the epsilon of what was spent and what is held).
     """
-    return math.inf if self.epsilon is None else max(0.0, self.epsilon - self.spent())
+    if self.epsilon is None: return math.inf
+    with self._lock: entries = self.ledger + self._held
+    used = compose(entries, self.delta, composition=self.composition, conversion=self.conversion)
+    return max(0.0, self.epsilon - used)
 
 PrivacyAccountant.remaining = _remaining
 
@@ -288,7 +307,7 @@ def _can_spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None) 
     bool
     """
     s = self._entry(epsilon, delta, sigma, sensitivity, "")
-    return self._fits(self.ledger + [s])
+    with self._lock: return self._fits(self.ledger + self._held + [s])
 
 PrivacyAccountant.can_spend = _can_spend
 
@@ -349,17 +368,30 @@ def _spend(self, epsilon=None, delta=None, *, sigma=None, sensitivity=None, labe
     """
     self._check_process()
     s = self._entry(epsilon, delta, sigma, sensitivity, label)
-    if not self._fits(self.ledger + [s]):
-        total = compose(self.ledger + [s], self.delta, composition=self.composition, conversion=self.conversion)
-        raise BudgetExceededError(
-            f"spend{' ' + repr(label) if label else ''}: this release (epsilon={s.epsilon:.4g}, delta={s.delta:.3g}"
-            f"{'' if s.rho is None else f', rho={s.rho:.4g}'}) would bring the total to epsilon={total:.4g} at "
-            f"delta={self.delta:.3g}, over the declared budget (epsilon={self.epsilon:.4g}, delta={self.delta:.3g}); "
-            f"already spent epsilon={self.spent():.4g}. Nothing was spent; no data should be touched.")
-    self.ledger.append(s)
+    with self._lock:
+        self._admit([s])
+        self.ledger.append(s)
     return s
 
 PrivacyAccountant.spend = _spend
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #5b1e0a7c
+def _admit(self, entries: list) -> None:
+    "Raise `BudgetExceededError` unless `entries`, with what was spent and what is held, fit the budget (lock held)."
+    if self._fits(self.ledger + self._held + entries): return
+    total = compose(self.ledger + self._held + entries, self.delta, composition=self.composition,
+                    conversion=self.conversion)
+    s = entries[0] if len(entries) == 1 else None
+    what = (f"this release (epsilon={s.epsilon:.4g}, delta={s.delta:.3g}{'' if s.rho is None else f', rho={s.rho:.4g}'})"
+            if s else f"these {len(entries)} releases")
+    name = " " + repr(s.label) if s and s.label else ""
+    held = ("" if not self._held else f" and {len(self._held)} entries are held for releases in progress")
+    raise BudgetExceededError(
+        f"spend{name}: {what} would bring the total to epsilon={total:.4g} at delta={self.delta:.3g}, over the "
+        f"declared budget (epsilon={self.epsilon:.4g}, delta={self.delta:.3g}); already spent epsilon="
+        f"{self.spent():.4g}{held}. Nothing was spent; no data should be touched.")
+
+PrivacyAccountant._admit = _admit
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #088f1deb
 def _summary(self) -> str:
@@ -376,6 +408,7 @@ def _summary(self) -> str:
     d = self.delta if self.delta is not None else sum(s.delta for s in self.ledger)
     lines.append(f"total ({self.composition}): epsilon={self.spent():.4g} at delta={d:.3g}"
                  + ("" if self.epsilon is None else f"; budget epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"))
+    if self._held: lines.append(f"held for releases in progress: {len(self._held)} entries (`reserve`)")
     return "\n".join(lines)
 
 PrivacyAccountant.summary = _summary
@@ -411,17 +444,25 @@ def _spend_contract(self, contract: Contract, label: str = "") -> Spend:
         The entry: an analytic Gaussian mechanism with its sigma and true sensitivity (exact composition applies),
         any other release at (max(epsilon, epsilon_certified), delta). `BudgetExceededError` as in `spend`.
     """
+    self._check_process()
+    s = self._contract_entry(contract, label)
+    with self._lock:
+        self._admit([s])
+        self.ledger.append(s)
+    return s
+
+def _contract_entry(self, contract: Contract, label: str = "") -> Spend:
+    "The entry `spend_contract` records for `contract` (records nothing)."
     if not isinstance(contract, Contract):
         raise TypeError(f"contract: expected a dppca_nb.privacy.contract.Contract, got {type(contract).__name__}")
     c, over = contract, _over(contract)
     eps = c.epsilon_certified if over else c.epsilon
-    if not exact_gaussian(c): return self.spend(eps, c.delta, label=label)
-    if not over: return self.spend(eps, c.delta, sigma=c.noise_scale, sensitivity=c.sensitivity, label=label)
+    if not exact_gaussian(c): return self._entry(eps, c.delta, None, None, label)
+    if not over: return self._entry(eps, c.delta, c.noise_scale, c.sensitivity, label)
     true = c.noise_scale / gaussian_sigma(eps, c.delta, 1.0) * (1 + 1e-9)   # the sensitivity epsilon_certified is of
-    return self.spend(None, c.delta, sigma=c.noise_scale, sensitivity=true, label=label)
+    return self._entry(None, c.delta, c.noise_scale, true, label)
 
-PrivacyAccountant.spend_contract = _spend_contract
-
+PrivacyAccountant.spend_contract, PrivacyAccountant._contract_entry = _spend_contract, _contract_entry
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #71ebb019
 def split_budget(epsilon: float, delta: float, shares, *, method: str = "basic"):
@@ -535,3 +576,67 @@ def _adopt(self) -> PrivacyAccountant:
 
 PrivacyAccountant.adopt = _adopt
 
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #7d2c4b18
+class Reservation:
+    """Budget a ledger holds for releases checked but not yet made (`PrivacyAccountant.reserve`).
+
+    `spend()` records the entries (once the data were read, whatever happens next); `release()` gives the budget back
+    (only while no record was read). As a context manager around the release: spent when the block ends, spent as
+    failed (labels ending in ' (failed)') when it raises, since the data were read."""
+    def __init__(self, accountant, entries):
+        self.accountant, self.entries, self.state = accountant, list(entries), "held"
+
+    def _close(self, state: str, record) -> None:
+        acc = self.accountant
+        with acc._lock:
+            if self.state != "held": raise RuntimeError(f"reservation: already {self.state}; it ends once")
+            acc._held = [s for s in acc._held if all(s is not e for e in self.entries)]
+            acc.ledger.extend(record)
+            self.state = state
+
+    def spend(self, *, failed: bool = False) -> list:
+        "Record the held entries (labels ending in ' (failed)' with `failed=True`); returns them."
+        rec = [replace(s, label=s.label + " (failed)") for s in self.entries] if failed else list(self.entries)
+        self._close("failed" if failed else "spent", rec)
+        return rec
+
+    def release(self) -> None:
+        "Give the held budget back: only while no record was read."
+        self._close("released", [])
+
+    def __enter__(self): return self
+
+    def __exit__(self, kind, *exc) -> bool:
+        self.spend(failed=kind is not None)
+        return False
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #9f3e6a21
+def _reserve(self, contracts, *, prefix: str = "") -> Reservation:
+    """Hold budget for the releases planned by `contracts`, all or nothing, before any data are read.
+
+    Parameters
+    ----------
+    contracts : iterable of (Contract, str)
+        The releases and their labels (each entered as `spend_contract` would enter it).
+    prefix : str
+        Put before every label (e.g. 'AnalyzeGaussPCA.').
+
+    Returns
+    -------
+    Reservation
+        Held: counted by every check, in every thread, until it is spent or released.
+
+    Raises
+    ------
+    BudgetExceededError, LedgerProcessError
+        As `spend`: nothing is held.
+    """
+    self._check_process()
+    entries = [self._contract_entry(c, prefix + label) for c, label in contracts]
+    with self._lock:
+        self._admit(entries)
+        self._held.extend(entries)
+    return Reservation(self, entries)
+
+PrivacyAccountant.reserve = _reserve

@@ -13,13 +13,15 @@ from scipy import special, stats
 from ..core.validation import as_generator, check_epsilon, check_delta, check_positive, check_int, check_choice
 from .mechanisms import gaussian_sigma, gaussian_epsilon, gaussian_delta, symmetric_gaussian
 from .contract import Contract, Plan, Release
+from .centering import check_radius_bounds, radius_cell_point, radius_grid, radius_grid_value
 
 # %% auto #0
 __all__ = ['clopper_pearson', 'AuditResult', 'audit_samples', 'audit_mechanism', 'second_moment_neighbours',
            'diagonal_difference', 'tilt_statistic', 'half_noise_epsilon', 'audit_plan', 'gaussian_output_audit',
            'moment_coordinates', 'moment_noise', 'eigenvalue_neighbours', 'laplace_log_ratio', 'add_remove_neighbours',
            'ProfileAudit', 'gaussian_profile_audit', 'published_values', 'MetadataAudit', 'audit_published',
-           'SupportAudit', 'output_bits', 'support_samples', 'support_audit', 'audit_table', 'plot_audits']
+           'SupportAudit', 'output_bits', 'law_p_value', 'support_samples', 'support_audit', 'quantile_law',
+           'audit_table', 'plot_audits']
 
 # %% ../../nbs/03_privacy/05_audit.ipynb #a416b56d
 def clopper_pearson(k, m: int, alpha: float = 0.05):
@@ -554,12 +556,13 @@ def audit_published(fn, X, X_neighbour, random_state: int = 0, *, public=()) -> 
 # %% ../../nbs/03_privacy/05_audit.ipynb #6e4c4d2c
 @dataclass(frozen=True)
 class SupportAudit:
-    """Do the outputs of a release claimed pure, compared bit for bit, recur on a set that both neighbours share?
+    """Do the outputs of a release claimed pure, compared bit for bit, recur on a set that both neighbours share (and
+    follow the claimed law, where one is given)?
 
     Parameters
     ----------
     epsilon_claimed, alpha : float
-        The pure claim, and the error probability of `epsilon_lower`.
+        The pure claim, and the error probability of `epsilon_lower` (and of the law's test).
     n_trials : tuple (int, int)
         Runs on D and on D'.
     n_values, one_sided : int
@@ -572,6 +575,10 @@ class SupportAudit:
         Outputs outside the declared public set (None: no set declared).
     max_unseen : float
         The unseen probability accepted.
+    p_value : float or None
+        The G-test of the counts against the claimed law on D and on D' (the smaller, times 2); None: no law given.
+    epsilon_law : float or None
+        The claimed law's own privacy loss on the pair, max |ln law(D) - ln law(D')| over the values.
     """
     epsilon_claimed: float
     alpha: float
@@ -582,17 +589,21 @@ class SupportAudit:
     epsilon_lower: float
     outside: int | None
     max_unseen: float
+    p_value: float | None = None
+    epsilon_law: float | None = None
 
 # %% ../../nbs/03_privacy/05_audit.ipynb #f2e0fa69
 def _support_flagged(self) -> bool:
-    "True when the outputs do not recur, some value's counts prove a loss above the claim, or one is off the public set."
-    return self.unseen > self.max_unseen or self.epsilon_lower > self.epsilon_claimed or bool(self.outside)
+    "True when the outputs do not recur, some value's counts prove a loss above the claim, one is off the public set, or they do not fit the claimed law."
+    law = self.p_value is not None and (self.p_value < self.alpha or self.epsilon_law > self.epsilon_claimed * (1 + 1e-9))
+    return self.unseen > self.max_unseen or self.epsilon_lower > self.epsilon_claimed or bool(self.outside) or law
 
 SupportAudit.flagged = property(_support_flagged)
 SupportAudit.__repr__ = lambda self: (
     f"SupportAudit(flagged={self.flagged}, unseen={self.unseen:.3f}, epsilon_lower={self.epsilon_lower:.3f}, "
     f"epsilon_claimed={self.epsilon_claimed:.3g}, n_values={self.n_values}, one_sided={self.one_sided}, "
-    f"outside={self.outside}, n_trials={self.n_trials})")
+    f"outside={self.outside}, n_trials={self.n_trials}"
+    + ("" if self.p_value is None else f", p_value={self.p_value:.3g}, epsilon_law={self.epsilon_law:.3f}") + ")")
 
 # %% ../../nbs/03_privacy/05_audit.ipynb #3978d460
 def output_bits(values) -> bytes:
@@ -608,29 +619,60 @@ def _loss_lower_bound(tested, alpha: float) -> float:
         eps_lo = max(eps_lo, math.log(1 / pi_u - 1) if pi_u < 0.5 else 0.0)
     return eps_lo
 
+# %% ../../nbs/03_privacy/05_audit.ipynb #4ba7e294
+def law_p_value(keys, law: Mapping, *, pool: float = 5.0) -> float:
+    """The p-value of the likelihood-ratio (G) test of the outputs `keys` (`output_bits`) against the claimed law
+    {output_bits: probability}: the values with fewer than `pool` expected runs pooled into one cell; 0 when a value
+    the law gives probability 0 occurs."""
+    n, c = len(keys), Counter(keys)
+    if n == 0: raise ValueError("keys: expected at least one output")
+    if any(law.get(k, 0.0) <= 0 for k in c): return 0.0
+    obs, exp = [], []
+    rest_o = rest_e = 0.0
+    for k, q in law.items():
+        if n * q < pool: rest_o, rest_e = rest_o + c.get(k, 0), rest_e + n * q
+        else: obs.append(c.get(k, 0)); exp.append(n * q)
+    if rest_e > 0: obs.append(rest_o); exp.append(rest_e)
+    o, e = np.array(obs, dtype=np.float64), np.array(exp)
+    if o.size < 2: return 1.0
+    G = 2 * float(np.sum(o[o > 0] * np.log(o[o > 0] / e[o > 0])))
+    return float(stats.chi2.sf(G, o.size - 1))
+
+def _law_loss(law: Mapping, law_neighbour: Mapping) -> float:
+    "max over the values of |ln law(y) - ln law'(y)|: the claimed law's own loss on the pair (inf where one side is 0)."
+    out = 0.0
+    for k in law.keys() | law_neighbour.keys():
+        a, b = law.get(k, 0.0), law_neighbour.get(k, 0.0)
+        if a > 0 or b > 0: out = max(out, math.inf if min(a, b) == 0 else abs(math.log(a) - math.log(b)))
+    return out
+
 # %% ../../nbs/03_privacy/05_audit.ipynb #6c7d8e9f
 def support_samples(keys, keys_neighbour, *, epsilon: float, alpha: float = 0.05, t_min: int = 20,
-                    max_unseen: float = 0.05, public=None) -> SupportAudit:
+                    max_unseen: float = 0.05, public=None, law=None, law_neighbour=None) -> SupportAudit:
     """The support audit of outputs already drawn: `keys` on D and `keys_neighbour` on D' (`output_bits` of each
-    output; Poisson numbers of runs make the two counts of a value independent Poisson variables)."""
+    output; Poisson numbers of runs make the two counts of a value independent Poisson variables); with the claimed
+    laws on D and D' ({output_bits: probability}), also the test of the counts against them (`law_p_value`)."""
     eps, t_min = check_epsilon(epsilon), check_int(t_min, "t_min")
     c0, c1 = Counter(keys), Counter(keys_neighbour)
     n0, n1 = len(keys), len(keys_neighbour)
     if min(n0, n1) == 0: raise ValueError(f"keys: expected outputs on both datasets, got {n0} and {n1}")
+    if (law is None) != (law_neighbour is None): raise ValueError("law_neighbour: give the claimed law on both datasets, or on neither")
     unseen = max(sum(v == 1 for v in c.values()) / n for c, n in ((c0, n0), (c1, n1)))
     tested = [(min(c0[k], c1[k]), c0[k] + c1[k]) for k in c0.keys() | c1.keys() if c0[k] + c1[k] >= t_min]
     outside = None if public is None else sum(n for k, n in (c0 + c1).items()
                                               if not public(np.frombuffer(k, dtype=np.float64)))
+    fit = None if law is None else min(1.0, 2 * min(law_p_value(keys, law), law_p_value(keys_neighbour, law_neighbour)))
     return SupportAudit(eps, check_positive(alpha, "alpha"), (n0, n1), len(c0.keys() | c1.keys()), unseen,
                         sum(y == 0 for y, _ in tested), _loss_lower_bound(tested, alpha), outside,
-                        check_positive(max_unseen, "max_unseen"))
+                        check_positive(max_unseen, "max_unseen"), fit,
+                        None if law is None else _law_loss(law, law_neighbour))
 
 # %% ../../nbs/03_privacy/05_audit.ipynb #7d8e9fa0
 def support_audit(mechanism, dataset, neighbour, *, epsilon: float, n_trials: int = 2000, statistic=None,
-                  alpha: float = 0.05, t_min: int = 20, max_unseen: float = 0.05, public=None,
+                  alpha: float = 0.05, t_min: int = 20, max_unseen: float = 0.05, public=None, law=None,
                   random_state=None) -> SupportAudit:
     """Run `mechanism(data, rng)` a Poisson(`n_trials`) number of times on `dataset` and on `neighbour` and compare the
-    supports of the released numbers bit for bit (`support_samples`).
+    supports of the released numbers bit for bit (`support_samples`), and their frequencies with the claimed law.
 
     Parameters
     ----------
@@ -646,16 +688,39 @@ def support_audit(mechanism, dataset, neighbour, *, epsilon: float, n_trials: in
         Maps an output to the released numbers audited (None: the output itself).
     alpha, t_min, max_unseen, public
         As in `support_samples`.
+    law : callable or None
+        law(data) -> {output_bits: probability}: the claimed mechanism's exact law of the released numbers on data
+        (None: no test of the frequencies).
     random_state : int, numpy Generator or None
         Seed of the run counts and the runs.
     """
     if not callable(mechanism): raise TypeError(f"mechanism: expected a callable mechanism(data, rng), got {type(mechanism).__name__}")
+    if law is not None and not callable(law): raise TypeError(f"law: expected a callable law(data) -> dict, got {type(law).__name__}")
     rng = as_generator(random_state)
     m0, m1 = (int(rng.poisson(check_int(n_trials, "n_trials", minimum=20))) for _ in range(2))
     key = output_bits if statistic is None else (lambda out: output_bits(statistic(out)))
     k0 = [key(mechanism(dataset, rng)) for _ in range(m0)]
     k1 = [key(mechanism(neighbour, rng)) for _ in range(m1)]
-    return support_samples(k0, k1, epsilon=epsilon, alpha=alpha, t_min=t_min, max_unseen=max_unseen, public=public)
+    return support_samples(k0, k1, epsilon=epsilon, alpha=alpha, t_min=t_min, max_unseen=max_unseen, public=public,
+                           law=None if law is None else law(dataset), law_neighbour=None if law is None else law(neighbour))
+
+# %% ../../nbs/03_privacy/05_audit.ipynb #961cd889
+def quantile_law(norms, epsilon: float, *, quantile: float = 0.5, bounds, factor: float = 1.0) -> dict:
+    """The exact law {output_bits: probability} of a private quantile of `norms` as its contract states it (the
+    exponential mechanism at epsilon / 2 over the cells of the public grid of `bounds`, released at the cells' grid
+    points times `factor`): the reference of a support audit's law test, written from the definition."""
+    eps, (lo, hi) = check_epsilon(epsilon), check_radius_bounds(bounds, name="bounds")
+    a, w, K = radius_grid((lo, hi))
+    z = np.log(np.clip(np.asarray(norms, dtype=np.float64), lo, hi))
+    h = np.bincount(np.clip(np.floor((z - a) / w), 0, K).astype(np.intp), minlength=K + 1)
+    T = round(2 * quantile * z.size) / 2
+    below = np.concatenate([[0], np.cumsum(h)[:-1]])
+    d = np.maximum(np.maximum(below - T, T - (below + h)), 0.0)
+    logw = -eps / 2 * (d - d.min())
+    prob = np.exp(logw - np.logaddexp.reduce(logw))
+    law = Counter()
+    for j in range(K + 1): law[output_bits(factor * radius_grid_value(radius_cell_point(j, K), (lo, hi)))] += float(prob[j])
+    return dict(law)
 
 # %% ../../nbs/03_privacy/05_audit.ipynb #58bcd75f
 def audit_table(audits: dict) -> str:

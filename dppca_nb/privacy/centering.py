@@ -13,10 +13,10 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 import numpy as np
 from ..core.validation import (as_generator, check_epsilon, check_delta, check_positive, check_choice, check_int,
-                                      Diagnostics)
+                                      Diagnostics, scaled_row_norms)
 from ..backends.statistics import (is_dask, check_rows, clipped_row_sums, randomized_mean_reports,
-                                          moment_summary, centered_second_moment, map_blocks, sub_block_rows,
-                                          second_moment_sums, CORRECT_UP_TO)
+                                          moment_summary, centered_second_moment, summary_row_sum, map_blocks,
+                                          sub_block_rows, clip_rows, CANDIDATE_SHARE, SQ_TINY)
 from .mechanisms import (gaussian_sigma, snapping_grid, snapping_laplace, snapping_scale,
                                          symmetric_gaussian)
 from .accounting import PrivacyAccountant, split_budget, exact_gaussian
@@ -144,10 +144,16 @@ def norm_histogram(norms, bounds) -> np.ndarray:
     return np.bincount(log_norm_cells(np.log(z, out=z), grid, overwrite=True), minlength=grid[2] + 1)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #7112f67f
-_EM_REL, _EM_CUT = 2.0 ** -30, 700.0    # bound used on the float partial sums' relative error (proven <= 2^-35); exponent cut
+_EM_CUT = 700.0                    # weights of exponents above this count as 0 (bounded by e^-699 in the decision)
 
-def _float_decide(S, u, rel=_EM_REL):
-    "The first j with S_j > U S_K, U in [u, u + 1) / 2^64, if the float sums S (relative error <= rel) decide it; else None."
+def _em_rel(m: int) -> float:
+    "The relative error used on the float partial sums of m weights: max(2^-30, twice the proven m 2^-53 + 2^-43)."
+    if m > 2 ** 40: raise ValueError(f"D: a grid of {m} points is beyond the float shortcut's first-order bound")
+    return max(2.0 ** -30, 2 * (m * 2.0 ** -53 + 2.0 ** -43))
+
+def _float_decide(S, u, rel=None):
+    "The first j with S_j > U S_K, U in [u, u + 1) / 2^64, if the float sums S (relative error <= rel, None: `_em_rel`) decide it; else None."
+    rel = _em_rel(S.size) if rel is None else rel
     ab = S.size * math.exp(1.0 - _EM_CUT)                   # the weights cut to 0 (exponents above 700)
     m = 1.0 + 2.0 ** -40                                    # covers the rounding of the bounds themselves
     tot = float(S[-1])
@@ -172,9 +178,10 @@ def _decimal_decide(D, half_eps, num, bits, prec):
     return None if j > 0 and S[j - 1] * (1 + R) > t_lo else j
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #9316a6e3
-def _exact_exponential_index(D, half_eps: float, rng, rel=_EM_REL) -> int:
+def _exact_exponential_index(D, half_eps: float, rng, rel=None) -> int:
     """An index j drawn with probability exactly proportional to exp(-half_eps D_j) (D: exact non-negative doubles,
-    minimum 0): the inverse transform of a uniform, decided from 64 bits and float sums, else exactly (more bits, decimal)."""
+    minimum 0): the inverse transform of a uniform, decided from 64 bits and float sums (relative error `rel`, None:
+    the grid's `_em_rel`), else exactly (more bits, decimal)."""
     D = np.asarray(D, dtype=np.float64)
     x = half_eps * D
     W = np.exp(-np.minimum(x, _EM_CUT)); W[x > _EM_CUT] = 0.0
@@ -259,18 +266,22 @@ def radius_contract(n: int, p: int, epsilon: float, *, quantile: float = 0.5, fa
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #3b8f0c3f
 def _norm_cell_counts(x, center, grid):
-    "One block's counts of the cells of ||x_i - center|| on the radius grid (centered in cache-sized sub-blocks of a scratch buffer)."
+    """One block's counts of the cells of ||x_i - center|| on the radius grid (centered in cache-sized sub-blocks of a
+    scratch buffer); a squared norm that overflowed or underflowed is replaced by the row's scaled norm."""
     n, p = x.shape
     sq = np.empty(n)
-    if center is None: np.einsum("ij,ij->i", x, x, out=sq)
-    else:
-        s = min(n, sub_block_rows(p))
-        buf = np.empty((s, p))
-        for i in range(0, n, s):
-            y = np.subtract(x[i:i + s], center, out=buf[:min(s, n - i)])
-            np.einsum("ij,ij->i", y, y, out=sq[i:i + s])
-    with np.errstate(over="ignore", divide="ignore"):           # an overflowing square counts at hi, a zero row at lo
+    with np.errstate(over="ignore", invalid="ignore"):
+        if center is None: np.einsum("ij,ij->i", x, x, out=sq)
+        else:
+            s = min(n, sub_block_rows(p))
+            buf = np.empty((s, p))
+            for i in range(0, n, s):
+                y = np.subtract(x[i:i + s], center, out=buf[:min(s, n - i)])
+                np.einsum("ij,ij->i", y, y, out=sq[i:i + s])
+    odd = np.flatnonzero(~((sq >= SQ_TINY) & (sq < np.inf)))    # zero rows, subnormal squares, overflowed squares
+    with np.errstate(divide="ignore"):                          # a zero row counts at lo
         np.log(sq, out=sq)
+        if odd.size: sq[odd] = 2 * np.log(scaled_row_norms(x[odd] if center is None else x[odd] - center))
     return np.bincount(log_norm_cells(np.multiply(sq, 0.5, out=sq), grid, overwrite=True), minlength=grid[2] + 1)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #1f3ace79
@@ -400,10 +411,8 @@ def order_contract(n: int, k: int, epsilon: float, delta: float, *, radius: floa
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #99aeb856
 def _projected_sums(x, center, R, V):
-    "One block's (Z'Z, sum ||y||^2) of y = x - center clipped to R, Z = y V."
-    y = x - center if center is not None else x
-    nr = np.sqrt(np.einsum("ij,ij->i", y, y))
-    y = y * np.minimum(1.0, R / np.maximum(nr, 1e-300))[:, None]
+    "One block's (Z'Z, sum ||y||^2) of y = x - center clipped to R (`clip_rows`), Z = y V."
+    y = clip_rows(x - center if center is not None else x, R)[0]
     z = y @ V
     return z.T @ z, float(np.einsum("ij,ij->", y, y))
 
@@ -508,7 +517,7 @@ def plan_centered(main, n: int, p: int, epsilon: float, delta: float, *, model: 
     ends = location_grid(n, location_bounds)[[0, -1]] if "location" in pure else None     # public
     def run(X, rng):
         return _release_fit(X, rng, contract, main, main_plan, mean_plan, pure, R, MR, centering, public_mean,
-                            check_radius_bounds(radius_bounds, p), order_plan, ends)
+                            check_radius_bounds(radius_bounds, p), order_plan, ends, float(radius_factor))
     return Plan(contract, run, ledger=ledger)     # the ledger: every part as planned (a private radius's at R = 1)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #7a232a86
@@ -598,44 +607,47 @@ def _fit_contract(main_c, mean_plan, pure, eps, dlt, words, order_plan=None) -> 
                    parts=tuple((a, unknown(a, b)) for a, b in c.parts))
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #0b1c2d3e
-_NO_RADIUS = np.finfo(np.float64).max
+_CANCEL = 2.0 ** -20          # an expansion ||x||^2 - 2 x'c + ||c||^2 below this share of ||x||^2 + ||c||^2: read the row again
 
 def _centered_counts(X, pre, center, bounds):
-    "Cell counts of ||x_i - center|| on the radius grid from the raw norms in `pre` and one pass for X center."
-    sq = X @ center
-    sq *= -2.0; sq += float(center @ center); sq += pre["norms"] ** 2
+    """Cell counts of ||x_i - center|| on the radius grid: ||x||^2 - 2 x'c + ||c||^2 from the raw norms in `pre` and
+    one pass for X c. A row beyond hi + ||c|| counts at the top (||x - c|| > hi); a row whose expansion cancelled or
+    overflowed is read again (a blocked pass over X when such rows are many)."""
+    a = pre["norms"]
+    cc = float(center @ center)
+    top = bounds[1] + math.sqrt(cc)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sq = X @ center
+        sq *= -2.0; sq += cc; sq += a ** 2
+        redo = np.flatnonzero(~((sq >= _CANCEL * (a * a + cc)) & (sq < np.inf)) & (a <= top))
+    if redo.size > CANDIDATE_SHARE * a.size: return row_norm_histogram(X, center, bounds)
     np.maximum(sq, 0.0, out=sq)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         np.log(sq, out=sq)
-    sq *= 0.5
+        sq *= 0.5
+        if redo.size: sq[redo] = np.log(scaled_row_norms(np.asarray(X[redo], dtype=np.float64) - center))
+    sq[a > top] = np.inf
     grid = radius_grid(bounds)
     return np.bincount(log_norm_cells(sq, grid, overwrite=True), minlength=grid[2] + 1)
 
-# %% ../../nbs/03_privacy/06_centering.ipynb #24d50201
-def _clipped_mean_sums(X, pre, MR):
-    "The row sum of the rows clipped to MR, from the raw sums in `pre` corrected on the rows beyond MR."
-    idx = np.flatnonzero(pre["norms"] > MR)
-    rs = pre["raw_sum"] - (1.0 - MR / pre["norms"][idx]) @ X[idx] if idx.size else pre["raw_sum"].copy()
-    return {"row_sum": rs, "n_clipped": int(idx.size)}
-
 # %% ../../nbs/03_privacy/06_centering.ipynb #1d2e3f4a
-def _release_radii_one_pass(X, rng, radius_plans, mean_plan, main, main_plan, R, MR, diag, extras, bounds):
-    "The private-radius fit of a second-moment algorithm: one raw pass, the radii and mean from it, one pass for X c."
-    pre = moment_summary(X, mean_radius=_NO_RADIUS, radius=_NO_RADIUS)
+def _release_radii_one_pass(X, rng, radius_plans, mean_plan, main, main_plan, R, MR, diag, extras, bounds, factor):
+    """The private-radius fit of a second-moment algorithm: one raw pass (its sums in bands of norm that serve every
+    radius the grid can release), the radii and mean from it, one pass for X c."""
+    span = [factor * bounds[0] * (1 - 1e-9), factor * bounds[1] * (1 + 1e-9)]     # the released radii lie in here
+    span += [r for r in (R, MR) if r != "private"]
+    pre = moment_summary(X, mean_radius=None, radius=(min(span), max(span)))
     if MR == "private":
         MR = radius_plans["mean_radius"].release(None, rng, counts=norm_histogram(pre["norms"], bounds)).value
         extras["mean_radius"] = MR
     c = mean_plan.contract
     rm = plan_private_mean(c.n, c.p, c.epsilon, c.delta, radius=MR, model=c.model).release(
-        X, rng, statistic=_clipped_mean_sums(X, pre, MR))
+        X, rng, statistic=summary_row_sum(X, pre, MR))
     center, diag["mean"] = rm.value, rm.diagnostics
     if R == "private":
         R = radius_plans["radius"].release(None, rng, counts=_centered_counts(X, pre, center, bounds)).value
     main_plan = main(main_plan.contract.epsilon, main_plan.contract.delta, R)
-    if (pre["norms"] > CORRECT_UP_TO * R).any():        # rows far beyond R: the exact second pass (no cancellation)
-        stat = second_moment_sums(X, radius=R, center=center)
-    else: stat = centered_second_moment(X, dict(pre, radius=R), center)
-    return center, R, main_plan.release(X, rng, statistic=stat)
+    return center, R, main_plan.release(X, rng, statistic=centered_second_moment(X, pre, center, radius=R))
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #cdd9c5ae
 def _release_in_steps(X, rng, main, main_plan, mean_plan, pure, R, MR, centering, public_mean, c0, diag, extras):
@@ -664,7 +676,7 @@ def _release_in_steps(X, rng, main, main_plan, mean_plan, pure, R, MR, centering
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #869f0446
 def _release_fit(X, rng, contract, main, main_plan, mean_plan, pure, R, MR, centering, public_mean, bounds=None,
-                 order_plan=None, location_ends=None) -> Release:
+                 order_plan=None, location_ends=None, factor=2.0) -> Release:
     "The release of `plan_centered`: location, radii, mean, main, ordering, in that order, one random stream."
     _hide_clipping_warning()                                     # a caught-warnings block may have dropped the filter
     diag, extras = Diagnostics(), {}
@@ -673,7 +685,8 @@ def _release_fit(X, rng, contract, main, main_plan, mean_plan, pure, R, MR, cent
         extras["location"] = c0
         extras["location_at_edge"] = tuple(int(i) for i in np.flatnonzero(np.isin(c0, location_ends)))
     if (c0 is None and "statistic" in main_plan.inputs and centering == "private" and pure and not is_dask(X)):
-        center, R, rel = _release_radii_one_pass(X, rng, pure, mean_plan, main, main_plan, R, MR, diag, extras, bounds)
+        center, R, rel = _release_radii_one_pass(X, rng, pure, mean_plan, main, main_plan, R, MR, diag, extras, bounds,
+                                                 factor)
     else: center, R, rel = _release_in_steps(X, rng, main, main_plan, mean_plan, pure, R, MR, centering, public_mean,
                                             c0, diag, extras)
     if center is not None: extras["mean"] = center

@@ -10,7 +10,7 @@ from typing import Callable
 from ..core.validation import Diagnostics, check_epsilon, check_delta, check_choice, check_positive, as_generator
 
 # %% auto #0
-__all__ = ['MODELS', 'MEASURES', 'Contract', 'Release', 'Plan']
+__all__ = ['MODELS', 'MEASURES', 'FLOATING_NOISE', 'Contract', 'Release', 'Plan']
 
 # %% ../../nbs/03_privacy/03_contract.ipynb #153bd9dd
 MODELS = ("central", "local")
@@ -158,6 +158,23 @@ def _noise_words(c: Contract) -> str:
         bits.append(f"sensitivity {_g(c.sensitivity)}" + (f" ({c.sensitivity_norm})" if c.sensitivity_norm else ""))
     return ", ".join(bits)
 
+# %% ../../nbs/03_privacy/03_contract.ipynb #6a2f8c31
+FLOATING_NOISE = ("gaussian", "cauchy")   # continuous noise drawn as doubles: the proofs hold for real numbers
+
+def _floating(c: Contract) -> set:
+    "The continuous noise families `c` and its parts draw in floating point."
+    own = {c.noise} if c.noise in FLOATING_NOISE else set()
+    return own.union(*(_floating(b) for _, b in c.parts))
+
+def _floating_words(c: Contract) -> str:
+    "The floating-point caveat where `c` draws continuous noise: the parts that do, and the grid that avoids it."
+    fams = _floating(c)
+    if not fams: return ""
+    where = [a for a, b in c.parts if _floating(b)]
+    out = (f"its {' and '.join(sorted(fams))} noise" + (f" (of {', '.join(where)})" if where else "")
+           + " is drawn in floating point, which the proof (for real-valued noise) does not cover")
+    return out + ("; noise='discrete_gaussian' releases on a grid" if c.noise == "gaussian" else "")
+
 # %% ../../nbs/03_privacy/03_contract.ipynb #d061d993
 def _statement(self) -> str:
     "One line: the guarantee, the neighbours, the domain, the mechanism, the shape, the noise, the parts."
@@ -170,6 +187,8 @@ def _statement(self) -> str:
     if self.parts:
         out += "; parts: " + ", ".join(f"{a} {_guarantee(b).split(' (certified')[0]}" for a, b in self.parts)
         if self.composition: out += f" ({self.composition})"
+    fw = _floating_words(self)
+    if fw: out += f"; {fw}"
     if not self.worst_case and self.notes: out += "; " + "; ".join(self.notes)   # which model, in the plan's words
     return out + "."
 

@@ -23,11 +23,13 @@ from .widgets import Explorer, register_explorer
 
 # %% auto #0
 __all__ = ['LOCAL_NOISE_SHAPE', 'RELEASE_NOISE_SHAPE', 'MINIMAX_STYLE', 'NEAR_OPTIMAL', 'RATE_STYLE', 'ADAPTIVE_MAX_ENTRIES',
-           'ADAPTIVE_RATE', 'FIGSIZE', 'LAYOUT', 'BOUNDS_NOTICE', 'LOCAL_SPARSE_NOTICE', 'BOUNDS_QUESTION',
-           'LOCAL_SPARSE_QUESTION', 'bounds_along', 'log_axes', 'draw_bracket', 'draw_measured', 'minimax_along',
-           'draw_minimax', 'fmt_n', 'optimality_clause', 'verdict', 'rate_class', 'rate_along', 'rate_note',
-           'draw_rates', 'bounds_measure', 'theorem2_offset', 'offset_note', 'adaptive_measure', 'bounds_figure',
-           'sparse_measure', 'local_sparse_figure', 'verdict_html', 'bounds_explorer', 'local_sparse_explorer']
+           'ADAPTIVE_RATE', 'FIGSIZE', 'LAYOUT', 'SIMPLE_FIGSIZE', 'SIMPLE_LAYOUT', 'ERROR_LABEL', 'MORE_LAYERS',
+           'BOUNDS_NOTICE', 'LOCAL_SPARSE_NOTICE', 'BOUNDS_QUESTION', 'LOCAL_SPARSE_QUESTION', 'BOUNDS_CAPTION',
+           'LOCAL_SPARSE_CAPTION', 'bounds_along', 'log_axes', 'draw_bracket', 'measured', 'draw_measured', 'draw_band',
+           'minimax_along', 'draw_minimax', 'fmt_n', 'optimality_clause', 'verdict', 'rate_class', 'rate_along',
+           'rate_note', 'draw_rates', 'bounds_measure', 'theorem2_offset', 'offset_note', 'adaptive_measure',
+           'finish_simple', 'bounds_figure', 'sparse_measure', 'local_sparse_figure', 'figure_load', 'verdict_html',
+           'figure_caption', 'more_layers', 'bounds_explorer', 'local_sparse_explorer']
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f66958b2
 # the noise shapes the package's releases use by default; the explorers pass them to the release and to error_bounds alike
@@ -85,14 +87,26 @@ def draw_bracket(ax, x, lower, upper, hold, *, color, name, why_not=None):
                    label=f"{name}: conditions fail ({why_not or 'see notes'})" if j == 0 else "_nolegend_")
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f7815872
+def measured(errors):
+    "(mean, sd, se) over the repetitions of `errors` (one row per x)."
+    e = np.asarray(errors, dtype=np.float64)
+    sd = e.std(1, ddof=1) if e.shape[1] > 1 else np.zeros(e.shape[0])
+    return e.mean(1), sd, sd / math.sqrt(e.shape[1])
+
 def draw_measured(ax, x, errors, *, color, name, marker="o", filled=True):
     "Mean (marker) and spread (bar: +- one sd over the repetitions) of `errors` (one row per x); returns (mean, sd, se)."
     e = np.asarray(errors, dtype=np.float64)
-    m = e.mean(1)
-    sd = e.std(1, ddof=1) if e.shape[1] > 1 else np.zeros_like(m)
+    m, sd, se = measured(e)
     ax.errorbar(x, m, yerr=sd, fmt=marker, color=color, mec="k" if filled else color, mew=0.6 if filled else 1.2,
                 mfc=color if filled else "white", ms=5, capsize=2, lw=1, label=f"{name}: measured mean +- sd ({e.shape[1]} reps)")
-    return m, sd, sd / math.sqrt(e.shape[1])
+    return m, sd, se
+
+def draw_band(ax, x, lower, upper, hold, *, color, name):
+    "The simple figure's bracket: one shaded band from the lower to the upper bound where their conditions hold."
+    x, lo, up, ok = map(np.asarray, (x, lower, upper, hold))
+    if ok.any():
+        ax.fill_between(x, np.where(ok, np.maximum(lo, 1e-300), np.nan), np.where(ok, up, np.nan), color=color, alpha=0.2,
+                        lw=0, label=f"{name}: between its bounds")
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #61c2e0d5
 @functools.lru_cache(maxsize=1024)
@@ -316,6 +330,16 @@ def _finish_axes(ax, cap, n, title, notes):
 
 FIGSIZE, LAYOUT = (11.5, 5.0), dict(left=0.07, right=0.6, bottom=0.1, top=0.94)   # fixed: tight_layout doubles the redraw
 
+SIMPLE_FIGSIZE, SIMPLE_LAYOUT = (8.0, 4.6), dict(left=0.1, right=0.97, bottom=0.12, top=0.96)
+ERROR_LABEL = "error ||P_hat - P||_F (no unit; 0 = the true subspace)"
+
+def finish_simple(ax, x, xlabel, *, what="n", fmt=fmt_n, axes="xy", legend="lower left"):
+    "The simple figure's axes: the slider's value `x` marked, labels with units, a short legend inside the axes."
+    ax.axvline(x, color="C3", lw=1, label=f"the slider's {what} = {fmt(x)}")
+    log_axes(ax, axes)
+    ax.set_xlabel(xlabel); ax.set_ylabel(ERROR_LABEL)
+    ax.legend(fontsize=8, loc=legend, framealpha=0.9)
+
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #0e049760
 def _ylim(ax, values, p, k):
     v = np.concatenate([np.ravel(a) for a in values])
@@ -323,19 +347,19 @@ def _ylim(ax, values, p, k):
     ax.set_ylim(max(v.min() / 3, 1e-12), 4 * random_subspace_level(p, k))
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #3529f349
-def _bounds_layers(ax, ns, p, k, epsilon, delta, ev, loc, cen, central):
-    "The brackets, the measured means and the minimax layer of both methods; returns (bracket, minimax)."
+def _bounds_layers(ax, ns, p, k, epsilon, delta, ev, loc, cen, central, detail=True):
+    "The brackets, the measured means and (if `detail`) the minimax layer of both methods; returns (bracket, minimax)."
     bracket, mm = {}, {}
     methods = [("local_gaussian", "local", "Algorithm 1 (local)", "C1", loc, LOCAL_NOISE_SHAPE, "(epsilon, delta)-LDP protocol")]
     if central: methods.append(("analyze_gauss", "central", "Analyze Gauss (central)", "C0", cen, RELEASE_NOISE_SHAPE,
                                 "(epsilon, delta)-DP algorithm"))
     for method, model, name, col, errs, shape, what in methods:
         b = bounds_along(method, ns, p, k, epsilon, delta, ev, noise_shape=shape)
-        draw_bracket(ax, ns, b["lower"], b["upper"], b["hold"], color=col, name=name)
+        (draw_bracket if detail else draw_band)(ax, ns, b["lower"], b["upper"], b["hold"], color=col, name=name)
         mean, sd, se = draw_measured(ax, ns, errs, color=col, name=name)
         bracket[method] = dict(b, mean=mean, sd=sd, se=se)
         mm[model] = minimax_along(model, ns, p, k, epsilon, delta, ev)
-        draw_minimax(ax, ns, mm[model]["lower"], color=col, what=what, floor=mm[model]["floor"] if model == "local" else None)
+        if detail: draw_minimax(ax, ns, mm[model]["lower"], color=col, what=what, floor=mm[model]["floor"] if model == "local" else None)
     return bracket, mm
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #3529f34a
@@ -372,24 +396,30 @@ def _bounds_notes(ax, ns, p, k, epsilon, delta, ev, bracket, mm, level) -> list:
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #566813a1
 def bounds_figure(n: float = 1e5, p: int = 40, k: int = 5, s: int | None = None, epsilon: float = 0.5, delta: float = 1e-4,
                   spike: float = 1.0, *, reps: int = 3, n_points: int = 10, seed: int = 0, central: bool = True,
-                  adaptive: bool = True, ax=None):
+                  adaptive: bool = True, detail: bool = True, ax=None):
     """Algorithm 1's measured error against n between the bounds of `error_bounds`, above the minimax bounds, beside
-    Analyze Gauss and (if `adaptive`) the adaptive DP-PCA, both central. Attributes: `bracket`, `minimax`, `notes`, `verdict`."""
+    Analyze Gauss and (if `adaptive`) the adaptive DP-PCA, both central. `detail=False`: the explorer's simple figure,
+    the two measured errors in their bands and the random level only. Attributes: `bracket`, `minimax`, `notes`, `verdict`."""
     import matplotlib.pyplot as plt
     s = p if s is None else int(s)
     key = (int(p), int(k), s, float(epsilon), float(delta), float(spike), int(reps), int(n_points), int(seed))
     ev, ns, loc, cen = _bounds_runs(*key, bool(central))
     own = ax is None
-    fig, ax = plt.subplots(figsize=FIGSIZE) if own else (ax.figure, ax)
-    fig.bracket, fig.minimax = _bounds_layers(ax, ns, p, k, epsilon, delta, ev, loc, cen, central)
+    fig, ax = plt.subplots(figsize=FIGSIZE if detail else SIMPLE_FIGSIZE) if own else (ax.figure, ax)
+    fig.bracket, fig.minimax = _bounds_layers(ax, ns, p, k, epsilon, delta, ev, loc, cen, central, detail)
     level, measured = random_subspace_level(p, k), [loc, cen if central else []]
-    notes = _bounds_notes(ax, ns, p, k, epsilon, delta, ev, fig.bracket, fig.minimax, level)
-    if adaptive and central:                         # beside Analyze Gauss, under the same central minimax bound
+    notes = _bounds_notes(ax, ns, p, k, epsilon, delta, ev, fig.bracket, fig.minimax, level) if detail else []
+    if adaptive and central and detail:              # beside Analyze Gauss, under the same central minimax bound
         na, ea = _adaptive_runs(*key)
         fig.bracket["adaptive_dp_pca"], more = _adaptive_layer(ax, na, ea, p, k, epsilon, delta, ev, level)
         notes, measured = notes + more, measured + [ea]
     fig.notes, fig.verdict = notes, _bounds_verdict(fig.bracket, fig.minimax, ns, level)
-    ax.axhline(level, color="gray", ls="--", lw=1, label="random subspace")
+    ax.axhline(level, color="gray", ls="--", lw=1, label="random subspace" if detail else "a random subspace (no signal)")
+    if not detail:
+        _ylim(ax, measured + [b["lower"] for b in fig.bracket.values()], p, k)
+        finish_simple(ax, n, "number of users n (log scale)")
+        if own: fig.subplots_adjust(**SIMPLE_LAYOUT)
+        return fig
     _ylim(ax, measured + [b["lower"] for b in fig.bracket.values()] + [fig.minimax["local"]["floor"]], p, k)
     _finish_axes(ax, fig.bracket["local_gaussian"]["cap"], n, f"p={p}, k={k}, s={s}, eps={epsilon:g}, delta={delta:g}, "
                  f"lambda={spike:g}; n_c = {local_critical_n(p, float(ev[k - 1] - ev[k]), epsilon, delta):.1e}", notes)
@@ -432,21 +462,26 @@ def _sparse_runs(p, k, s, epsilon, delta, spike, reps, n_points, seed, tol, max_
     return (*_frozen(ev, ns, e1, e2, e1m, e2m), it1 + it2)
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #4f550d5e
-def _sparse_layers(ax, ns, p, k, s, epsilon, delta, ev, e1, e2, e2m, prior):
-    "Brackets, measured means and the minimax layer of the sparse figure; returns (bracket, minimax)."
+def _sparse_layers(ax, ns, p, k, s, epsilon, delta, ev, e1, e2, e2m, prior, detail=True):
+    """Brackets, measured means and the minimax layer of the sparse figure; returns (bracket, minimax). `detail=False`:
+    Algorithm 1 in its band and Algorithm 2's main series (the sparse sign prior for k = 1, else the minimax prior) only."""
     b1 = bounds_along("local_gaussian", ns, p, k, epsilon, delta, ev, noise_shape=LOCAL_NOISE_SHAPE)
-    draw_bracket(ax, ns, b1["lower"], b1["upper"], b1["hold"], color="C1", name="Algorithm 1")
+    if detail: draw_bracket(ax, ns, b1["lower"], b1["upper"], b1["hold"], color="C1", name="Algorithm 1")
+    else: draw_band(ax, ns, b1["lower"], b1["upper"], b1["hold"], color="C1", name="Algorithm 1")
     m1, sd1, se1 = draw_measured(ax, ns, e1, color="C1", name="Algorithm 1")
     b2 = bounds_along("local_sparse", ns, p, k, epsilon, delta, ev, s=s)
-    draw_bracket(ax, ns, b2["lower"], b2["upper"], b2["hold"], color="C2", name="Algorithm 2",
-                 why_not="Fano lower bound 0, upper = cap" if prior else "no lower bound for k > 1, upper = cap")
+    if detail: draw_bracket(ax, ns, b2["lower"], b2["upper"], b2["hold"], color="C2", name="Algorithm 2",
+                            why_not="Fano lower bound 0, upper = cap" if prior else "no lower bound for k > 1, upper = cap")
     bracket = dict(local_gaussian=dict(b1, mean=m1, sd=sd1, se=se1))
     if prior:
-        m2, sd2, se2 = draw_measured(ax, ns, e2, color="C2", name="Algorithm 2", marker="s")
+        m2, sd2, se2 = draw_measured(ax, ns, e2, color="C2", name="Algorithm 2" if detail else "Algorithm 2 (sparse)", marker="s")
         bracket["local_sparse"] = dict(b2, mean=m2, sd=sd2, se=se2)
-    m3, sd3, se3 = draw_measured(ax, ns, e2m, color="C2", name="Algorithm 2, V from the minimax prior", marker="s", filled=False)
+    if detail or not prior:
+        m3, sd3, se3 = draw_measured(ax, ns, e2m, color="C2", name="Algorithm 2, V from the minimax prior" if detail else
+                                     "Algorithm 2 (sparse)", marker="s", filled=not detail)
+    else: m3, sd3, se3 = measured(e2m)
     mm = minimax_along("sparse", ns, p, k, epsilon, delta, ev, s=s, privacy="local")
-    draw_minimax(ax, ns, mm["lower"], color="C2", what="(epsilon, delta)-LDP protocol (s-sparse V)", floor=mm["floor"])
+    if detail: draw_minimax(ax, ns, mm["lower"], color="C2", what="(epsilon, delta)-LDP protocol (s-sparse V)", floor=mm["floor"])
     ones = np.ones(len(ns))                                         # on this prior only the largest distance bounds it
     bracket["local_sparse_minimax_prior"] = dict(n=ns, lower=0 * ones, upper=b2["cap"] * ones, hold=ones > 0, cap=b2["cap"],
                                                  mean=m3, sd=sd3, se=se3)
@@ -455,20 +490,27 @@ def _sparse_layers(ax, ns, p, k, s, epsilon, delta, ev, e1, e2, e2m, prior):
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #4f550d5f
 def local_sparse_figure(n: float = 1e8, p: int = 40, k: int = 1, s: int = 8, epsilon: float = 0.5, delta: float = 1e-4,
                         spike: float = 1.0, *, reps: int = 2, n_points: int = 7, seed: int = 0, tol: float = 1e-4,
-                        max_iter: int = 300, ax=None):
+                        max_iter: int = 300, detail: bool = True, ax=None):
     """Algorithm 2 (Fantope ADMM on the local reports) against Algorithm 1 on the same reports, over n, with their
-    bounds and the sparse minimax bound. Attributes: `bracket`, `minimax`, `verdict`, `admm_iterations`."""
+    bounds and the sparse minimax bound (`detail=False`: the two measured errors and the random level only).
+    Attributes: `bracket`, `minimax`, `verdict`, `admm_iterations`."""
     import matplotlib.pyplot as plt
     s, prior = int(s), k == 1                                       # k = 1: the Fano bound's prior, v drawn afresh at every run
     ev, ns, e1, e2, e1m, e2m, iters = _sparse_runs(int(p), int(k), s, float(epsilon), float(delta), float(spike), int(reps),
                                                     int(n_points), int(seed), float(tol), int(max_iter))
     own = ax is None
-    fig, ax = plt.subplots(figsize=FIGSIZE) if own else (ax.figure, ax)
-    fig.bracket, fig.minimax = _sparse_layers(ax, ns, p, k, s, epsilon, delta, ev, e1 if prior else e1m, e2, e2m, prior)
+    fig, ax = plt.subplots(figsize=FIGSIZE if detail else SIMPLE_FIGSIZE) if own else (ax.figure, ax)
+    fig.bracket, fig.minimax = _sparse_layers(ax, ns, p, k, s, epsilon, delta, ev, e1 if prior else e1m, e2, e2m, prior, detail)
     fig.admm_iterations = iters
     level = random_subspace_level(p, k)
-    fig.notes, fig.verdict = _sparse_notes(ax, ns, p, k, s, epsilon, delta, ev, fig.bracket, level, prior), _sparse_verdict(fig, ns, level)
-    ax.axhline(level, color="gray", ls="--", lw=1, label="random subspace")
+    fig.notes = _sparse_notes(ax, ns, p, k, s, epsilon, delta, ev, fig.bracket, level, prior) if detail else []
+    fig.verdict = _sparse_verdict(fig, ns, level)
+    ax.axhline(level, color="gray", ls="--", lw=1, label="random subspace" if detail else "a random subspace (no signal)")
+    if not detail:
+        _ylim(ax, [e1, e2] if prior else [e1m, e2m], p, k)
+        finish_simple(ax, n, "number of users n (log scale)")
+        if own: fig.subplots_adjust(**SIMPLE_LAYOUT)
+        return fig
     _ylim(ax, [e1m, e2m, fig.minimax["sparse"]["floor"]] + [b["lower"] for b in fig.bracket.values()], p, k)
     _finish_axes(ax, fig.bracket["local_gaussian"]["cap"], n, f"{'sparse sign v' if prior else 'V from the minimax prior'}: p={p}, "
                  f"k={k}, s={s}, eps={epsilon:g}, delta={delta:g}, lambda={spike:g}; ADMM warm-started, tol {tol:g}", fig.notes)
@@ -495,6 +537,15 @@ def _sparse_verdict(fig, ns, level) -> str:
                                      bound="the sparse local minimax bound"),
                    optimality_clause("Algorithm 1", ns, fig.bracket["local_gaussian"]["mean"], lower, level, bound="it"))
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #50a7a00d
+def figure_load(fig) -> dict:
+    "What `fig` asks a reader to take in: panels (colour bars aside), legend entries, written notes, axes without a label."
+    panels = [a for a in fig.axes if a.get_label() != "<colorbar>"]
+    entries = sum(len(a.get_legend().get_texts()) for a in panels if a.get_legend() is not None)
+    notes = len(fig.texts) + sum(len(a.texts) for a in panels)
+    unlabelled = sum(not (a.get_xlabel() and a.get_ylabel()) for a in panels)
+    return dict(panels=len(panels), legend_entries=entries, notes=notes, unlabelled_axes=unlabelled)
+
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f391a53f
 def _sliders_local(W, p_max=160, **values):
     v = dict(dict(n=1e5, p=40, k=5, s=40, epsilon=0.5, delta=1e-4, spike=1.0), **values)
@@ -514,50 +565,67 @@ def verdict_html(fig) -> str:
     return f"<p><b>At this setting:</b> {escape(fig.verdict)}</p>"
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f391a540
-def _explorer(figure, sl, title, notice):
+MORE_LAYERS = "all layers: the bounds' lines, the minimax bounds, the papers' rates"
+
+def figure_caption(question: str, caption: str) -> str:
+    "The line just above an explorer's figure: the question it answers, then how to read the figure."
+    from html import escape
+    return f"<p style='margin:8px 0 0'><b>{escape(question)}</b> {escape(caption)}</p>"
+
+def more_layers(W, description=MORE_LAYERS):
+    "The check box that turns an explorer's simple figure into the full one (`detail=True`)."
+    return W.Checkbox(value=False, description=description, indent=False, layout=W.Layout(width="auto"))
+
+def _explorer(figure, sl, title, notice, caption):
     import ipywidgets as W
     import matplotlib.pyplot as plt
     from IPython.display import display
-    out, here = W.Output(), W.HTML()
+    out, here, more = W.Output(), W.HTML(), more_layers(W)
     def redraw(*_):
         p = sl["p"].value
         sl["k"].max = p - 1; sl["s"].max = p; sl["s"].min = sl["k"].value
         with out:
             out.clear_output(wait=True)
             fig = figure(sl["n"].value, p, min(sl["k"].value, p - 1), min(max(sl["s"].value, sl["k"].value), p),
-                         sl["epsilon"].value, sl["delta"].value, sl["spike"].value)
+                         sl["epsilon"].value, sl["delta"].value, sl["spike"].value, detail=more.value)
             here.value = verdict_html(fig)
             display(fig); plt.close(fig)
-    for w in sl.values(): w.observe(redraw, names="value")
+    for w in (*sl.values(), more): w.observe(redraw, names="value")
     redraw()
     head = W.HTML(f"<h3>{title}</h3><p><b>What to notice.</b> {notice}</p>")
-    return W.VBox([head, W.HBox([W.VBox(list(sl.values())[:4]), W.VBox(list(sl.values())[4:])]), here, out])
+    return W.VBox([head, W.HBox([W.VBox(list(sl.values())[:4]), W.VBox(list(sl.values())[4:])]), here,
+                   W.HTML(figure_caption(title, caption)), more, out])
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f391a541
-BOUNDS_NOTICE = ("Both errors fall inside their brackets as n grows, and the local one (orange) needs about the square "
-                 "of the central one's n for the same error. Analyze Gauss comes within a few times its minimax bound, "
-                 "what no (epsilon, delta)-DP algorithm can beat, while Algorithm 1 stays about a thousand times above "
-                 "the local one: the bounds price the local model at a few times, the measured errors at a factor sqrt(n). "
-                 "The adaptive DP-PCA (purple), measured up to n = 1e5, does no better than Analyze Gauss on these rows "
-                 "once the errors leave the random level.")
+BOUNDS_NOTICE = ("Both errors fall inside their bands as n grows, and the local one (orange) needs about the square of "
+                 "the central one's n for the same error: 1e12 local users against 1e6 central ones. Tick 'all layers' "
+                 "for the minimax bounds, what no algorithm can beat: Analyze Gauss comes within a few times its own, "
+                 "while Algorithm 1 stays about a thousand times above the local one (the bounds price the local model "
+                 "at a few times, the measured errors at a factor sqrt(n)); and for the adaptive DP-PCA (purple, measured "
+                 "up to n = 1e5), which does no better than Analyze Gauss on these rows once the errors leave the random level.")
 LOCAL_SPARSE_NOTICE = ("On the same reports Algorithm 2 (green) leaves the random level a little after Algorithm 1 and "
-                       "ends below it. With k = 1 its lower bound (Fano, over sparse sign vectors drawn afresh each "
-                       "run) holds for every estimator that sees the reports, and vanishes once the reports can identify "
-                       "the support (hatched); the sparse minimax bound, for every LDP protocol, lies far below.")
+                       "ends below it. Tick 'all layers' for its lower bound (Fano, over sparse sign vectors drawn afresh "
+                       "each run), which holds for every estimator that sees the reports and vanishes once the reports can "
+                       "identify the support (hatched); the sparse minimax bound, for every LDP protocol, lies far below.")
 
 BOUNDS_QUESTION = "How many users does local-DP PCA need before the principal subspace appears?"
 LOCAL_SPARSE_QUESTION = "Does a sparse principal subspace need fewer users?"
+BOUNDS_CAPTION = ("Each dot is the error measured at one number of users n, the band what the bounds allow; the subspace "
+                  "appears where a curve leaves the dashed line of a random guess.")
+LOCAL_SPARSE_CAPTION = ("Algorithm 1 (orange) and the sparse Algorithm 2 (green) on the same local reports: where does "
+                        "each leave the dashed line of a random guess?")
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #01203efc
 def bounds_explorer():
     "Sliders for n (log scale, up to 1e12), p, k, s, epsilon, delta and the spike lambda, redrawing `bounds_figure`."
     import ipywidgets as W
-    return _explorer(bounds_figure, _sliders_local(W), BOUNDS_QUESTION, BOUNDS_NOTICE)
+    return _explorer(bounds_figure, _sliders_local(W), BOUNDS_QUESTION, BOUNDS_NOTICE, BOUNDS_CAPTION)
 
 def local_sparse_explorer():
     "Sliders for n, p, k, s, epsilon, delta and lambda, redrawing `local_sparse_figure` (Algorithm 2 against Algorithm 1)."
     import ipywidgets as W
-    return _explorer(local_sparse_figure, _sliders_local(W, p_max=80, n=1e8, k=1, s=8), LOCAL_SPARSE_QUESTION, LOCAL_SPARSE_NOTICE)
+    return _explorer(local_sparse_figure, _sliders_local(W, p_max=80, n=1e8, k=1, s=8), LOCAL_SPARSE_QUESTION, LOCAL_SPARSE_NOTICE,
+                     LOCAL_SPARSE_CAPTION)
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #5d80e6b2
 _ = register_explorer(Explorer("bounds", BOUNDS_QUESTION, BOUNDS_NOTICE, "04_algorithms/01_local.ipynb", bounds_explorer,

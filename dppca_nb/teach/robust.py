@@ -15,13 +15,14 @@ from ..algorithms.robust import g_dppca
 from ..algorithms.baselines import analyze_gauss
 from ..experiments.robust import robust_sample
 from ..theory.error_bounds import error_bounds, clip_probability, projection_cap
-from .local import draw_bracket, log_axes, minimax_along, optimality_clause, verdict, verdict_html, MINIMAX_STYLE
+from .local import (draw_bracket, log_axes, minimax_along, optimality_clause, verdict, verdict_html, MINIMAX_STYLE,
+                                  ERROR_LABEL, figure_caption, more_layers)
 from .widgets import Explorer, register_explorer
 
 # %% auto #0
-__all__ = ['ROBUST_EXPLORER_METHODS', 'ROBUST_DELTA', 'AG_NOISE_SHAPE', 'ROBUST_FRACTIONS', 'ROBUST_QUESTION', 'ROBUST_NOTICE',
-           'robustness_errors', 'robust_scatter_eigenvalues', 'robustness_bounds', 'robustness_minimax',
-           'robustness_outcome', 'robustness_figure', 'robustness_explorer']
+__all__ = ['ROBUST_EXPLORER_METHODS', 'ROBUST_DELTA', 'AG_NOISE_SHAPE', 'ROBUST_FRACTIONS', 'SIMPLE_METHODS', 'ROBUST_QUESTION',
+           'ROBUST_NOTICE', 'ROBUST_CAPTION', 'robustness_errors', 'robust_scatter_eigenvalues', 'robustness_bounds',
+           'robustness_minimax', 'robustness_outcome', 'robustness_figure', 'robustness_explorer']
 
 # %% ../../nbs/08_teach/03_robust_explorer.ipynb #ee6098f2
 ROBUST_EXPLORER_METHODS = ("g-DPPCA (spherical)", "g-DPPCA (winsorized)", "AG (R=sqrt p)", "AG (R=5 sqrt p)")
@@ -141,15 +142,19 @@ def _robust_verdict(bracket, mm, level) -> str:
                                                                   bound="the central minimax bound"))
 
 # %% ../../nbs/08_teach/03_robust_explorer.ipynb #b73ed840
-def _robust_curves(ax, fr, rows, bounds, reps, half):
-    "Each method's curve, and its bracket at the fractions where one applies; returns the bracket dict and the notes."
+SIMPLE_METHODS = ("g-DPPCA (spherical)", "AG (R=sqrt p)", "AG (R=5 sqrt p)")   # the simple figure's: the notice's three
+
+def _robust_curves(ax, fr, rows, bounds, reps, half, detail=True):
+    """Each method's curve, and its bracket at the fractions where one applies; returns the bracket dict and the notes.
+    `detail=False`: the curves of `SIMPLE_METHODS` only, without brackets (the dict still has every method)."""
     x, bracket, notes = np.array(fr), {}, []
     for m in ROBUST_EXPLORER_METHODS:
         mean = np.array([rows[f][m][0] for f in fr]); se = np.array([rows[f][m][1] for f in fr])
-        ax.errorbar(x, mean, yerr=se * math.sqrt(reps), fmt="o-", color=_COLOURS[m], ms=4, lw=1, capsize=2,
-                    label=f"{m}: measured mean +- sd")
+        if detail or m in SIMPLE_METHODS:
+            ax.errorbar(x, mean, yerr=se * math.sqrt(reps), fmt="o-", color=_COLOURS[m], ms=4, lw=1, capsize=2,
+                        label=f"{m}: measured mean +- sd")
         hold = np.array([bounds[f][m]["hold"] for f in fr])
-        for i in np.flatnonzero(hold):                   # a band around each point where a bound applies
+        for i in (np.flatnonzero(hold) if detail else ()):                   # a band around each point where a bound applies
             b = bounds[fr[i]][m]
             draw_bracket(ax, [x[i] - half / 2, x[i] + half / 2], [b["lower"]] * 2, [b["upper"]] * 2, [True, True],
                          color=_COLOURS[m], name=m)
@@ -173,9 +178,10 @@ def _data_panel(ax2, df, fraction, n, p, k):
 
 # %% ../../nbs/08_teach/03_robust_explorer.ipynb #b73ed842
 def robustness_figure(df: float = float("inf"), fraction: float = 0.05, n: int = 2000, epsilon: float = 1.0, *,
-                      reps: int = 3, random_state=0, fractions=ROBUST_FRACTIONS):
+                      reps: int = 3, random_state=0, fractions=ROBUST_FRACTIONS, detail: bool = True):
     """Left: each method's error against the outlier fraction, in its bracket where one applies and above the minimax
-    layer at 0% (Gaussian rows); right: the data. Attributes: `errors` (at `fraction`), `bracket`, `minimax`, `verdict`."""
+    layer at 0% (Gaussian rows); right: the data. `detail=False`: the explorer's simple figure, three methods' curves in
+    one panel. Attributes: `errors` (at `fraction`), `bracket`, `minimax`, `verdict`."""
     import matplotlib.pyplot as plt
     p, k = 10, 2
     if not isinstance(random_state, (int, np.integer)): raise ValueError(f"random_state: expected an int seed (the curve is cached per seed), got {random_state!r}")
@@ -184,16 +190,20 @@ def robustness_figure(df: float = float("inf"), fraction: float = 0.05, n: int =
     # the other fractions: a seed per fraction value, cached, so that moving the fraction slider computes one point
     rows = {f: res if f == float(fraction) else _curve_point(float(df), f, int(n), float(epsilon), p, k, reps, random_state) for f in fr}
     bounds = {f: robustness_bounds(df, f, n, epsilon, p=p, k=k) for f in fr}
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 5.2), gridspec_kw=dict(width_ratios=[1.5, 1]))
+    if detail: fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 5.2), gridspec_kw=dict(width_ratios=[1.5, 1]))
+    else: fig, ax = plt.subplots(figsize=(8.0, 4.6))
     half = (fr[1] - fr[0]) / 2 if len(fr) > 1 else 0.01
-    fig.bracket, notes = _robust_curves(ax, fr, rows, bounds, reps, half)
+    fig.bracket, notes = _robust_curves(ax, fr, rows, bounds, reps, half, detail)
     mm = fig.minimax = robustness_minimax(df, 0.0, n, epsilon, p=p, k=k) if fr[0] == 0 else None
-    if mm: _minimax_at_zero(ax, mm, half)
-    else: notes.append("minimax bound: its class is Gaussian rows without outliers (t df = inf), not drawn here")
+    if mm and detail: _minimax_at_zero(ax, mm, half)
+    elif not mm: notes.append("minimax bound: its class is Gaussian rows without outliers (t df = inf), not drawn here")
     level = random_subspace_level(p, k)
     fig.verdict, fig.errors = _robust_verdict(fig.bracket, mm, level), res
-    low = min([float(d["mean"].min()) for d in fig.bracket.values()] + ([mm["floor"]] if mm else []))
-    _finish_robust_axes(ax, fr, half, level, fraction, df, n, epsilon, low)
+    low = min([float(d["mean"].min()) for d in fig.bracket.values()] + ([mm["floor"]] if mm and detail else []))
+    _finish_robust_axes(ax, fr, half, level, fraction, df, n, epsilon, low, detail)
+    if not detail:
+        fig.subplots_adjust(left=0.1, right=0.97, bottom=0.12, top=0.93)
+        return fig
     if notes: fig.text(0.06, 0.01, "\n".join(notes), ha="left", va="bottom", fontsize=7)
     _data_panel(ax2, df, fraction, n, p, k)
     fig.subplots_adjust(left=0.06, right=0.98, bottom=0.27, top=0.93, wspace=0.2)   # fixed: tight_layout doubles the redraw
@@ -207,8 +217,18 @@ def _minimax_at_zero(ax, mm, half):
             **MINIMAX_STYLE)
 
 # %% ../../nbs/08_teach/03_robust_explorer.ipynb #230f5f5a
-def _finish_robust_axes(ax, fr, half, level, fraction, df, n, epsilon, low):
+def _finish_robust_axes(ax, fr, half, level, fraction, df, n, epsilon, low, detail=True):
     x = np.array(fr)
+    if not detail:
+        ax.axhline(level, ls="--", color="gray", lw=1, label="a random guess (no signal)")
+        ax.axvline(fraction, color="C3", lw=1, label=f"the slider's outliers = {100 * fraction:.0f}%")
+        log_axes(ax, "y")
+        ax.set(xlabel="fraction of the rows that are outliers", ylabel=ERROR_LABEL, ylim=(low / 3, 3.0),
+               xlim=(-half, x.max() + half / 2))
+        dft = "Gaussian rows" if math.isinf(df) else f"t rows, {df:g} df"
+        ax.set_title(f"{dft}, n = {n}, epsilon = {epsilon:g}", fontsize=9)
+        ax.legend(fontsize=8, loc="lower right", framealpha=0.9)
+        return
     if (x > 0).any():
         ax.axvspan(max(x[x > 0].min() - half, 0.0), x.max() + half / 2, facecolor="none", edgecolor="0.75", hatch="///", lw=0,
                    label="no bound applies: contamination is outside the bounds' model")
@@ -224,9 +244,11 @@ def _finish_robust_axes(ax, fr, half, level, fraction, df, n, epsilon, low):
 ROBUST_QUESTION = "Which is more robust to heavy tails and outliers: g-DPPCA or Analyze Gauss?"
 ROBUST_NOTICE = ("Raise the outlier fraction: Analyze Gauss with the large radius breaks first, at a few percent, "
                  "g-DPPCA next, and Analyze Gauss with the small radius R = sqrt p, which clips almost every row, holds "
-                 "out longest. Without outliers the best method is within a few times the minimax "
-                 "bound, what no (epsilon, delta)-DP algorithm can beat on Gaussian rows; with outliers no bound "
-                 "applies (hatched): contamination is outside every bound's model.")
+                 "out longest. Tick 'all layers' for the brackets, the minimax bound and the data: without outliers the "
+                 "best method is within a few times the minimax bound, what no (epsilon, delta)-DP algorithm can beat on "
+                 "Gaussian rows; with outliers no bound applies (hatched): contamination is outside every bound's model.")
+ROBUST_CAPTION = ("The error of each method against the fraction of outliers: a method breaks where its curve jumps up "
+                  "towards the dashed line of a random guess (an outlier direction has taken a signal one's place).")
 
 def _robust_sliders(w):
     return dict(
@@ -243,18 +265,20 @@ def robustness_explorer():
     import matplotlib.pyplot as plt
     from IPython.display import display
     sliders, out, here = _robust_sliders(w), w.Output(), w.HTML()
+    more = more_layers(w, "all layers: the brackets, the minimax bound, g-DPPCA (winsorized), the data")
     def redraw(**kw):
         with out:
             out.clear_output(wait=True)
             fig = robustness_figure(**kw)
             here.value = verdict_html(fig)
             display(fig); plt.close(fig)
-    w.interactive_output(redraw, sliders)
+    w.interactive_output(redraw, {**sliders, "detail": more})
     title = w.HTML(f"<h3>{ROBUST_QUESTION}</h3>")
     notice = w.HTML(f"<p><b>What to notice:</b> {ROBUST_NOTICE} Lower the t degrees of freedom: nothing breaks, since "
                     "every method bounds each row's influence, and g-DPPCA's bracket still applies (t rows are elliptical).</p>")
     return w.VBox([title, notice, w.HBox([w.VBox([sliders["df"], sliders["fraction"]]),
-                                          w.VBox([sliders["n"], sliders["epsilon"]])]), here, out])
+                                          w.VBox([sliders["n"], sliders["epsilon"]])]), here,
+                   w.HTML(figure_caption(ROBUST_QUESTION, ROBUST_CAPTION)), more, out])
 
 # %% ../../nbs/08_teach/03_robust_explorer.ipynb #5d80e6b8
 _ = register_explorer(Explorer("robustness", ROBUST_QUESTION, ROBUST_NOTICE, "04_algorithms/08_robust.ipynb",

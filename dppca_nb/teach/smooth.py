@@ -16,13 +16,14 @@ from ..algorithms.smooth import (smooth_sensitivity_pca, smooth_sensitivity_para
                                         eigengap_sensitivity_bound, global_sensitivity, second_moment_pca,
                                         candidate_neighbours, realised_sensitivity, perturb_frame, smooth_sensitivity_release)
 from ..theory.error_bounds import error_bounds
-from .local import (draw_bracket, log_axes, minimax_along, optimality_clause, verdict, verdict_html,
-                                  MINIMAX_STYLE)
+from .local import (draw_bracket, draw_band, log_axes, minimax_along, optimality_clause, verdict, verdict_html,
+                                  MINIMAX_STYLE, ERROR_LABEL, figure_caption, more_layers)
 from .widgets import Explorer, register_explorer
 
 # %% auto #0
-__all__ = ['SMOOTH_FLOOR', 'NAMES', 'SMOOTH_QUESTION', 'SMOOTH_NOTICE', 'release_errors', 'smooth_spectrum', 'gaussian_spike',
-           'smooth_errors', 'smooth_sensitivity_figure', 'smooth_gap_figure', 'smooth_sensitivity_explorer']
+__all__ = ['SMOOTH_FLOOR', 'NAMES', 'SMOOTH_QUESTION', 'SMOOTH_NOTICE', 'SMOOTH_CAPTION', 'release_errors', 'smooth_spectrum',
+           'gaussian_spike', 'smooth_errors', 'smooth_sensitivity_figure', 'smooth_gap_figure',
+           'smooth_sensitivity_explorer']
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #5a796554
 def release_errors(X, V, k: int, epsilon: float, delta: float, reps: int, random_state=None, *, U=None):
@@ -99,37 +100,46 @@ def smooth_errors(gap: float = 0.01, n: int = 100_000, epsilon: float = 1.0, del
 NAMES = {"smooth_gaussian": "smooth Gaussian", "smooth_cauchy": "smooth Cauchy (pure)", "analyze_gauss": "Analyze Gauss"}
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #318c48ce
-def _sensitivity_panel(a1, X, n, p, k, eps, delta, beta, rng):
-    "Global, local and smooth sensitivity against the gap, and one data set's gap, S_beta and realised change."
+def _sensitivity_panel(a1, X, n, p, k, eps, delta, beta, rng, detail=True):
+    """Global, local and smooth sensitivity against the gap, and one data set's gap, S_beta and (if `detail`) the
+    admissible curve and the realised change."""
     par = smooth_sensitivity_parameters(eps, delta, p, k)
     norm, G = par["norm"], np.geomspace(1e-4, 1.0, 150)
     diag = smooth_sensitivity_pca(X, k, eps, delta, random_state=rng, return_release=True).diagnostics   # NOT private
-    realised = realised_sensitivity(X, k, candidate_neighbours(X, k, n_random=5, n_rows=1, random_state=rng), norm)
     a1.plot(G, np.full_like(G, global_sensitivity(p, k, norm)), "k:", label="global")
     a1.plot(G, eigengap_sensitivity_bound(G, n, p, k, norm), "k-", label="local bound B(G)")
     a1.plot(G, [smooth_bound_from_gap(g, n, p, k, beta, norm) for g in G], "C3-", label=f"smooth S_beta, beta = {beta:.3g}")
-    a1.plot(G, [smooth_bound_from_gap(g, n, p, k, par["beta"], norm) for g in G], "C0--", label=f"smooth, admissible beta = {par['beta']:.3g}")
-    a1.axvline(diag["gap"], color="gray", lw=1)
-    a1.plot([diag["gap"]], [max(realised, 1e-12)], "kv", label="realised change (neighbour search)")
+    if detail:
+        realised = realised_sensitivity(X, k, candidate_neighbours(X, k, n_random=5, n_rows=1, random_state=rng), norm)
+        a1.plot(G, [smooth_bound_from_gap(g, n, p, k, par["beta"], norm) for g in G], "C0--", label=f"smooth, admissible beta = {par['beta']:.3g}")
+    a1.axvline(diag["gap"], color="gray", lw=1, **({} if detail else dict(label="this data set's gap")))
+    if detail: a1.plot([diag["gap"]], [max(realised, 1e-12)], "kv", label="realised change (neighbour search)")
     a1.plot([diag["gap"]], [diag["sensitivity"]], "C0o", label="S_beta used by the release")
     log_axes(a1)
-    a1.set(xlabel="empirical eigengap GAP(S)", ylabel=f"sensitivity (aligned {norm})",
-           title=f"n = {n}, p = {p}, k = {k}; one data set, noise scale {diag['scale']:.3g}")
+    a1.set(xlabel="empirical eigengap GAP(S)" + ("" if detail else " (variance units)"),
+           ylabel=f"sensitivity (aligned {norm})" + ("" if detail else "; no unit"),
+           title=f"n = {n}, p = {p}, k = {k}; one data set, noise scale {diag['scale']:.3g}" if detail else
+           "what the noise must hide, against the gap")
     a1.title.set_fontsize(9)
     a1.legend(fontsize=7, loc="lower left")
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #af4ca3de
-def _release_panel(a2, res, reps, rng):
-    "Each release's errors in its bracket, and the minimax layer across the columns; returns the bracket dict."
+def _release_panel(a2, res, reps, rng, detail=True):
+    """Each release's errors in its bracket, and (if `detail`) each error drawn and the minimax layer across the
+    columns; returns the bracket dict."""
     methods, bracket = [m for m in NAMES if m in res], {}
     for i, m in enumerate(methods):
         d, col = res[m], ("C3" if i == 0 else "C0")
-        draw_bracket(a2, [i - 0.3, i + 0.3], [d["lower"]] * 2, [d["upper"]] * 2, [d["hold"]] * 2, color=col, name=NAMES[m],
-                     why_not="rows clipped: P(some row has norm > 1) > 1%")
-        a2.scatter(np.full(reps, i) + rng.uniform(-0.12, 0.12, reps), d["errors"], s=10, color=col, alpha=0.6, zorder=3)
+        if not detail:
+            draw_band(a2, [i - 0.3, i + 0.3], [d["lower"]] * 2, [d["upper"]] * 2, [d["hold"]] * 2, color=col, name=NAMES[m])
+        else:
+            draw_bracket(a2, [i - 0.3, i + 0.3], [d["lower"]] * 2, [d["upper"]] * 2, [d["hold"]] * 2, color=col,
+                         name=NAMES[m], why_not="rows clipped: P(some row has norm > 1) > 1%")
+            a2.scatter(np.full(reps, i) + rng.uniform(-0.12, 0.12, reps), d["errors"], s=10, color=col, alpha=0.6, zorder=3)
         a2.errorbar([i], [d["mean"]], yerr=[d["sd"]], fmt="o", color=col, mec="k", mew=0.6, ms=6, capsize=3, zorder=4,
                     label=f"{NAMES[m]}: measured mean +- sd")
         bracket[m] = {key: np.atleast_1d(d[key]) for key in ("mean", "sd", "se", "lower", "upper", "hold")}
+    if not detail: return methods, bracket
     d, x = res[methods[0]], [-0.45, len(methods) - 0.55]
     what = "(epsilon, delta)-DP algorithm" if "analyze_gauss" in res else "epsilon-DP algorithm"
     a2.plot(x, [d["floor"]] * 2, color="0.45", label="minimax: no estimator at all does better (non-private floor)", **MINIMAX_STYLE)
@@ -148,9 +158,11 @@ def _smooth_verdict(res, level) -> str:
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #af4ca3e1
 def smooth_sensitivity_figure(gap: float = 0.01, n: int = 100_000, epsilon: float = 1.0, delta: float = 1e-5,
-                              beta: float | None = None, *, p: int = 10, k: int = 1, reps: int = 6, random_state=0):
+                              beta: float | None = None, *, p: int = 10, k: int = 1, reps: int = 6, random_state=0,
+                              detail: bool = True):
     """Left: global, local and smooth sensitivity against the eigengap; right: each release's error over `reps` fresh
-    data sets, in its bracket and above the minimax layer. Attributes: `bracket`, `minimax`, `verdict`."""
+    data sets, in its bracket and above the minimax layer. `detail=False`: the explorer's simple figure, the curves and
+    the errors in their bands only. Attributes: `bracket`, `minimax`, `verdict`."""
     import matplotlib.pyplot as plt
     gap, n, eps = check_positive(gap, "gap"), int(n), check_epsilon(epsilon)
     delta, k = check_delta(delta, allow_zero=True), check_k(k, p)
@@ -160,17 +172,28 @@ def smooth_sensitivity_figure(gap: float = 0.01, n: int = 100_000, epsilon: floa
     res = smooth_errors(gap, n, eps, delta, p=p, k=k, reps=reps, random_state=rng)
     X, V = gaussian_spike(n, p, k, gap, rng)                   # one data set of n rows, for the left panel
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.4))
-    _sensitivity_panel(a1, X, n, p, k, eps, delta, beta, rng)
-    methods, fig.bracket = _release_panel(a2, res, reps, rng)
+    _sensitivity_panel(a1, X, n, p, k, eps, delta, beta, rng, detail)
+    methods, fig.bracket = _release_panel(a2, res, reps, rng, detail)
     fig.minimax = {m: dict(lower=res[m]["minimax"], floor=res[m]["floor"]) for m in methods}
     level = random_subspace_level(p, k)
     fig.verdict = _smooth_verdict(res, level)
-    _finish_release_panel(a2, res, methods, X, V, k, p, reps, gap, eps, delta)
+    _finish_release_panel(a2, res, methods, X, V, k, p, reps, gap, eps, delta, detail)
     fig.subplots_adjust(left=0.07, right=0.98, bottom=0.13, top=0.9, wspace=0.25)   # fixed layout: tight_layout costs ~1 s
     return fig
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #af4ca3e0
-def _finish_release_panel(a2, res, methods, X, V, k, p, reps, gap, eps, delta):
+def _finish_release_panel(a2, res, methods, X, V, k, p, reps, gap, eps, delta, detail=True):
+    if not detail:
+        a2.axhline(random_subspace_level(p, k), color="gray", ls="--", lw=1, label="a random guess (no signal)")
+        log_axes(a2, "y")
+        a2.set_xticks(range(len(methods)), [NAMES[m] for m in methods])
+        a2.set(ylabel=ERROR_LABEL, xlabel=f"the release ({reps} data sets each)", xlim=(-0.6, len(methods) - 0.4),
+               title="the error that noise gives")
+        lows = [e for m in methods for e in res[m]["errors"]] + [res[m]["lower"] for m in methods if res[m]["lower"] > 0]
+        a2.set_ylim(max(min(lows) / 3, 1e-6), 12 * random_subspace_level(p, k))      # room for the legend above the data
+        a2.title.set_fontsize(9); a2.yaxis.label.set_fontsize(8)
+        a2.legend(fontsize=7, loc="upper right", framealpha=0.9)
+        return
     a2.axhline(subspace_distance(second_moment_pca(X, k), V), color="k", ls="--", lw=1, label="non-private (the left panel's data)")
     a2.axhline(random_subspace_level(p, k), color="gray", ls="-.", lw=1, label="random guess")
     lows = ([res[m]["lower"] for m in methods if res[m]["lower"] > 0] + [e for m in methods for e in res[m]["errors"]]
@@ -218,10 +241,13 @@ def smooth_gap_figure(n: int = 100_000, epsilon: float = 1.0, delta: float = 1e-
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #816f1c67
 SMOOTH_QUESTION = "When does the eigengap make PCA cheap to privatise?"
-SMOOTH_NOTICE = ("Grow the eigengap or n: the smooth release's error falls inside its bracket and, once n times the gap "
-                 "is large, approaches Analyze Gauss; shrink them and the smooth bound climbs to the global value and "
-                 "the release becomes a random guess. At the start Analyze Gauss is near-optimal, within ten times the "
-                 "minimax bound (what no (epsilon, delta)-DP algorithm can beat), and the smooth release is not.")
+SMOOTH_NOTICE = ("Grow the eigengap or n: the smooth sensitivity (left) falls below the global one, and the smooth "
+                 "release's error (right) falls inside its band and, once n times the gap is large, approaches Analyze "
+                 "Gauss; shrink them and the smooth bound climbs to the global value and the release becomes a random "
+                 "guess. Tick 'all layers' for the minimax bounds: at the start Analyze Gauss is near-optimal, within "
+                 "ten times what no (epsilon, delta)-DP algorithm can beat, and the smooth release is not.")
+SMOOTH_CAPTION = ("Left, the sensitivity the noise must hide, against the eigengap: the global one for every data set, "
+                  "the smooth one for this data set's gap (the grey line); right, the error each release's noise gives.")
 
 def _smooth_controls(w):
     style = {"description_width": "90px"}
@@ -238,21 +264,22 @@ def smooth_sensitivity_explorer(p: int = 10, k: int = 1):
     import ipywidgets as w
     import matplotlib.pyplot as plt
     from IPython.display import display
-    c, out, here = _smooth_controls(w), w.Output(), w.HTML()
+    c, out, here, more = _smooth_controls(w), w.Output(), w.HTML(), more_layers(w, "all layers: every draw, the minimax bounds, the realised change")
     def redraw(*_):
         with out:
             out.clear_output(wait=True)
             fig = smooth_sensitivity_figure(c["gap"].value, c["n"].value, c["eps"].value, 0.0 if c["pure"].value else c["delta"].value,
-                                            c["beta"].value, p=p, k=k)
+                                            c["beta"].value, p=p, k=k, detail=more.value)
             here.value = verdict_html(fig)
             display(fig); plt.close(fig)
-    for s in c.values(): s.observe(redraw, names="value")
+    for s in (*c.values(), more): s.observe(redraw, names="value")
     redraw()
     title = w.HTML(f"<h3>{SMOOTH_QUESTION}</h3>")
     notice = w.HTML(f"<p><b>What to notice.</b> {SMOOTH_NOTICE} Raise &beta; (left) and the smooth curve hugs the local "
                     "bound sooner, but the release always uses the admissible &beta;. Tick 'pure DP': Cauchy noise, whose "
                     "bracket is wide, its heavy tail being hard to bound from both sides (and takes a few seconds to evaluate).</p>")
-    return w.VBox([title, notice, w.HBox([w.VBox([c["gap"], c["n"], c["eps"]]), w.VBox([c["delta"], c["pure"], c["beta"]])]), here, out])
+    return w.VBox([title, notice, w.HBox([w.VBox([c["gap"], c["n"], c["eps"]]), w.VBox([c["delta"], c["pure"], c["beta"]])]), here,
+                   w.HTML(figure_caption(SMOOTH_QUESTION, SMOOTH_CAPTION)), more, out])
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #5d80e6b6
 _ = register_explorer(Explorer("smooth_sensitivity", SMOOTH_QUESTION, SMOOTH_NOTICE, "04_algorithms/05_smooth.ipynb",

@@ -13,12 +13,14 @@ from ..privacy.mechanisms import NOISE_SHAPES
 from ..algorithms.sparse_cov import plan_dp_threshold_covariance
 from ..theory.bounds import gaussian_gamma
 from ..theory.error_bounds import error_bounds
-from .local import draw_bracket, log_axes, minimax_along, optimality_clause, verdict, verdict_html, MINIMAX_STYLE
+from .local import (draw_bracket, log_axes, minimax_along, optimality_clause, verdict, verdict_html, MINIMAX_STYLE,
+                                  figure_caption, more_layers)
 from .widgets import Explorer, register_explorer
 
 # %% auto #0
-__all__ = ['THRESHOLD_QUESTION', 'THRESHOLD_NOTICE', 'sparse_test_covariance', 'dp_threshold_draw', 'threshold_snapshot',
-           'threshold_errors', 'threshold_minimax', 'threshold_figure', 'threshold_curve_figure', 'threshold_explorer']
+__all__ = ['THRESHOLD_QUESTION', 'THRESHOLD_NOTICE', 'THRESHOLD_CAPTION', 'sparse_test_covariance', 'dp_threshold_draw',
+           'threshold_snapshot', 'threshold_errors', 'threshold_minimax', 'threshold_figure', 'threshold_curve_figure',
+           'threshold_explorer']
 
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #0c0ef888
 def sparse_test_covariance(p: int, s: int, *, structure: str = "block", correlation: float = 0.6, trace: float = 0.2) -> np.ndarray:
@@ -109,15 +111,20 @@ def threshold_minimax(n: int = 100_000, p: int = 40, s: int = 3, epsilon: float 
                 level=float(np.mean([np.linalg.norm(S, 2) for S in draws])) / nrm, estimator_class=m["estimator_class"])
 
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #12774595
-def _matrix_panels(fig, axes, d):
-    "The noisy and the thresholded matrix as heat maps, on one symmetric colour scale."
+def _matrix_panels(fig, axes, d, titles=None):
+    """The noisy and the thresholded matrix as heat maps, on one symmetric colour scale. `titles`: the simple figure's
+    two titles; its scale is then logarithmic beyond 1/1000 of the largest entry, so that the noise shows."""
+    from matplotlib.colors import SymLogNorm
     lim = float(np.abs(d["Sigma"]).max()) * 1.5
-    for ax, key, title in ((axes[0], "noisy", "noisy covariance (naive, eq. 7)"),
-                           (axes[1], "thresholded", f"thresholded at tau = {d['tau']:.1e} (diagonal {d['tau_diagonal']:.1e})")):
-        im = ax.imshow(d[key], cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
-        ax.set(title=title, xlabel="column j", ylabel="row i")
+    norm = dict(vmin=-lim, vmax=lim) if titles is None else dict(norm=SymLogNorm(lim / 1000, vmin=-lim, vmax=lim))
+    titles = titles or ("noisy covariance (naive, eq. 7)", f"thresholded at tau = {d['tau']:.1e} (diagonal {d['tau_diagonal']:.1e})")
+    for ax, key, title in zip(axes, ("noisy", "thresholded"), titles):
+        im = ax.imshow(d[key], cmap="RdBu_r", interpolation="nearest", **norm)
+        ax.set(title=title, xlabel="column j (a feature)", ylabel="row i (a feature)")
         ax.title.set_fontsize(9)
-    fig.colorbar(im, ax=axes[1], fraction=0.046, pad=0.03, format="%.0e")
+    cb = fig.colorbar(im, ax=axes[1], fraction=0.046, pad=0.03, format="%.0e")
+    if len(norm) == 1: cb.set_ticks([sg * lim / 10 ** e for sg in (-1, 1) for e in (0, 1, 2)] + [0.0])
+    cb.set_label("entry (covariance units)" if len(norm) > 1 else "entry, log scale (covariance units)", fontsize=8)
 
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #d3e3281f
 def _histogram_panel(ax, d):
@@ -169,22 +176,29 @@ def _threshold_verdict(mm) -> str:
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #12774599
 def threshold_figure(n: int = 100_000, p: int = 40, s: int = 3, epsilon: float = 1.0, delta: float = 1e-5,
                      gamma: float | None = None, *, structure: str = "block", correlation: float = 0.6, trace: float = 0.2,
-                     reps: int = 4, random_state=0):
-    "The explorer's figure for one setting; `gamma=None` uses the model's 4 max_j Sigma_jj. Attributes: `bracket`, `minimax`, `verdict`."
+                     reps: int = 4, random_state=0, detail: bool = True):
+    """The explorer's figure for one setting; `gamma=None` uses the model's 4 max_j Sigma_jj. `detail=False`: the two maps
+    only, before and after the threshold, each with its error. Attributes: `bracket`, `minimax`, `verdict`."""
     import matplotlib.pyplot as plt
     kw = dict(structure=structure, correlation=correlation, trace=trace)
     d = threshold_snapshot(n, p, s, epsilon, delta, gamma, **kw, random_state=random_state)
     t = threshold_errors(n, p, s, epsilon, delta, gamma, **kw, reps=reps, random_state=random_state)
     mm = threshold_minimax(n, p, s, epsilon, delta, gamma, **kw, reps=reps, random_state=random_state)
-    fig = plt.figure(figsize=(16, 3.8))
+    fig = plt.figure(figsize=(16, 3.8) if detail else (9.0, 4.4))
+    fig.bracket = {"dp_threshold": {k_: np.atleast_1d(v) for k_, v in t.items() if k_ in ("n", "lower", "upper", "hold", "mean", "sd", "se")}}
+    fig.minimax = {"sparse_covariance": mm}
+    fig.verdict = _threshold_verdict(mm)
+    if not detail:
+        axes = fig.subplots(1, 2)
+        _matrix_panels(fig, axes, d, (f"the noisy release: error {d['error_naive']:.2g} of ||Sigma||",
+                                      f"after the threshold tau = {d['tau']:.1e}: error {d['error_threshold']:.2g}"))
+        fig.subplots_adjust(left=0.07, right=0.92, bottom=0.13, top=0.9, wspace=0.3)
+        return fig
     axes = fig.subplots(1, 4, gridspec_kw=dict(width_ratios=[1, 1, 1.3, 1.3]))
     _matrix_panels(fig, axes, d)
     _histogram_panel(axes[2], d)
     _error_panel(axes[3], t, mm, reps)
     axes[3].set_title(f"{reps} draws; sigma = {d['sigma']:.1e}, gamma = {d['gamma']:.2g}", fontsize=9)
-    fig.bracket = {"dp_threshold": {k_: np.atleast_1d(v) for k_, v in t.items() if k_ in ("n", "lower", "upper", "hold", "mean", "sd", "se")}}
-    fig.minimax = {"sparse_covariance": mm}
-    fig.verdict = _threshold_verdict(mm)
     fig.suptitle(f"n = {n:,}, p = {p}, s = {d['s']}, epsilon = {epsilon:g}, delta = {delta:g} ({structure})", fontsize=10)
     fig.subplots_adjust(left=0.035, right=0.8, bottom=0.17, top=0.84, wspace=0.5)   # fixed: tight_layout doubles the redraw time
     return fig
@@ -235,11 +249,16 @@ def _curve_verdict(x, mm) -> str:
 
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #8103632b
 THRESHOLD_QUESTION = "When does a threshold remove the privacy noise from a sparse covariance?"
-THRESHOLD_NOTICE = ("DP-Thresholding's error sits between its lower and upper bound and falls as n and epsilon grow, "
-                    "while the true non-zeros (orange) stand outside the threshold lines; lower n or epsilon and tau "
-                    "swallows them, the map goes blank and the error climbs to 1, the error of the estimate 0. On "
-                    "covariances drawn from the minimax prior it stays about ten times above what no (epsilon, delta)-DP "
-                    "estimator can beat at the start, and within about five times from n = 1e6 on.")
+THRESHOLD_NOTICE = ("At the start the threshold removes the noise that covers the whole noisy map and keeps every block "
+                    "of the true covariance, and the error falls to about a third of the noisy release's; lower n or "
+                    "epsilon and tau swallows the blocks too, the thresholded map goes blank and the error climbs to 1, "
+                    "the error of the estimate 0. "
+                    "Tick 'all layers' for the entries against the threshold and the errors: DP-Thresholding's sits "
+                    "between its lower and upper bound, and on covariances drawn from the minimax prior it stays about ten "
+                    "times above what no (epsilon, delta)-DP estimator can beat at the start, and within about five times "
+                    "from n = 1e6 on.")
+THRESHOLD_CAPTION = ("Left, the covariance a private release gives (Gaussian noise on every entry); right, the same after "
+                     "the threshold tau: what stays is what stood above the noise.")
 
 def _threshold_controls(w):
     style = {"description_width": "70px"}
@@ -262,13 +281,13 @@ def threshold_explorer():
     c = _threshold_controls(w)
     model_gamma = lambda: gaussian_gamma(sparse_test_covariance(c["p"].value, min(c["s"].value, c["p"].value - 1), structure=c["structure"].value))
     c["gamma"].value = model_gamma()
-    out, here, quiet = w.Output(), w.HTML(), [False]        # quiet: set while gamma follows the model (one redraw, not two)
+    out, here, quiet, more = w.Output(), w.HTML(), [False], more_layers(w, "all layers: the entries against tau, the errors in their bounds")        # quiet: set while gamma follows the model (one redraw, not two)
     def redraw(*_):
         if quiet[0]: return
         with out:
             out.clear_output(wait=True)
             fig = threshold_figure(int(round(c["n"].value)), c["p"].value, min(c["s"].value, c["p"].value - 1), c["eps"].value,
-                                   c["delta"].value, c["gamma"].value, structure=c["structure"].value)
+                                   c["delta"].value, c["gamma"].value, structure=c["structure"].value, detail=more.value)
             here.value = verdict_html(fig)
             display(fig); plt.close(fig)
     def follow_model(*_):                                   # the model's gamma depends on p, s and Sigma
@@ -278,13 +297,14 @@ def threshold_explorer():
         redraw()
     c["model"].on_click(follow_model)
     for k in ("n", "eps", "delta", "gamma"): c[k].observe(redraw, names="value")
+    more.observe(redraw, names="value")
     for k in ("p", "s", "structure"): c[k].observe(follow_model, names="value")
     redraw()
     head = w.HTML(f"<h3>{THRESHOLD_QUESTION}</h3><p><b>What to notice.</b> {THRESHOLD_NOTICE} Moving p, s or Sigma "
                   "resets gamma to the model's 4 max_j Sigma_jj; push gamma to 2 (the safe worst-case value) and everything "
                   "is killed.</p>")
     return w.VBox([head, w.HBox([w.VBox([c["n"], c["p"], c["s"], c["structure"]]), w.VBox([c["eps"], c["delta"], c["gamma"], c["model"]])]),
-                   here, out])
+                   here, w.HTML(figure_caption(THRESHOLD_QUESTION, THRESHOLD_CAPTION)), more, out])
 
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #5d80e6b4
 _ = register_explorer(Explorer("threshold", THRESHOLD_QUESTION, THRESHOLD_NOTICE, "04_algorithms/04_sparse_cov.ipynb",

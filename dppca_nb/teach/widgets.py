@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+from ..core.extras import require_extra
 
 # %% auto #0
 __all__ = ['CULL_IDLE_TIMEOUT', 'CULL_INTERVAL', 'Explorer', 'register_explorer', 'explorers', 'explorer', 'explorers_table',
@@ -62,6 +63,7 @@ def explorer(name: str):
     "Build the explorer registered as `name` (see `explorers()`) and return its ipywidgets layout."
     table = explorers()
     if name not in table: raise ValueError(f"name: expected one of {', '.join(table)}, got {name!r}")
+    require_extra("teach", "an explorer", ("ipywidgets", "matplotlib", "IPython"))
     return table[name].build()
 
 # %% ../../nbs/08_teach/04_widgets.ipynb #4d2b6e18
@@ -313,11 +315,9 @@ def serve_app(port: int = 8866, open_browser: bool = True, *, folder=None, cull_
     without a connected page is culled after `cull_idle_timeout` seconds without a message, checked every
     `cull_interval` seconds."""
     argv = voila_argv(folder or "", port, open_browser, cull_idle_timeout=cull_idle_timeout, cull_interval=cull_interval)
+    require_extra("teach", "dppca app")           # Voila serves the pages, ipykernel runs them: both, or a page of errors
     _check_port_free(port)
-    try:
-        app = _voila_app()
-    except ImportError:
-        raise ImportError("serve_app needs Voila: pip install voila") from None
+    app = _voila_app()
     import dppca_nb
     argv[0] = str(folder or app_folder())
     pkg_parent = str(Path(dppca_nb.__file__).resolve().parent.parent)
