@@ -21,15 +21,15 @@ from .registry import Algorithm, Parameter, register, release_rows
 
 # %% auto #0
 __all__ = ['SPREAD_NEED', 'MIN_BATCH_SHARE', 'STEP_TARGET', 'MAX_STEPS', 'SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN',
-           'pure_losses', 'pure_gaussian_delta', 'gaussian_after_pure', 'gaussian_shares', 'spread_need',
-           'reliable_batch', 'run_rows', 'adaptive_budget', 'default_steps', 'batch_sizes', 'max_steps', 'pass_steps',
-           'pass_schedule', 'eigengap_steps', 'clip_block', 'deviation_norms', 'gradient_distances', 'clip_matrices',
-           'matrix_gradients', 'spread_bounds', 'window_offsets', 'spread_histogram', 'release_spread',
+           'MATRIX_CHUNK_ENTRIES', 'pure_losses', 'pure_gaussian_delta', 'gaussian_after_pure', 'gaussian_shares',
+           'spread_need', 'reliable_batch', 'run_rows', 'adaptive_budget', 'default_steps', 'batch_sizes', 'max_steps',
+           'pass_steps', 'pass_schedule', 'eigengap_steps', 'clip_block', 'deviation_norms', 'gradient_distances',
+           'clip_matrices', 'matrix_gradients', 'spread_bounds', 'window_offsets', 'spread_histogram', 'release_spread',
            'clipped_gradient_sum', 'clipped_matrix_sum', 'gradient_sensitivity', 'release_gradient', 'oja_step',
-           'cap_center', 'ritz_center', 'choose_mode', 'adaptive_contract', 'row_batches', 'matrix_input', 'moment_sum',
-           'spreads_affordable', 'plan_gauss', 'plan_adaptive_dp_pca', 'plan_adaptive_dp_kpca', 'adaptive_dp_pca',
-           'adaptive_dp_kpca', 'plan_adaptive_stochastic_kpca', 'adaptive_stochastic_kpca', 'noisy_power_method',
-           'projector_perturbation', 'adaptive_expected_error']
+           'cap_center', 'ritz_center', 'choose_mode', 'adaptive_contract', 'matrix_chunk', 'row_batches',
+           'matrix_input', 'moment_sum', 'spreads_affordable', 'plan_gauss', 'plan_adaptive_dp_pca',
+           'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca', 'plan_adaptive_stochastic_kpca',
+           'adaptive_stochastic_kpca', 'noisy_power_method', 'projector_perturbation', 'adaptive_expected_error']
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #113cefbb
 def pure_losses(epsilon_pure) -> tuple:
@@ -372,17 +372,32 @@ def adaptive_contract(n, p, k, epsilon, delta, budget, *, radius, spread_quantil
     return c, per_pass, probe
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #1b1fe99a
-def row_batches(X, sizes, order=None, center=None):
-    "The minibatches of X (numpy, dask or a sliceable stream) in turn, as (float64 records minus `center`, whether they are a copy)."
+MATRIX_CHUNK_ENTRIES = 2 ** 22       # matrix records are read in pieces of at most 2^22 numbers (32 MB)
+
+def matrix_chunk(p: int) -> int:
+    "Matrix records per piece: MATRIX_CHUNK_ENTRIES // p^2, at least 1."
+    return max(1, MATRIX_CHUNK_ENTRIES // (int(p) * int(p)))
+
+def _take(X, start, b, order, center) -> tuple:
+    "(records start..start + b of X, or of `order` there (sorted), as float64 minus `center`; whether they are a copy)."
+    if order is None: blk = X[start:start + b]
+    else:
+        idx = np.sort(order[start:start + b])
+        blk = np.take(X, idx, axis=0) if isinstance(X, np.ndarray) else X[idx]
+    own = not isinstance(X, np.ndarray) or order is not None or center is not None
+    blk = np.asarray(blk.compute() if is_dask(blk) else blk, dtype=np.float64)
+    return (blk, own) if center is None else (blk - center, True)
+
+def _pieces(X, start, b, order, chunk):
+    "Records start..start + b of X (or of `order`) in pieces of at most `chunk`, each as `_take` gives it."
+    for s in range(0, b, chunk): yield _take(X, start + s, min(chunk, b - s), order, None)
+
+def row_batches(X, sizes, order=None, center=None, chunk=None):
+    """The minibatches of X (numpy, dask or a sliceable stream) in turn, as (float64 records minus `center`, whether
+    they are a copy); with `chunk`, each minibatch as a generator of such pieces of at most `chunk` records."""
     start = 0
     for b in sizes:
-        if order is None: blk = X[start:start + b]
-        else:
-            idx = np.sort(order[start:start + b])
-            blk = np.take(X, idx, axis=0) if isinstance(X, np.ndarray) else X[idx]
-        own = not isinstance(X, np.ndarray) or order is not None or center is not None
-        blk = np.asarray(blk.compute() if is_dask(blk) else blk, dtype=np.float64)
-        yield (blk, own) if center is None else (blk - center, True)
+        yield _take(X, start, b, order, center) if chunk is None else _pieces(X, start, b, order, chunk)
         start += b
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #2c3d4e50
@@ -400,22 +415,27 @@ def moment_sum(X, radius: float, n: int, p: int, diag, center=None, matrices: bo
         s = second_moment_sums(X, radius=radius, center=center)
         diag["n_clipped"] = s["n_clipped"]
         return s["M"]
-    M, m = np.zeros((p, p)), 0
-    for blk, owned in row_batches(X, [min(2048, n - s) for s in range(0, n, 2048)]):
+    M, m, c = np.zeros((p, p)), 0, matrix_chunk(p)
+    for blk, owned in row_batches(X, [min(c, n - s) for s in range(0, n, c)]):
         Ab, c_ = clip_matrices(blk, radius, owned=owned)
         M += Ab.sum(0); m += c_
     diag["n_clipped"] = m
     return M
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #4e5f6072
-def _gradient(blk, owned, W, C, V, st) -> tuple:
-    "((kind, data) for the clipped sum, the distances, rows clipped) of one minibatch, projected off V (deflation)."
+def _gradient(batch, W, C, V, st) -> tuple:
+    """((kind, data) for the clipped sum, the distances, records clipped) of one minibatch, projected off V (deflation):
+    rows as (block, owned); matrices as pieces (`row_batches` with `chunk`), of which only the gradients are kept."""
     if st["matrices"]:
-        Ab, m = clip_matrices(blk, st["radius"], owned=owned)
-        G = np.matmul(Ab, W)
+        G, m = [], 0
+        for Ab, owned in batch:
+            Ab, c = clip_matrices(Ab, st["radius"], owned=owned)
+            G.append(np.matmul(Ab, W)); m += c
+        G = np.concatenate(G)
         if V.shape[1]: G = G - V @ np.einsum("pq,bpk->bqk", V, G)
         D = G - C
         return ("m", G), np.sqrt(np.einsum("bpk,bpk->b", D, D)), m
+    blk, owned = batch
     Xb, m, x2 = clip_block(blk, st["radius"], owned=owned)
     if V.shape[1]: Xb, x2 = Xb - (Xb @ V) @ V.T, None
     dist = gradient_distances(Xb, W, C, x2)
@@ -430,8 +450,7 @@ def _pass(batches, sizes, W, C, V, mu, spread_c, st, rng, diag, first=None) -> t
     "One pass: a spread (the first one given: the probe's), a clipped mean and a step per minibatch -> (W, C, spreads, last G, rows clipped)."
     R, taus, G, clipped_rows = st["radius"], [], None, 0
     for i, b in enumerate(sizes):
-        blk, owned = next(batches)
-        payload, d, m = _gradient(blk, owned, W, C, V, st)
+        payload, d, m = _gradient(next(batches), W, C, V, st)
         tau = first if (i == 0 and first is not None) else release_spread(
             d, spread_c, quantile=st["quantile"], factor=st["factor"], bounds=st["bounds"], rng=rng)
         total, clipped = _clipped_sum(payload, d, W, C, tau)
@@ -455,7 +474,7 @@ def _start(j, width, p, S0, Q, V, rng, R) -> tuple:
 def _probe(X, W, C, st, n, rng, center) -> float:
     "The spread of all rows' gradients at the warm start's (W, C): the pure probe."
     sizes = [min(8192, n - s) for s in range(0, n, 8192)]
-    d = [_gradient(blk, own, W, C, np.zeros((W.shape[0], 0)), st)[1] for blk, own in row_batches(X, sizes, None, center)]
+    d = [_gradient(b, W, C, np.zeros((W.shape[0], 0)), st)[1] for b in row_batches(X, sizes, None, center, st["chunk"])]
     return release_spread(np.concatenate(d), st["probe"], quantile=st["quantile"], factor=st["factor"],
                           bounds=st["bounds"], rng=rng)
 
@@ -496,7 +515,7 @@ def _runs(X, st, n, p, rng, diag, warm, center) -> tuple:
             if i and not st["carry_center"]: C = np.zeros_like(C)
             order = rng.permutation(own_rows) if st["shuffle"] else (None if n_j == n else own_rows)
             first = warm["tau0"] if (warm and j == 0 and i == 0) else None
-            W, C, t, G, m = _pass(row_batches(X, sizes, order, center), sizes, W, C, V, st["mu_pass"][i],
+            W, C, t, G, m = _pass(row_batches(X, sizes, order, center, st["chunk"]), sizes, W, C, V, st["mu_pass"][i],
                                   st["spread_passes"][i], st, rng, diag, first)
             taus += t; clipped += m if i == P - 1 else 0
         if G is not None and width > 1:                       # order the block by the released Rayleigh quotients
@@ -580,7 +599,7 @@ def _plan(n, p, k, epsilon, delta, *, subspace, radius, n_passes, n_steps, warm_
               spread_passes=per_pass, probe=probe, b_min=budget["b_min"], mode=mode, matrices=matrices,
               warm_sd=(2.0 if matrices else math.sqrt(2.0)) * R * R / n / mw if mw > 0 else 0.0,
               quantile=float(spread_quantile), factor=float(spread_factor), bounds=spread_bounds(R, spread_floor),
-              shuffle=bool(shuffle), carry_center=bool(carry_center),
+              shuffle=bool(shuffle), carry_center=bool(carry_center), chunk=matrix_chunk(p) if matrices else None,
               step_size=None if step_size is None else check_positive(step_size, "step_size"))
     return Plan(c, lambda X, rng, center=None: _release(X, rng, c, st, center), inputs=() if matrices else ("center",))
 
