@@ -324,7 +324,8 @@ def _kernel_modules(kernel_id, timeout=30) -> list:
 # Distributions a kernel may import that [teach] does not bring, each imported only where it is installed anyway.
 NOT_FROM_TEACH = {"dppca-nb": "the package itself",
                   "setuptools": "its _distutils_hack is loaded by a .pth file at every start-up of the environment",
-                  "msgpack": "jupyter_client.session imports it if it is installed (else it uses json)"}
+                  "msgpack": "jupyter_client.session imports it if it is installed (else it uses json)",
+                  "pandas": "scikit-learn's sklearn.utils.fixes imports it if it is installed (else it sets pd = None)"}
 
 
 def beyond_teach(imports: dict) -> dict:

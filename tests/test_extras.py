@@ -211,3 +211,12 @@ def test_a_command_names_the_extra_it_lacks(argv, hide, extra, capsys, tmp_path,
     assert f"dppca {argv[0]} needs the [{extra}] extra: pip install 'dppca_nb[{extra}]'" in err, err
     assert f"not installed here: {', '.join(hide)}" in err and "Traceback" not in err
     assert not any(tmp_path.iterdir()), "the command wrote something before it refused"
+
+
+def test_every_explorer_draws_without_pandas():
+    "The app's pages need no pandas: scikit-learn imports it only if installed (the reason test_browser allows it)."
+    import subprocess, sys
+    code = ("import sys; sys.modules['pandas'] = None\nimport matplotlib; matplotlib.use('Agg')\n"
+            "from dppca_nb.teach.widgets import explorer, explorers\nfor n in explorers(): explorer(n)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]

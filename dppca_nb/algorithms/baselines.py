@@ -11,15 +11,15 @@ from ..core.linalg import top_k_eigvecs
 from ..privacy.mechanisms import gaussian_sigma, symmetric_gaussian
 from ..privacy.releases import plan_second_moment
 from ..privacy.contract import Plan
-from .registry import Algorithm, Parameter, register, release_rows
+from .registry import Algorithm, Parameter, PublicFunction, ErrorModel, register
 from ..core.validation import normalize_rows, check_choice, check_int
 from ..core.linalg import random_orthonormal, orthonormalize
 import math
 from ..privacy.contract import Contract, Release
 
 # %% auto #0
-__all__ = ['plan_analyze_gauss', 'analyze_gauss', 'sgpca_projector_sensitivity', 'plan_sgpca', 'sgpca', 'nsggd_contract',
-           'plan_nsggd', 'nsggd']
+__all__ = ['analyze_gauss', 'sgpca', 'nsggd', 'plan_analyze_gauss', 'sgpca_projector_sensitivity', 'plan_sgpca',
+           'sgpca_error_model', 'nsggd_contract', 'plan_nsggd']
 
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #f68e1db5
 def plan_analyze_gauss(n: int, p: int, k: int | None, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
@@ -35,37 +35,12 @@ def plan_analyze_gauss(n: int, p: int, k: int | None, epsilon: float, delta: flo
     return moment.then(eigenvectors)
 
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #0a5b7c9d
-def analyze_gauss(X, k: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
-                  calibration: str = "analytic", radius: float = 1.0, noise: str = "gaussian", noise_shape: str = "vecd",
-                  random_state=None, return_release: bool = False):
-    """(epsilon, delta)-DP top-k principal subspace (p x k) by Analyze Gauss: clip, noisy second moment, eigenvectors.
-
-    Parameters
-    ----------
-    X : array (n, p), numpy or dask
-        Data rows, one record per row.
-    k : int, 1 <= k <= p
-        Dimension of the principal subspace.
-    epsilon, delta, sensitivity_rule, calibration, radius, noise, noise_shape
-        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
-    random_state : int, numpy Generator or None
-        Seed of the noise.
-    return_release : bool
-        Return the whole `Release` (V, its contract, the curator-only diagnostics, the eigenvalues) instead of V.
-
-    Returns
-    -------
-    V : ndarray (p, k), or Release
-        Orthonormal basis of the released subspace: (epsilon, delta)-DP, replace-one, n public.
-    """
-    return release_rows(plan_analyze_gauss, X, k, epsilon, delta, sensitivity_rule=sensitivity_rule,
-                        calibration=calibration, radius=radius, noise=noise, noise_shape=noise_shape,
-                        random_state=random_state, return_release=return_release)
-
-# %% ../../nbs/04_algorithms/00_baselines.ipynb #4d6e8f0a
-register(Algorithm("analyze_gauss", plan_analyze_gauss, analyze_gauss, "central", "approximate", "subspace",
-                   "Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014): Gaussian noise on the second moment, top-k "
-                   "eigenvectors", estimator="AnalyzeGaussPCA", eigenvalues=True, dask=True))
+analyze_gauss = register(Algorithm(
+    "analyze_gauss", plan_analyze_gauss, PublicFunction(
+        "(epsilon, delta)-DP top-k principal subspace (p x k) by Analyze Gauss: clip, noisy second moment, eigenvectors.",
+        "Orthonormal basis of the released subspace.", release="the curator-only diagnostics, all p eigenvalues"),
+    "central", "approximate", "subspace", "Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014): Gaussian noise on the "
+    "second moment, top-k eigenvectors", estimator="AnalyzeGaussPCA", eigenvalues=True, dask=True)).function
 
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #501cb207
 def sgpca_projector_sensitivity(eigenvalues, n: int, k: int, floor: float) -> tuple:
@@ -126,41 +101,26 @@ def plan_sgpca(n: int, p: int, k: int | None, epsilon: float, delta: float, *, r
     return Plan(c, run)
 
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #b69e0ce0
-def sgpca(X, k: int, epsilon: float, delta: float, *, radius: float = 1.0, eigenvalue_share: float = 0.2,
-          calibration: str = "analytic", random_state=None, return_release: bool = False):
-    """SGPCA (Cai, Xia & Zha; reconstructed): noisy top-k projector. NOT worst-case DP: its sensitivity is a high-probability spiked-model bound.
+def sgpca_error_model(contract: Contract, extras: dict, public: dict) -> ErrorModel:
+    "SGPCA's expected error: the clipped rows' top-k projector (k eigenvalues 1, the others 0) plus vecd noise of the released scale."
+    p, k = public["p"], public["k"]
+    return ErrorModel("matrix", "E||P_hat - P||_F against the top-k eigenvectors of the noiseless matrix (the clipped "
+                      "rows' top-k projector), from the released noise scale (post-processing)",
+                      spectrum=np.r_[np.ones(k), np.zeros(p - k)], scale=float(extras["projector_noise_scale"]))
 
-    Parameters
-    ----------
-    X : array (n, p)
-        Data rows, one record per row.
-    k : int, 1 <= k <= p
-        Dimension of the principal subspace.
-    epsilon, delta, radius, calibration
-        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`); calibration "analytic" or "classic".
-    eigenvalue_share : float in (0, 1)
-        Share of (epsilon, delta) spent on the eigenvalues; the rest on the projector.
-    random_state : int, numpy Generator or None
-        Seed of the noise.
-    return_release : bool
-        Return the whole `Release` (its extras: the noisy eigenvalues, the projector's sensitivity and noise sd).
-
-    Returns
-    -------
-    V : ndarray (p, k), or Release
-        Orthonormal basis of the released subspace. NOT worst-case DP: (epsilon, delta)-DP (replace-one, n public)
-        only on data where one replacement moves the projector by at most its released sensitivity; the eigenvalue
-        release alone is worst-case DP.
-    """
-    return release_rows(plan_sgpca, X, k, epsilon, delta, radius=radius, eigenvalue_share=eigenvalue_share,
-                        calibration=calibration, random_state=random_state, return_release=return_release)
-
-# %% ../../nbs/04_algorithms/00_baselines.ipynb #1bdebf8f
-register(Algorithm("sgpca", plan_sgpca, sgpca, "central", "approximate", "subspace",
-                   "SGPCA (Cai, Xia & Zha; reconstructed): noisy spectral projector, NOT worst-case DP",
-                   worst_case=False, parameters={"eigenvalue_share": Parameter(
-                       "eigenvalue_share", "float in (0, 1)", "Share of (epsilon, delta) spent on the private "
-                       "eigenvalues; the rest goes to the projector.", ("real(0,1)",))}))
+# %% ../../nbs/04_algorithms/00_baselines.ipynb #405bc6ef
+sgpca = register(Algorithm(
+    "sgpca", plan_sgpca, PublicFunction(
+        "SGPCA (Cai, Xia & Zha; reconstructed): noisy top-k projector. NOT worst-case DP: its sensitivity is a "
+        "high-probability spiked-model bound.", "Orthonormal basis of the released subspace; the eigenvalue release "
+        "alone is worst-case DP, the projector only on data where one replacement moves it by at most its released "
+        "sensitivity.", notes="Its noise is floating-point Gaussian: `calibration` 'analytic' or 'classic'.",
+        release="the curator-only diagnostics; its extras: the noisy eigenvalues, the projector's "
+        "sensitivity and noise sd"),
+    "central", "approximate", "subspace", "SGPCA (Cai, Xia & Zha; reconstructed): noisy spectral projector, NOT "
+    "worst-case DP", worst_case=False, expected_error=sgpca_error_model, parameters={"eigenvalue_share": Parameter(
+        "eigenvalue_share", "float in (0, 1)", "Share of (epsilon, delta) spent on the private eigenvalues; the rest "
+        "goes to the projector.", ("real(0,1)",))})).function
 
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #d77ed543
 def _lad_gradient(B, V):
@@ -244,60 +204,23 @@ def plan_nsggd(n: int, p: int, k: int, epsilon: float, delta: float, *, n_iter: 
     return Plan(c, run)
 
 # %% ../../nbs/04_algorithms/00_baselines.ipynb #6a1b2c3d
-def nsggd(X, k: int, epsilon: float, delta: float, *, n_iter: int = 1000, tol: float = 1e-6, batch_size: int | None = None,
-          step_size: float = 1.0, neighbouring: str = "replace", accounting: str = "gaussian", random_state=None,
-          return_release: bool = False):
-    """NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent on the LAD subspace energy.
-
-    `accounting="gaussian"` (default): the T Gaussian steps are one Gaussian mechanism of sensitivity sqrt(T) 2/b
-    (exact composition, analytic calibration); `"zcdp"`: zCDP per step and the classic conversion (1.31x the noise
-    at epsilon 1, delta 1e-5).
-
-    Parameters
-    ----------
-    X : array (n, p)
-        Data rows; normalised to the unit sphere.
-    k : int, 1 <= k <= p
-        Dimension of the principal subspace.
-    epsilon, delta : float
-        The budget: (epsilon, delta)-DP, replace-one, n public.
-    n_iter : int >= 1
-        Number T of noisy gradient steps the noise is calibrated for (public; the default converges on the robust
-        study's data).
-    tol : float >= 0
-        Stop early after a step that turns the subspace by less than `tol` radians, read from the noisy gradient only
-        (post-processing of the released steps: the guarantee is that of all T steps; 0 runs all of them).
-    batch_size : int in [1, n] or None
-        Rows per step (None: all n).
-    step_size : float > 0
-        Initial step; step t uses step_size / sqrt(t).
-    neighbouring : {"replace"}
-        Only replace-one (n public); "add_remove" is refused with an explanation.
-    accounting : {"gaussian", "zcdp"}
-        Exact composition as one Gaussian mechanism, or zCDP with the classic conversion.
-    random_state : int, numpy Generator or None
-        Seed of the noise.
-    return_release : bool
-        Return the whole `Release` (its extras: `n_steps`, the steps run) instead of V.
-
-    Returns
-    -------
-    V : ndarray (p, k), or Release
-        Orthonormal basis of the released subspace.
-    """
-    return release_rows(plan_nsggd, X, k, epsilon, delta, n_iter=n_iter, tol=tol, batch_size=batch_size,
-                        step_size=step_size, neighbouring=neighbouring, accounting=accounting,
-                        random_state=random_state, return_release=return_release)
-
-# %% ../../nbs/04_algorithms/00_baselines.ipynb #8c3d4e5f
-register(Algorithm("nsggd", plan_nsggd, nsggd, "central", "approximate", "subspace",
-                   "NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent",
-                   quick=dict(n_iter=5), simulate_error=True, parameters={p.name: p for p in (
-                       Parameter("n_iter", "int >= 1", "Number T of noisy gradient steps the noise is calibrated for.", ("int>=1",)),
-                       Parameter("tol", "float >= 0", "Stop after a noisy step that turns the subspace by less than tol "
-                                 "(post-processing).", ("real>=0",)),
-                       Parameter("batch_size", "int >= 1 or None", "Rows per step (None: all n).", ("int>=1", "none")),
-                       Parameter("step_size", "float > 0", "Initial step; step t uses step_size / sqrt(t).", ("real>0",)),
-                       Parameter("neighbouring", "{'replace'}", "Replace-one only.", (("replace",),)),
-                       Parameter("accounting", "{'gaussian', 'zcdp'}", "Exact composition of the T steps as one Gaussian "
-                                 "mechanism, or zCDP.", (("gaussian", "zcdp"),)))}))
+nsggd = register(Algorithm(
+    "nsggd", plan_nsggd, PublicFunction(
+        "NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic gradient descent on the LAD subspace "
+        "energy.", "Orthonormal basis of the released subspace.", data="Data rows; normalised to the unit sphere.",
+        release="its extras: `n_steps`, the steps run", notes='`accounting="gaussian"` (default): the T Gaussian steps are one '
+        "Gaussian mechanism of sensitivity sqrt(T) 2/b (exact composition, analytic calibration); `\"zcdp\"`: zCDP per "
+        "step and the classic conversion (1.31x the noise at epsilon 1, delta 1e-5)."),
+    "central", "approximate", "subspace", "NSGGD (Maunu, Yu & Lerman; private part reconstructed): noisy geodesic "
+    "gradient descent", quick=dict(n_iter=5), simulate_error=True, parameters={p.name: p for p in (
+        Parameter("n_iter", "int >= 1", "Number T of noisy gradient steps the noise is calibrated for (public; the "
+                  "default converges on the robust study's data).", ("int>=1",)),
+        Parameter("tol", "float >= 0", "Stop early after a step that turns the subspace by less than `tol` radians, read "
+                  "from the noisy gradient only (post-processing of the released steps: the guarantee is that of all T "
+                  "steps; 0 runs all of them).", ("real>=0",)),
+        Parameter("batch_size", "int >= 1 or None", "Rows per step, at most n (None: all n).", ("int>=1", "none")),
+        Parameter("step_size", "float > 0", "Initial step; step t uses step_size / sqrt(t).", ("real>0",)),
+        Parameter("neighbouring", "{'replace'}", "Replace-one only (n public); 'add_remove' is refused with an "
+                  "explanation.", (("replace",),)),
+        Parameter("accounting", "{'gaussian', 'zcdp'}", "Exact composition of the T steps as one Gaussian mechanism, or "
+                  "zCDP with the classic conversion.", (("gaussian", "zcdp"),)))})).function

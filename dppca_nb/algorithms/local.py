@@ -20,13 +20,13 @@ from ..privacy.discrete import (NOISES, check_noise_calibration, discrete_calibr
 from ..privacy.releases import certified_epsilon, discrete_guarantee
 from ..privacy.contract import Contract, Plan, Release
 from ..backends.statistics import check_rows, clip_rows, is_dask, second_moment_sums, randomized_report_sums
-from .registry import Algorithm, Parameter, register, release_rows
+from .registry import Algorithm, Parameter, PublicFunction, register
 
 # %% auto #0
 __all__ = ['RULES', 'LOCAL_NEIGHBOURS', 'LOCAL_MECHANISM', 'REPORT_CHUNK_ENTRIES', 'SIMULATIONS', 'ALGORITHM_1',
-           'LOCAL_PARAMETERS', 'local_noise_sigma', 'local_discrete_noise', 'LocalRandomizer', 'local_randomizer',
-           'randomize_record', 'randomize_records', 'LocalAggregator', 'local_contract', 'plan_local_second_moment',
-           'local_second_moment', 'local_second_moment_release', 'plan_local_gaussian_pca', 'local_gaussian_pca',
+           'LOCAL_PARAMETERS', 'local_gaussian_pca', 'local_noise_sigma', 'local_discrete_noise', 'LocalRandomizer',
+           'local_randomizer', 'randomize_record', 'randomize_records', 'LocalAggregator', 'local_contract',
+           'plan_local_second_moment', 'local_second_moment', 'local_second_moment_release', 'plan_local_gaussian_pca',
            'wishart_release', 'local_second_moment_wishart', 'local_gaussian_pca_wishart']
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #f1d5cfe8
@@ -488,33 +488,22 @@ def plan_local_gaussian_pca(n: int, p: int, k: int | None, epsilon: float, delta
     return moment.then(eigenvectors)
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #bc013c5f
-def local_gaussian_pca(X, k: int, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
-                       calibration: str = "analytic", simulate: str | None = None, chunk_size: int | None = None,
-                       noise: str = "gaussian", noise_shape: str = "vecd", radius: float = 1.0, random_state=None,
-                       return_release: bool = False):
-    '''(epsilon, delta)-LDP top-k principal subspace (p x k) by the Local Gaussian Mechanism (Wang & Xu, Algorithm 1).
+LOCAL_PARAMETERS = {a.name: a for a in (
+    Parameter("simulate", "{'aggregate', 'per_record'} or None", "How a simulation draws the devices' reports (the "
+              "same law): 'per_record' (every report, as deployed), 'aggregate' (their exact sum at once, faster), None "
+              "(aggregate on a numpy array with Gaussian noise, else per record; a Dask array always per record, in its "
+              "partitions).", (("aggregate", "per_record"), "none")),
+    Parameter("chunk_size", "int >= 1 or None", "Reports drawn per chunk by a per-record simulation (memory only; None: "
+              "a size that stays in cache).", ("int>=1", "none")))}
 
-    Parameters
-    ----------
-    X : array (n, p), numpy or dask
-        One record per row (one user each), clipped to `radius` on its device.
-    k : int, 1 <= k <= p
-        Dimension of the principal subspace.
-    epsilon, delta, sensitivity_rule, calibration, noise, noise_shape, radius, simulate, chunk_size
-        As in `local_second_moment`.
-    random_state : int, numpy Generator or None
-        Seed of the devices' noise.
-    return_release : bool
-        Return the whole `Release` (V, its contract, the diagnostics, all p eigenvalues) instead of V.
-
-    Returns
-    -------
-    V : ndarray (p, k), or Release
-        Orthonormal eigenvectors of the k largest algebraic eigenvalues of S_hat: (epsilon, delta)-LDP.
-    '''
-    return release_rows(plan_local_gaussian_pca, X, k, epsilon, delta, sensitivity_rule=sensitivity_rule,
-                        calibration=calibration, simulate=simulate, chunk_size=chunk_size, noise=noise,
-                        noise_shape=noise_shape, radius=radius, random_state=random_state, return_release=return_release)
+local_gaussian_pca = register(Algorithm(
+    "local_gaussian_pca", plan_local_gaussian_pca, PublicFunction(
+        "(epsilon, delta)-LDP top-k principal subspace (p x k) by the Local Gaussian Mechanism (Wang & Xu, Algorithm 1).",
+        "Orthonormal eigenvectors of the k largest algebraic eigenvalues of S_hat.", release="the diagnostics, all p eigenvalues",
+        data="One record per row (one user each), clipped to `radius` on its device."),
+    "local", "approximate", "subspace", "Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each user's x x^T plus "
+    "Gaussian noise on the device, the server's average, its top-k eigenvectors", estimator="LocalGaussianPCA",
+    eigenvalues=True, dask=True, parameters=LOCAL_PARAMETERS)).function
 
 # %% ../../nbs/04_algorithms/01_local.ipynb #c0f868cd
 def wishart_release(plan: Plan, Sigma, random_state=None) -> Release:
@@ -558,17 +547,3 @@ def local_gaussian_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *
                                    sensitivity_rule=sensitivity_rule, calibration=calibration, noise_shape=noise_shape)
     r = wishart_release(plan, Sigma, random_state)
     return r if return_release else r.value
-
-# %% ../../nbs/04_algorithms/01_local.ipynb #2772579e
-LOCAL_PARAMETERS = {a.name: a for a in (
-    Parameter("simulate", "{'aggregate', 'per_record'} or None", "How a simulation draws the devices' reports (the "
-              "same law): 'per_record' (every report, as deployed), 'aggregate' (their exact sum at once, faster), None "
-              "(aggregate on a numpy array with Gaussian noise, else per record; a Dask array always per record, in its "
-              "partitions).", (("aggregate", "per_record"), "none")),
-    Parameter("chunk_size", "int >= 1 or None", "Reports drawn per chunk by a per-record simulation (memory only; None: "
-              "a size that stays in cache).", ("int>=1", "none")))}
-
-register(Algorithm("local_gaussian_pca", plan_local_gaussian_pca, local_gaussian_pca, "local", "approximate", "subspace",
-                   "Local Gaussian mechanism (Wang & Xu 2019, Algorithm 1): each user's x x^T plus Gaussian noise on "
-                   "the device, the server's average, its top-k eigenvectors", estimator="LocalGaussianPCA",
-                   eigenvalues=True, dask=True, parameters=LOCAL_PARAMETERS))

@@ -11,10 +11,10 @@ from ..core.linalg import top_k_eigvecs
 from ..privacy.contract import Contract, Plan
 from .local import plan_local_second_moment, wishart_release, LOCAL_PARAMETERS, _dimension
 from .fantope import fantope_admm
-from .registry import Algorithm, Parameter, register, release_rows
+from .registry import Algorithm, Parameter, PublicFunction, register
 
 # %% auto #0
-__all__ = ['PENALTY_RULES', 'ALGORITHM_2', 'sparse_penalty', 'fantope_pca', 'plan_local_sparse_pca', 'local_sparse_pca',
+__all__ = ['PENALTY_RULES', 'ALGORITHM_2', 'local_sparse_pca', 'sparse_penalty', 'fantope_pca', 'plan_local_sparse_pca',
            'local_sparse_pca_wishart']
 
 # %% ../../nbs/04_algorithms/03_local_sparse.ipynb #1c3f6661
@@ -99,37 +99,25 @@ def plan_local_sparse_pca(n: int, p: int, k: int | None, epsilon: float, delta: 
         f"Fantope penalty {pen:.4g} ({rule}; public: from n, p and the noise scale, or the user's)",))
 
 # %% ../../nbs/04_algorithms/03_local_sparse.ipynb #39520de7
-def local_sparse_pca(X, k: int, epsilon: float, delta: float, *, penalty=None, sensitivity_rule: str = "tight",
-                     calibration: str = "analytic", simulate: str | None = None, radius: float = 1.0, tol: float = 1e-4,
-                     max_iter: int = 2000, admm_step: float | None = None, output: str = "X", random_state=None,
-                     return_release: bool = False):
-    '''(epsilon, delta)-LDP row-sparse top-k subspace (p x k): Algorithm 1's reports, Fantope ADMM, top-k eigenvectors.
-
-    Parameters
-    ----------
-    X : array (n, p), numpy or dask
-        One record per row (one user each), clipped to `radius` on its device.
-    k : int in [1, p]
-        Target dimension.
-    epsilon, delta, sensitivity_rule, calibration, radius, simulate
-        As in `local_gaussian_pca` (the reports are Algorithm 1's).
-    penalty : None, {"rate", "max", "safe"} or float >= 0
-        The l1 penalty: a rule of `sparse_penalty` (None: "rate"), data-independent, or a number (units of x x^T).
-    tol, max_iter, admm_step, output
-        The ADMM's, as in `fantope_pca`.
-    random_state : int, numpy Generator or None
-        Seed of the devices' noise.
-    return_release : bool
-        Return the whole `Release` (V, its contract, the diagnostics, the penalty and the ADMM's summary) instead of V.
-
-    Returns
-    -------
-    V : ndarray (p, k), or Release
-        Orthonormal columns: the estimated principal subspace, (epsilon, delta)-LDP.
-    '''
-    return release_rows(plan_local_sparse_pca, X, k, epsilon, delta, penalty=penalty, sensitivity_rule=sensitivity_rule,
-                        calibration=calibration, simulate=simulate, radius=radius, tol=tol, max_iter=max_iter,
-                        admm_step=admm_step, output=output, random_state=random_state, return_release=return_release)
+local_sparse_pca = register(Algorithm(
+    "local_sparse_pca", plan_local_sparse_pca, PublicFunction(
+        "(epsilon, delta)-LDP row-sparse top-k subspace (p x k): Algorithm 1's reports, Fantope ADMM, top-k eigenvectors.",
+        "Orthonormal columns: the estimated principal subspace.", release="the diagnostics, the penalty and the ADMM's summary",
+        data="One record per row (one user each), clipped to `radius` on its device."),
+    "local", "approximate", "subspace", "Local Gaussian mechanism - High Dimension (Wang & Xu 2019, Algorithm 2): "
+    "Algorithm 1's reports, then an l1-penalised Fantope program (ADMM) and its top-k eigenvectors",
+    estimator="LocalSparsePCA", attributes={"n_iter_": "admm_iterations", "penalty_": "penalty"}, dask=True,
+    quick=dict(max_iter=50), parameters=[
+        LOCAL_PARAMETERS["simulate"],
+        Parameter("penalty", "None, {'rate', 'max', 'safe'} or float >= 0", "The l1 penalty of the Fantope program: a "
+                  "data-independent rule of `sparse_penalty` (None: 'rate') or a number in the units of x x^T.",
+                  ("none", PENALTY_RULES, "real>=0")),
+        Parameter("tol", "float > 0", "ADMM tolerance, in units of ||S_hat||_2 (as in `fantope_pca`).", ("real>0",)),
+        Parameter("max_iter", "int >= 1", "ADMM iteration cap.", ("int>=1",)),
+        Parameter("admm_step", "float > 0 or None", "Initial ADMM step, in units of ||S_hat||_2 (None: 1).",
+                  ("real>0", "none")),
+        Parameter("output", "{'X', 'Y'}", "Which ADMM iterate is eigendecomposed: the Fantope point X or the sparse Y.",
+                  (("X", "Y"),))])).function
 
 # %% ../../nbs/04_algorithms/03_local_sparse.ipynb #65604dc1
 def local_sparse_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *, penalty=None,
@@ -142,19 +130,3 @@ def local_sparse_pca_wishart(Sigma, n, k: int, epsilon: float, delta: float, *, 
                                  admm_step=admm_step, output=output)
     r = wishart_release(plan, Sigma, random_state)
     return r if return_release else r.value
-
-# %% ../../nbs/04_algorithms/03_local_sparse.ipynb #d034dac1
-register(Algorithm("local_sparse_pca", plan_local_sparse_pca, local_sparse_pca, "local", "approximate", "subspace",
-                   "Local Gaussian mechanism - High Dimension (Wang & Xu 2019, Algorithm 2): Algorithm 1's reports, then "
-                   "an l1-penalised Fantope program (ADMM) and its top-k eigenvectors", estimator="LocalSparsePCA",
-                   attributes={"n_iter_": "admm_iterations", "penalty_": "penalty"}, dask=True, quick=dict(max_iter=50),
-                   parameters=[LOCAL_PARAMETERS["simulate"],
-                               Parameter("penalty", "None, {'rate', 'max', 'safe'} or float >= 0", "The l1 penalty of the "
-                                         "Fantope program: a data-independent rule of `sparse_penalty` (None: 'rate') or "
-                                         "a number in the units of x x^T.", ("none", PENALTY_RULES, "real>=0")),
-                               Parameter("tol", "float > 0", "ADMM tolerance, in units of ||S_hat||_2.", ("real>0",)),
-                               Parameter("max_iter", "int >= 1", "ADMM iteration cap.", ("int>=1",)),
-                               Parameter("admm_step", "float > 0 or None", "Initial ADMM step, in units of ||S_hat||_2 "
-                                         "(None: 1).", ("real>0", "none")),
-                               Parameter("output", "{'X', 'Y'}", "Which ADMM iterate is eigendecomposed: the Fantope "
-                                         "point X or the sparse Y.", (("X", "Y"),))]))

@@ -14,11 +14,12 @@ from ..privacy.mechanisms import snapping_laplace, snapping_scale, snapping_epsi
 from ..privacy.samplers import (bingham_sample, matrix_bingham_sample, macg_limit_acceptance,
                                        matrix_bingham_acceptance_rate)
 from ..privacy.contract import Contract, Plan, Release
-from .registry import Algorithm, Parameter, register, release_rows
+from .registry import Algorithm, Parameter, PublicFunction, ErrorModel, register
 
 # %% auto #0
-__all__ = ['PURE_SENSITIVITY_RULES', 'FLOAT_NOTE', 'SUBSPACE_MARGIN', 'pure_dp_budget', 'plan_pure_dp_pca', 'pure_dp_pca',
-           'pure_dp_audit_statistic', 'subspace_acceptance_rate', 'plan_pure_dp_subspace', 'pure_dp_subspace',
+__all__ = ['PURE_SENSITIVITY_RULES', 'FLOAT_NOTE', 'PURE_ERROR_NOTE', 'pure_dp_pca', 'SUBSPACE_MARGIN', 'pure_dp_subspace',
+           'pure_dp_budget', 'plan_pure_dp_pca', 'pure_error_model', 'pure_dp_audit_statistic',
+           'subspace_acceptance_rate', 'plan_pure_dp_subspace', 'subspace_error_model',
            'subspace_adversarial_acceptance']
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #4c0bd338
@@ -136,49 +137,40 @@ def _pure_contract(n, p, k, eps, budgets, etas, factor, R, eig) -> Contract:
                     exact_sampler_only=True, notes=(FLOAT_NOTE,))
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #8582e4c5
-def pure_dp_pca(X, k: int, epsilon: float, *, eigenvalue_share=0.1, sensitivity_rule: str = "tight",
-                radius: float = 1.0, random_state=None, return_release: bool = False):
-    """Pure epsilon-DP top-k subspace (p x k) by Amin et al. (2019): snapped Laplace eigenvalues, k exact Bingham draws; replace-one.
+PURE_ERROR_NOTE = ("E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, to first order in the "
+                   "exponential mechanism's draws, from the released variances and the public exponents (post-processing); "
+                   "an approximation, not a bound: no interval")
 
-    Parameters
-    ----------
-    X : array_like, shape (n, p)
-        One record per row (not modified).
-    k : int in [1, p]
-        Target dimension.
-    epsilon, radius
-        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`); the guarantee is pure (delta = 0).
-    eigenvalue_share : float in [0, 1) or "equal"
-        Share of epsilon for the snapped Laplace eigenvalues (0: no eigenvalue release), as in `pure_dp_budget`.
-    sensitivity_rule : {"tight", "paper"}
-        Exponent of the eigenvector rounds: eps_i / (2 R^2) (exact) or eps_i / (4 R^2) (Amin et al.; half wasted).
-    random_state : None, int or numpy.random.Generator
-        Source of randomness.
-    return_release : bool
-        Return the whole `Release` (V, its contract, the noisy eigenvalues / n in its extras, the curator-only
-        diagnostics: trials, n_clipped) instead of V.
+def _exponential_model(public: dict, beta) -> ErrorModel:
+    "k draws of exponents `beta` on the released variances (an ordering step's k of them: the rest's mean after them)."
+    p, k, w = public["p"], public["k"], np.asarray(public["variances"])
+    rest = max(public["total"] - float(w[:k].sum()), 0.0) / max(p - k, 1) if w.size == k else None
+    return ErrorModel("exponential", PURE_ERROR_NOTE, spectrum=w if rest is None else np.concatenate([w, np.full(p - k, rest)]),
+                      exponents=beta)
 
-    Returns
-    -------
-    V : ndarray (p, k), or Release
-        Orthonormal columns: epsilon-DP (replace-one, n public, rows clipped to `radius`).
-    """
-    return release_rows(plan_pure_dp_pca, X, k, epsilon, 0.0, eigenvalue_share=eigenvalue_share,
-                        sensitivity_rule=sensitivity_rule, radius=radius, random_state=random_state,
-                        return_release=return_release)
+def pure_error_model(contract: Contract, extras: dict, public: dict) -> ErrorModel | None:
+    "The `expected_error` hook of pure_dp_pca: beta_i = n eps_i / (factor R^2), the rounds' exponents on S."
+    if public.get("variances") is None: return None
+    k, n, o, R2 = public["k"], public["n"], public["options"], float(extras["radius"]) ** 2
+    beta = n * pure_dp_budget(contract.epsilon, contract.k, o["eigenvalue_share"])[1:k + 1] / (
+        PURE_SENSITIVITY_RULES[o["sensitivity_rule"]] * R2)
+    return _exponential_model(public, beta)
 
-# %% ../../nbs/04_algorithms/06_pure.ipynb #a9869bfe
-register(Algorithm("pure_dp_pca", plan_pure_dp_pca, pure_dp_pca, "central", "pure", "subspace",
-                   "pure epsilon-DP PCA (Amin et al. 2019): snapped Laplace eigenvalues, exponential-mechanism "
-                   "eigenvectors (exact Bingham draws)", estimator="PureDPPCA", eigenvalues=True,
-                   parameters={p.name: p for p in (
-                       Parameter("eigenvalue_share", "float in [0, 1) or 'equal'", "Share of epsilon spent on the "
-                                 "snapped Laplace eigenvalues (0: none released); 'equal': 1/(k+1), the split of "
-                                 "diffprivlib and OpenDP.", ("real[0,1)", ("equal",))),
-                       Parameter("sensitivity_rule", "{'tight', 'paper'}", "Exponent of the eigenvector rounds: "
-                                 "'tight' eps_i / (2 R^2) (exactly eps_i-DP, the default) or 'paper' eps_i / (4 R^2) "
-                                 "(Amin et al. and the libraries: half of each round's budget wasted).",
-                                 (("tight", "paper"),)))}))
+# %% ../../nbs/04_algorithms/06_pure.ipynb #736ba906
+pure_dp_pca = register(Algorithm(
+    "pure_dp_pca", plan_pure_dp_pca, PublicFunction(
+        "Pure epsilon-DP top-k subspace (p x k) by Amin et al. (2019): snapped Laplace eigenvalues, k exact Bingham draws; "
+        "replace-one.", "Orthonormal columns (rows clipped to `radius`).", data="One record per row (not modified).",
+        release="the noisy eigenvalues / n in its extras, the curator-only diagnostics: trials, n_clipped"),
+    "central", "pure", "subspace", "pure epsilon-DP PCA (Amin et al. 2019): snapped Laplace eigenvalues, "
+    "exponential-mechanism eigenvectors (exact Bingham draws)", estimator="PureDPPCA", eigenvalues=True,
+    expected_error=pure_error_model, parameters={p.name: p for p in (
+        Parameter("eigenvalue_share", "float in [0, 1) or 'equal'", "Share of epsilon spent on the snapped Laplace "
+                  "eigenvalues (0: none released), as in `pure_dp_budget`; 'equal': 1/(k+1), the split of diffprivlib and "
+                  "OpenDP.", ("real[0,1)", ("equal",))),
+        Parameter("sensitivity_rule", "{'tight', 'paper'}", "Exponent of the eigenvector rounds: 'tight' eps_i / (2 R^2) "
+                  "(exactly eps_i-DP, the default) or 'paper' eps_i / (4 R^2) (Amin et al. and the libraries: half of "
+                  "each round's budget wasted).", (("tight", "paper"),)))})).function
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #40633b47
 def pure_dp_audit_statistic(X, epsilon: float, *, direction=None, sensitivity_rule: str = "tight", radius: float = 1.0,
@@ -242,37 +234,31 @@ def plan_pure_dp_subspace(n: int, p: int, k: int, epsilon: float, delta: float =
     return Plan(c, run)
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #377e6e8a
-def pure_dp_subspace(X, k: int, epsilon: float, *, radius: float = 1.0, max_trials: int = 10 ** 6, random_state=None,
-                     return_release: bool = False):
-    """Pure epsilon-DP k-subspace (p x k, basis unordered) from ONE draw of the exponential mechanism with utility tr(V'CV); replace-one.
+def subspace_error_model(contract: Contract, extras: dict, public: dict) -> ErrorModel | None:
+    "The `expected_error` hook of pure_dp_subspace: one joint draw, beta = n eps / (2 R^2) for each of the k directions."
+    if public.get("variances") is None: return None
+    return _exponential_model(public, np.full(public["k"], public["n"] * contract.epsilon / (2 * float(extras["radius"]) ** 2)))
 
-    Parameters
-    ----------
-    X : array_like, shape (n, p)
-        One record per row (not modified).
-    k : int in [1, p]
-        Target dimension.
-    epsilon, radius
-        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`); all of epsilon goes to the one draw.
-    max_trials : int >= 1
-        Proposals allowed to the sampler. Refused at once when below 20 / `subspace_acceptance_rate(p, k)`; for k >= 2 a
-        run that is not refused can still exhaust them on data without a clear top-k subspace, and raise: whether it
-        does depends on the data (`subspace_adversarial_acceptance`).
-    random_state : None, int or numpy.random.Generator
-        Source of randomness.
-    return_release : bool
-        Return the whole `Release` (V, its contract, the curator-only diagnostics: trials, n_clipped) instead of V.
-
-    Returns
-    -------
-    V : ndarray (p, k), or Release
-        Orthonormal columns, a Haar-random basis of the released subspace (no order): epsilon-DP (replace-one, n public).
-    """
-    shape = getattr(X, "shape", None)                  # public: a refusal comes from X's shape, before any row is read
+def _plan_from_shape(X, k, epsilon, delta, **options):
+    "Plan for X's shape before any row is read, so that a hopeless max_trials is refused from public quantities."
+    shape = getattr(X, "shape", None)
     if shape is not None and len(shape) == 2 and shape[0] >= 2 and shape[1] >= 1:   # else check_rows names X
-        plan_pure_dp_subspace(int(shape[0]), int(shape[1]), k, epsilon, radius=radius, max_trials=max_trials)
-    return release_rows(plan_pure_dp_subspace, X, k, epsilon, 0.0, radius=radius, max_trials=max_trials,
-                        random_state=random_state, return_release=return_release)
+        plan_pure_dp_subspace(int(shape[0]), int(shape[1]), k, epsilon, **options)
+
+# %% ../../nbs/04_algorithms/06_pure.ipynb #78a613b0
+pure_dp_subspace = register(Algorithm(
+    "pure_dp_subspace", plan_pure_dp_subspace, PublicFunction(
+        "Pure epsilon-DP k-subspace (p x k, basis unordered) from ONE draw of the exponential mechanism with utility "
+        "tr(V'CV); replace-one.", "Orthonormal columns, a Haar-random basis of the released subspace (no order).",
+        data="One record per row (not modified).", release="the curator-only diagnostics: trials, n_clipped",
+        prepare=_plan_from_shape),
+    "central", "pure", "subspace", "pure epsilon-DP subspace: one exponential-mechanism draw of the k-frame (exact "
+    "matrix Bingham)", estimator="PureDPSubspace", ordered=False, expected_error=subspace_error_model,
+    parameters={p.name: p for p in (
+        Parameter("max_trials", "int >= 1", "Proposals allowed to the matrix Bingham sampler. Refused at once when below "
+                  "20 / `subspace_acceptance_rate(p, k)`; for k >= 2 a run that is not refused can still exhaust them on "
+                  "data without a clear top-k subspace, and raise: whether it does depends on the data "
+                  "(`subspace_adversarial_acceptance`).", ("int>=1",)),)})).function
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #6db0e04e
 def subspace_adversarial_acceptance(p: int, k: int, spread: float, *, gaps=(0.3, 0.1, 0.03, 0.01, 0.003, 0.001),
@@ -293,10 +279,3 @@ def subspace_adversarial_acceptance(p: int, k: int, spread: float, *, gaps=(0.3,
         a = np.r_[np.zeros(z), (1 - g) * L / (z + g), np.full(p - z - 1, L / (z + g))]
         return matrix_bingham_acceptance_rate(np.diag(a), k, n_proposals=n_proposals, random_state=random_state)
     return min((rate(g), g) for g in gaps)
-
-# %% ../../nbs/04_algorithms/06_pure.ipynb #a1135c3e
-register(Algorithm("pure_dp_subspace", plan_pure_dp_subspace, pure_dp_subspace, "central", "pure", "subspace",
-                   "pure epsilon-DP subspace: one exponential-mechanism draw of the k-frame (exact matrix Bingham)",
-                   estimator="PureDPSubspace", ordered=False, parameters={p.name: p for p in (
-                       Parameter("max_trials", "int >= 1", "Proposals allowed to the matrix Bingham sampler; a run that "
-                                 "exhausts them raises (whether it does depends on the data).", ("int>=1",)),)}))

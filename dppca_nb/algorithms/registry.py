@@ -12,12 +12,15 @@ from typing import Callable
 import math
 import numpy as np
 from ..core.validation import check_choice, check_int, check_k
-from ..privacy.contract import Plan, Release
+from ..privacy.contract import Contract, Plan, Release
+from ..privacy.mechanisms import NOISE_SHAPES
 from ..backends.statistics import check_rows
 
 # %% auto #0
-__all__ = ['ACCEPTS', 'PARAMETERS', 'MODELS', 'ALGORITHM_MEASURES', 'OUTPUTS', 'REGISTRY', 'Parameter', 'parameter',
-           'check_parameter', 'Algorithm', 'register', 'algorithms', 'get_algorithm', 'release_rows']
+__all__ = ['ACCEPTS', 'PARAMETERS', 'MODELS', 'ALGORITHM_MEASURES', 'OUTPUTS', 'NOISE_LIMITS', 'ERROR_MODELS', 'REGISTRY',
+           'Parameter', 'parameter', 'check_parameter', 'Algorithm', 'release_rows', 'PublicFunction', 'call_signature',
+           'guarantee_words', 'function_doc', 'public_function', 'ErrorModel', 'release_noise_sd', 'Target', 'register',
+           'algorithms', 'get_algorithm']
 
 # %% ../../nbs/04_algorithms/09_registry.ipynb #29467478
 ACCEPTS = ("real>0", "real>=0", "real(0,1)", "real[0,1)", "int>=1", "int>=0", "bool", "none", "array", "random_state",
@@ -123,13 +126,14 @@ def check_parameter(value, name: str, own: dict | None = None):
 MODELS = ("central", "local")
 ALGORITHM_MEASURES = ("approximate", "pure", "pure when delta = 0")
 OUTPUTS = ("subspace", "covariance")
+NOISE_LIMITS = ("epsilon", "delta", "both")
 
 @dataclass(frozen=True, eq=False)
 class Algorithm:
     "One registered private algorithm: its plan, its public function, what it releases, and its parameters."
     key: str                          # the public function's name, e.g. "analyze_gauss"
     planner: Callable                 # planner(n, p, k, epsilon, delta, **options) -> Plan
-    function: Callable                # the public function: function(X, k, epsilon, delta, **options)
+    function: Callable                # the public function, or the PublicFunction it is generated from
     model: str                        # "central" | "local"
     measure: str                      # "approximate" | "pure" | "pure when delta = 0"
     output: str                       # "subspace" (p x k) | "covariance" (p x p)
@@ -146,14 +150,21 @@ class Algorithm:
     eigenvalues: bool = False         # the release's extras hold all p private eigenvalues of the covariance
     simulate_error: bool = False      # no error formula: the estimator simulates the method at its released variances
     quick: dict = field(default_factory=dict)
+    expected_error: Callable | None = None   # hook: (contract, extras, public) -> ErrorModel or None
+    target: Target | None = None      # hook: the non-private limit, where not the exact second moment's top k
+    noise_limit: str = "epsilon"      # what the noise falls with: "epsilon", "delta" or "both" (the advice to users)
+    thresholded: Callable | None = None      # hook: (contract, extras, options) -> (noisy, support, sd_diag, sd_off)
 
     def __post_init__(self):
         check_choice(self.model, "model", MODELS)
         check_choice(self.measure, "measure", ALGORITHM_MEASURES)
         check_choice(self.output, "output", OUTPUTS)
         check_choice(self.k_max, "k_max", ("p", "p-1"))
+        check_choice(self.noise_limit, "noise_limit", NOISE_LIMITS)
         object.__setattr__(self, "parameters", {p.name: p for p in (self.parameters.values() if isinstance(
             self.parameters, dict) else self.parameters)})
+        if isinstance(self.function, PublicFunction):       # generated from the planner and this entry
+            object.__setattr__(self, "function", public_function(self, self.function))
 
 # %% ../../nbs/04_algorithms/09_registry.ipynb #9e3b5c7f
 def _options(self) -> dict:
@@ -192,6 +203,115 @@ def _run(self, X, k, epsilon, delta=0.0, *, random_state=None, **options) -> Rel
 
 Algorithm.run = _run
 
+# %% ../../nbs/04_algorithms/09_registry.ipynb #6a8c0e4d
+def release_rows(planner: Callable, X, k, epsilon, delta, *, random_state=None, return_release: bool = False, **options):
+    "Plan `planner` for X's shape (public) and release on X: the value, or the `Release` if `return_release`."
+    X = check_rows(X, min_rows=2)
+    n, p = (int(s) for s in X.shape)
+    r = planner(n, p, k, epsilon, delta, **options).release(X, random_state)
+    return r if return_release else r.value
+
+# %% ../../nbs/04_algorithms/09_registry.ipynb #4a587b2b
+@dataclass(frozen=True)
+class PublicFunction:
+    "What a generated public function adds to its planner and its entry: its docstring's own lines, a step before the release."
+    summary: str                      # the docstring's first line: what it releases, by which mechanism
+    returns: str                      # what the value is (the guarantee is added from the entry)
+    data: str = "Data rows, one record per row."     # what X is
+    release: str = "the curator-only diagnostics"    # what return_release=True's Release holds beyond value and contract
+    notes: str = ""                   # a paragraph after the summary
+    prepare: Callable | None = None   # prepare(X, k, epsilon, delta, **options): a check of public quantities, first
+
+# %% ../../nbs/04_algorithms/09_registry.ipynb #b058ad17
+_P = inspect.Parameter
+
+def call_signature(alg: Algorithm) -> inspect.Signature:
+    "The public function's signature, read from the planner's and the entry's output and measure."
+    head = list(inspect.signature(alg.planner).parameters.values())
+    ps = [_P("X", _P.POSITIONAL_OR_KEYWORD)]
+    if alg.output == "subspace": ps.append(_P("k", _P.POSITIONAL_OR_KEYWORD, annotation="int"))
+    ps.append(_P("epsilon", _P.POSITIONAL_OR_KEYWORD, annotation="float"))
+    if alg.measure != "pure": ps.append(_P("delta", _P.POSITIONAL_OR_KEYWORD, default=head[4].default, annotation="float"))
+    ps += [a.replace(kind=_P.KEYWORD_ONLY) for a in head[5:]]
+    return inspect.Signature(ps + [_P("random_state", _P.KEYWORD_ONLY, default=None),
+                                   _P("return_release", _P.KEYWORD_ONLY, default=False, annotation="bool")])
+
+# %% ../../nbs/04_algorithms/09_registry.ipynb #9c44eeb0
+def guarantee_words(alg: Algorithm) -> str:
+    "The entry's guarantee in one sentence: measure and model, replace-one neighbours, n public (and where it holds)."
+    dp = {"approximate": "(epsilon, delta)-DP", "pure": "epsilon-DP (pure: delta = 0)",
+          "pure when delta = 0": "(epsilon, delta)-DP, pure epsilon-DP when delta = 0"}[alg.measure]
+    if alg.model == "local": dp = dp.replace("-DP", "-LDP") + " (each record randomized on its own device)"
+    out = f"{dp}, replace-one neighbours, n public"
+    return (out if alg.worst_case else f"NOT worst-case DP: {out} only on the data its contract's domain describes") + "."
+
+# %% ../../nbs/04_algorithms/09_registry.ipynb #2edf1156
+def _entry(name: str, kind: str, doc: str, default=_P.empty) -> str:
+    return f"{name} : {kind}" + ("" if default is _P.empty else f", default={default!r}") + f"\n    {doc}"
+
+def function_doc(alg: Algorithm, spec: PublicFunction) -> str:
+    "The docstring of the function generated from `alg` and `spec`."
+    cov = alg.output == "covariance"
+    own = dict(X=("array (n, p), numpy or dask" if alg.dask else "array (n, p)", spec.data),
+               k=("int, 1 <= k <= p", "Dimension of the principal subspace."),
+               return_release=("bool", f"Return the whole `Release` (the value, its contract, {spec.release}) instead "
+                               + ("of the matrix." if cov else "of V.")))
+    lines = [spec.summary, ""] + ([spec.notes, ""] if spec.notes else []) + ["Parameters", "----------"]
+    for a, par in call_signature(alg).parameters.items():
+        kind, doc = own[a] if a in own else (parameter(a, alg.parameters).kind, parameter(a, alg.parameters).doc)
+        lines.append(_entry(a, kind, doc, par.default))
+    value = "ndarray (p, p), or Release" if cov else "V : ndarray (p, k), or Release"
+    return "\n".join(lines + ["", "Returns", "-------", value, f"    {spec.returns} Guarantee: {guarantee_words(alg)}"])
+
+# %% ../../nbs/04_algorithms/09_registry.ipynb #76643460
+def public_function(alg: Algorithm, spec: PublicFunction) -> Callable:
+    "The algorithm as a function of the data, generated from its planner (`call_signature`) and `spec` (`function_doc`)."
+    sig, planner, name = call_signature(alg), alg.planner, alg.key
+    def function(*args, **kwargs):
+        try: bound = sig.bind(*args, **kwargs)
+        except TypeError as e: raise TypeError(f"{name}(): {e}") from None
+        bound.apply_defaults()
+        o = dict(bound.arguments)
+        X, k, epsilon, delta = o.pop("X"), o.pop("k", None), o.pop("epsilon"), o.pop("delta", 0.0)
+        random_state, return_release = o.pop("random_state"), o.pop("return_release")
+        if spec.prepare is not None: spec.prepare(X, k, epsilon, delta, **o)
+        return release_rows(planner, X, k, epsilon, delta, random_state=random_state, return_release=return_release, **o)
+    function.__name__ = function.__qualname__ = name
+    function.__module__, function.__signature__, function.planner = planner.__module__, sig, planner
+    function.__doc__ = function_doc(alg, spec)
+    return function
+
+# %% ../../nbs/04_algorithms/09_registry.ipynb #130686be
+ERROR_MODELS = ("matrix", "frame", "exponential")
+
+@dataclass(frozen=True, eq=False)
+class ErrorModel:
+    "How good a release is (E||P_hat - P||_F): a formula (`kind`) and the released or public numbers it takes."
+    kind: str                            # "matrix" | "frame" | "exponential"
+    note: str                            # against what, from what (the estimator's expected_error_note_)
+    spectrum: np.ndarray | None = None   # matrix, exponential: the matrix's eigenvalues, descending
+    scale: float | None = None           # matrix: the noise's diagonal sd; frame: the noise scale
+    noise_sd: float | None = None        # matrix: debias `spectrum` (released eigenvalues) with this off-diagonal sd
+    noise_shape: str = "vecd"            # matrix: the symmetric noise's shape
+    noise: str = "gaussian"              # frame: "gaussian" or "cauchy"
+    exponents: np.ndarray | None = None  # exponential: the k draws' exponents on the matrix
+
+    def __post_init__(self): check_choice(self.kind, "kind", ERROR_MODELS)
+
+# %% ../../nbs/04_algorithms/09_registry.ipynb #b8a57b46
+def release_noise_sd(c: Contract, noise_shape: str = "vecd") -> float | None:
+    "Off-diagonal noise sd of the symmetric matrix released under `c` (covariance units; a local average: / sqrt n); None if it adds no Gaussian matrix."
+    if c.noise not in ("gaussian", "discrete_gaussian") or c.noise_scale is None or c.n is None: return None
+    tau = c.noise_scale / (math.sqrt(c.n) if c.model == "local" else 1.0)
+    return tau * NOISE_SHAPES[noise_shape].offdiag
+
+# %% ../../nbs/04_algorithms/09_registry.ipynb #5991ec08
+@dataclass(frozen=True)
+class Target:
+    "The non-private limit (epsilon = inf) of a release that is not the top k of the exact second moment."
+    what: str                  # in words, for the contract of the non-private limit
+    value: Callable            # value(X, S, k, options) -> (V, the p variances: along V, then of what V leaves)
+
 # %% ../../nbs/04_algorithms/09_registry.ipynb #f8706065
 REGISTRY: dict[str, Algorithm] = {}
 
@@ -221,11 +341,3 @@ def get_algorithm(name: str) -> Algorithm:
     for a in algorithms().values():
         if name in a.names: return a
     raise KeyError(f"name: no registered algorithm {name!r}; the keys are {', '.join(sorted(REGISTRY))}")
-
-# %% ../../nbs/04_algorithms/09_registry.ipynb #6a8c0e4d
-def release_rows(planner: Callable, X, k, epsilon, delta, *, random_state=None, return_release: bool = False, **options):
-    "Plan `planner` for X's shape (public) and release on X: the value, or the `Release` if `return_release`."
-    X = check_rows(X, min_rows=2)
-    n, p = (int(s) for s in X.shape)
-    r = planner(n, p, k, epsilon, delta, **options).release(X, random_state)
-    return r if return_release else r.value

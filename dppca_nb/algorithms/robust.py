@@ -11,19 +11,22 @@ from ..core.validation import check_k, check_epsilon, check_delta, check_positiv
 from ..core.linalg import top_k_eigvecs
 from ..backends.statistics import check_rows, paired_row_norms
 from ..backends.array_api import check_rows_xp, is_array_api, to_numpy
-from ..privacy.mechanisms import gaussian_sigma, gaussian_epsilon, symmetric_gaussian, sym_dim
+from ..privacy.mechanisms import gaussian_sigma, gaussian_epsilon, symmetric_gaussian, sym_dim, NOISE_SHAPES
 from ..privacy.discrete import (NOISES, check_noise_calibration, discrete_calibration, discrete_gaussian_rho,
                                        discrete_gaussian_epsilon, discrete_symmetric_release)
 from ..privacy.releases import discrete_guarantee
 from ..privacy.centering import (check_radius_bounds, norm_histogram, private_radius_from_histogram,
                                         quantile_contract)
 from ..privacy.contract import Contract, Plan, Release
-from .kendall import PAIR_TRANSFORMS, kendall_design, design_seed, _kendall_tau, _check_pair_transform
-from .registry import Algorithm, Parameter, register, release_rows
+from .kendall import (PAIR_TRANSFORMS, kendall_design, design_seed, kendall_tau, _kendall_tau,
+                                        _check_pair_transform)
+from .registry import (Algorithm, Parameter, PublicFunction, ErrorModel, Target, register,
+                                         release_noise_sd)
 
 # %% auto #0
-__all__ = ['KENDALL_SENSITIVITY_RULES', 'kendall_sensitivity', 'disjoint_pair_norms', 'plan_winsorization_radius',
-           'kendall_contract', 'plan_noisy_kendall', 'noisy_kendall', 'plan_g_dppca', 'g_dppca']
+__all__ = ['KENDALL_SENSITIVITY_RULES', 'noisy_kendall', 'KENDALL_ERROR_NOTE', 'g_dppca', 'kendall_sensitivity',
+           'disjoint_pair_norms', 'plan_winsorization_radius', 'kendall_contract', 'plan_noisy_kendall', 'plan_g_dppca',
+           'kendall_error_model', 'kendall_target']
 
 # %% ../../nbs/04_algorithms/08_robust.ipynb #52d6fdfc
 KENDALL_SENSITIVITY_RULES = {"tight": 2 * math.sqrt(2), "paper": 4.0}   # Delta_F = factor * c^2 / n
@@ -188,88 +191,7 @@ def plan_noisy_kendall(n: int, p: int, k: int | None, epsilon: float, delta: flo
     c = _private_radius_contract(radius_plan.contract, at(1.0), eps, dlt)
     return Plan(c, lambda X, rng: _release_tau(X, rng, c, des, pair_transform, None, radius_plan, at, progress))
 
-# %% ../../nbs/04_algorithms/08_robust.ipynb #a5796c20
-def noisy_kendall(X, epsilon: float, delta: float, *, pair_transform: str = "spherical", winsorization_radius=None,
-                  sensitivity_rule: str = "tight", calibration: str = "analytic", noise: str = "gaussian",
-                  radius_quantile: float = 0.5, radius_share: float = 0.1, radius_bounds=None,
-                  design: str | None = None, degree: int | None = None, progress: bool | None = None,
-                  random_state=None, return_release: bool = False):
-    """(epsilon, delta)-DP (replace-one, n public) release of Kendall's tau plus vecd noise, X numpy or dask: the
-    mechanism of g-DPPCA before its eigenvectors. The options are those of `g_dppca`.
-
-    Returns
-    -------
-    K_bar : ndarray (p, p), or Release
-        The noisy tau (symmetric), or the whole `Release` (its contract, diagnostics and extras) if `return_release`.
-    """
-    return release_rows(plan_noisy_kendall, X, None, epsilon, delta, pair_transform=pair_transform,
-                        winsorization_radius=winsorization_radius, sensitivity_rule=sensitivity_rule,
-                        calibration=calibration, noise=noise, radius_quantile=radius_quantile,
-                        radius_share=radius_share, radius_bounds=radius_bounds, design=design, degree=degree,
-                        progress=progress, random_state=random_state, return_release=return_release)
-
-# %% ../../nbs/04_algorithms/08_robust.ipynb #d4531066
-def plan_g_dppca(n: int, p: int, k: int, epsilon: float, delta: float, *, pair_transform: str = "spherical",
-                 winsorization_radius=None, sensitivity_rule: str = "tight", calibration: str = "analytic",
-                 noise: str = "gaussian", radius_quantile: float = 0.5, radius_share: float = 0.1, radius_bounds=None,
-                 design: str | None = None, degree: int | None = None, progress: bool | None = None) -> Plan:
-    "g-DPPCA fixed before the data: the noisy Kendall's tau (`plan_noisy_kendall`), its top-k eigenvectors and eigenvalues."
-    k = check_k(k, p)
-    tau = plan_noisy_kendall(n, p, k, epsilon, delta, pair_transform=pair_transform,
-                             winsorization_radius=winsorization_radius, sensitivity_rule=sensitivity_rule,
-                             calibration=calibration, noise=noise, radius_quantile=radius_quantile,
-                             radius_share=radius_share, radius_bounds=radius_bounds, design=design, degree=degree,
-                             progress=progress)
-    def eigenvectors(K_bar, rng):          # its eigenvalues too: post-processing, for the expected error
-        return top_k_eigvecs(K_bar, k), {"tau_eigenvalues": np.linalg.eigvalsh(np.asarray(K_bar))[::-1].copy()}
-    return tau.then(eigenvectors, mechanism=f"g-DPPCA (Kim & Jung): {tau.contract.mechanism}, top-k eigenvectors")
-
-# %% ../../nbs/04_algorithms/08_robust.ipynb #2a495608
-def g_dppca(X, k: int, epsilon: float, delta: float, *, pair_transform: str = "spherical", winsorization_radius=None,
-            sensitivity_rule: str = "tight", calibration: str = "analytic", noise: str = "gaussian",
-            radius_quantile: float = 0.5, radius_share: float = 0.1, radius_bounds=None, design: str | None = None,
-            degree: int | None = None, progress: bool | None = None, random_state=None, return_release: bool = False):
-    """(epsilon, delta)-DP (replace-one, n public) top-k principal subspace (p x k) by g-DPPCA: noisy Kendall's tau, top-k eigenvectors; X numpy or dask.
-
-    Parameters
-    ----------
-    X : array (n, p), numpy or dask
-        Data rows, one record per row; no norm bound needed.
-    k : int, 1 <= k <= p
-        Dimension of the principal subspace.
-    epsilon, delta, calibration, noise
-        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
-    pair_transform : {"spherical", "winsorized"}
-        Kernel g of the pair differences: the spatial sign d / ||d||, or d shrunk to norm at most the radius.
-    winsorization_radius : float > 0, "private" or None
-        Radius of the winsorized kernel: a number (public), "private" (released first with `radius_share` of epsilon),
-        None: sqrt p. Spherical: must be None.
-    sensitivity_rule : {"tight", "paper"}
-        Frobenius replace-one sensitivity of the tau: 2 sqrt 2 c^2 / n (tight) or the paper's 4 c^2 / n.
-    radius_quantile, radius_share, radius_bounds
-        The private radius's quantile of the disjoint-pair norms, share of epsilon and public range (None: 1e-3 sqrt p
-        to 1e3 sqrt p).
-    design, degree
-        The pair design (`kendall_design`): None is all pairs for n <= 5000, a 20-regular design above.
-    progress : bool or None
-        Show a progress bar (None: only for long runs).
-    random_state : int, numpy Generator or None
-        Seed of the design, the radius and the noise.
-    return_release : bool
-        Return the whole `Release` (V, its contract, the curator-only diagnostics, the released winsorization radius).
-
-    Returns
-    -------
-    V : ndarray (p, k), or Release
-        Top-k eigenvectors of the noisy tau, (epsilon, delta)-DP, replace-one, n public.
-    """
-    return release_rows(plan_g_dppca, X, k, epsilon, delta, pair_transform=pair_transform,
-                        winsorization_radius=winsorization_radius, sensitivity_rule=sensitivity_rule,
-                        calibration=calibration, noise=noise, radius_quantile=radius_quantile,
-                        radius_share=radius_share, radius_bounds=radius_bounds, design=design, degree=degree,
-                        progress=progress, random_state=random_state, return_release=return_release)
-
-# %% ../../nbs/04_algorithms/08_robust.ipynb #ceb298de
+# %% ../../nbs/04_algorithms/08_robust.ipynb #281ae388
 def _par(name, kind, doc, *accepts, flag=None): return Parameter(name, kind, doc, tuple(accepts), flag)
 
 _OWN = [
@@ -293,9 +215,65 @@ _OWN = [
          "translation invariant, so a private mean would buy nothing.", ("none", "public")),
 ]
 
-# %% ../../nbs/04_algorithms/08_robust.ipynb #7cb7ad67
-register(Algorithm("g_dppca", plan_g_dppca, g_dppca, "central", "approximate", "subspace",
-                   "g-DPPCA (Kim & Jung 2025): Gaussian noise on the generalised Kendall's tau, top-k eigenvectors; "
-                   "robust to heavy tails, no clipping", estimator="RobustKendallPCA", parameters=_OWN,
-                   attributes={"winsorization_radius_": "winsorization_radius",
-                               "tau_eigenvalues_": "tau_eigenvalues"}, dask=True, location_invariant=True))
+# %% ../../nbs/04_algorithms/08_robust.ipynb #338a52b1
+noisy_kendall = Algorithm(
+    "noisy_kendall", plan_noisy_kendall, PublicFunction(
+        "(epsilon, delta)-DP (replace-one, n public) release of Kendall's tau plus vecd noise, X numpy or dask: the "
+        "mechanism of g-DPPCA before its eigenvectors.", "K_bar, the noisy tau (symmetric).",
+        data="Data rows, one record per row; no norm bound needed.",
+        release="the curator-only diagnostics and its extras: the winsorization radius (and, private, the tau's contract)"),
+    "central", "approximate", "covariance", "the noisy Kendall's tau of g-DPPCA (not registered: a building block)",
+    parameters=_OWN, dask=True).function
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #d4531066
+def plan_g_dppca(n: int, p: int, k: int, epsilon: float, delta: float, *, pair_transform: str = "spherical",
+                 winsorization_radius=None, sensitivity_rule: str = "tight", calibration: str = "analytic",
+                 noise: str = "gaussian", radius_quantile: float = 0.5, radius_share: float = 0.1, radius_bounds=None,
+                 design: str | None = None, degree: int | None = None, progress: bool | None = None) -> Plan:
+    "g-DPPCA fixed before the data: the noisy Kendall's tau (`plan_noisy_kendall`), its top-k eigenvectors and eigenvalues."
+    k = check_k(k, p)
+    tau = plan_noisy_kendall(n, p, k, epsilon, delta, pair_transform=pair_transform,
+                             winsorization_radius=winsorization_radius, sensitivity_rule=sensitivity_rule,
+                             calibration=calibration, noise=noise, radius_quantile=radius_quantile,
+                             radius_share=radius_share, radius_bounds=radius_bounds, design=design, degree=degree,
+                             progress=progress)
+    def eigenvectors(K_bar, rng):          # its eigenvalues too: post-processing, for the expected error
+        return top_k_eigvecs(K_bar, k), {"tau_eigenvalues": np.linalg.eigvalsh(np.asarray(K_bar))[::-1].copy()}
+    return tau.then(eigenvectors, mechanism=f"g-DPPCA (Kim & Jung): {tau.contract.mechanism}, top-k eigenvectors")
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #2a495608
+KENDALL_ERROR_NOTE = ("E||P_hat - P||_F against the top-k eigenvectors of the noiseless matrix (the rows' Kendall's tau), "
+                      "from its released eigenvalues (post-processing)")
+
+def kendall_error_model(contract: Contract, extras: dict, public: dict) -> ErrorModel | None:
+    "The `expected_error` hook: the tau's released eigenvalues, debiased, plus vecd noise of the tau's public scale."
+    c = extras.get("tau_contract") or contract
+    ev, sd = extras.get("tau_eigenvalues"), release_noise_sd(c, "vecd")
+    if ev is None or sd is None: return None                   # no Gaussian noise of public scale was added
+    return ErrorModel("matrix", KENDALL_ERROR_NOTE, spectrum=ev, scale=sd / NOISE_SHAPES["vecd"].offdiag, noise_sd=sd)
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #d36c2d66
+def kendall_target(X, S, k: int, options: dict) -> tuple:
+    """g-DPPCA's non-private limit: the top-k eigenvectors of the exact Kendall's tau (a private radius: the exact
+    quantile it estimates), and the variances of the rows along them, then of what they leave (p values)."""
+    r = options["winsorization_radius"]
+    if options["pair_transform"] != "winsorized": r = None
+    elif r == "private":                                # the quantile it estimates, of consecutive disjoint pairs
+        r = float(np.quantile(disjoint_pair_norms(X, np.arange(X.shape[0])), options["radius_quantile"]))
+    V = top_k_eigvecs(kendall_tau(X, options["pair_transform"], winsorization_radius=r), k)
+    Q = np.eye(S.shape[0]) - V @ V.T
+    rest = np.linalg.eigvalsh(Q @ S @ Q)[::-1][:S.shape[0] - k]
+    return V, np.concatenate([np.einsum("ij,ij->j", V, S @ V), rest])
+
+# %% ../../nbs/04_algorithms/08_robust.ipynb #f17b2a89
+g_dppca = register(Algorithm(
+    "g_dppca", plan_g_dppca, PublicFunction(
+        "(epsilon, delta)-DP (replace-one, n public) top-k principal subspace (p x k) by g-DPPCA: noisy Kendall's tau, "
+        "top-k eigenvectors; X numpy or dask.", "Top-k eigenvectors of the noisy tau.",
+        data="Data rows, one record per row; no norm bound needed.",
+        release="the curator-only diagnostics, the released winsorization radius and the tau's eigenvalues"),
+    "central", "approximate", "subspace", "g-DPPCA (Kim & Jung 2025): Gaussian noise on the generalised Kendall's tau, "
+    "top-k eigenvectors; robust to heavy tails, no clipping", estimator="RobustKendallPCA", parameters=_OWN,
+    attributes={"winsorization_radius_": "winsorization_radius", "tau_eigenvalues_": "tau_eigenvalues"}, dask=True,
+    location_invariant=True, expected_error=kendall_error_model,
+    target=Target("the top-k eigenvectors of the exact Kendall's tau of the rows (no noise)", kendall_target))).function

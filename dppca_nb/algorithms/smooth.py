@@ -15,14 +15,15 @@ from ..core.linalg import orthonormalize, haar_orthogonal, symmetrize
 from ..privacy.mechanisms import cauchy_noise, gaussian_delta, gaussian_sigma
 from ..privacy.contract import Contract, Plan, Release
 from ..backends.statistics import check_rows, clip_rows, second_moment_sums
-from .registry import Algorithm, Parameter, register, release_rows
+from .registry import Algorithm, Parameter, PublicFunction, ErrorModel, register
 
 # %% auto #0
-__all__ = ['SMOOTH_TARGET', 'flip_example', 'empirical_eigengap', 'second_moment_pca', 'aligned_distance', 'global_sensitivity',
-           'eigengap_sensitivity_bound', 'local_sensitivity_bound', 'replace_row', 'candidate_neighbours',
-           'realised_sensitivity', 'smooth_bound_from_gap', 'smooth_sensitivity_bound', 'gaussian_admissibility',
-           'smooth_noise_need', 'smooth_sensitivity_parameters', 'perturb_frame', 'smooth_contract',
-           'plan_smooth_sensitivity_pca', 'smooth_sensitivity_pca', 'smooth_sensitivity_release']
+__all__ = ['SMOOTH_TARGET', 'SMOOTH_ERROR_NOTE', 'smooth_sensitivity_pca', 'flip_example', 'empirical_eigengap',
+           'second_moment_pca', 'aligned_distance', 'global_sensitivity', 'eigengap_sensitivity_bound',
+           'local_sensitivity_bound', 'replace_row', 'candidate_neighbours', 'realised_sensitivity',
+           'smooth_bound_from_gap', 'smooth_sensitivity_bound', 'gaussian_admissibility', 'smooth_noise_need',
+           'smooth_sensitivity_parameters', 'perturb_frame', 'smooth_contract', 'plan_smooth_sensitivity_pca',
+           'smooth_error_model', 'smooth_sensitivity_release']
 
 # %% ../../nbs/04_algorithms/05_smooth.ipynb #c6a7c9d6
 def flip_example(n: int, p: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -440,33 +441,33 @@ def plan_smooth_sensitivity_pca(n: int, p: int, k: int, epsilon: float, delta: f
         return Release(V, c, {**diag, "gap": diag["gap"] * R ** 2, "n_clipped": st["n_clipped"]})
     return Plan(c, run)
 
+# %% ../../nbs/04_algorithms/05_smooth.ipynb #8ce6214c
+SMOOTH_ERROR_NOTE = ("E||P_hat - P||_F against the exact top-k frame of the clipped, centered rows, from the released "
+                     "variances and total (the private eigengap) and the public constants")
+
+def smooth_error_model(contract: Contract, extras: dict, public: dict) -> ErrorModel | None:
+    "The `expected_error` hook: a k-frame plus the noise the smooth bound sets at the private eigengap (None without variances)."
+    if public.get("variances") is None: return None
+    n, p, k, w = public["n"], public["p"], public["k"], np.asarray(public["variances"], dtype=np.float64)
+    par = smooth_sensitivity_parameters(contract.epsilon, contract.delta, p, k, constants=public["options"]["constants"])
+    R2 = float(extras["radius"]) ** 2
+    gap = float(w[k - 1]) - max(public["total"] - float(w.sum()), 0.0) / max(p - k, 1)     # lambda_k - the rest's mean
+    scale = smooth_bound_from_gap(gap / R2, n, p, k, par["beta"], par["norm"]) / par["alpha"]
+    return ErrorModel("frame", SMOOTH_ERROR_NOTE, scale=scale, noise=par["noise"])
+
 # %% ../../nbs/04_algorithms/05_smooth.ipynb #e7250c9f
-def smooth_sensitivity_pca(X, k: int, epsilon: float, delta: float = 0.0, *, constants: str = "optimized",
-                           radius: float = 1.0, random_state=None, return_release: bool = False):
-    """Private top-k subspace (p x k) by smooth-sensitivity output perturbation: (epsilon, delta)-DP (Gaussian) if delta > 0, epsilon-DP (Cauchy) if delta = 0; replace-one.
-
-    Parameters
-    ----------
-    X : array (n, p), numpy or dask
-        Data rows, one record per row.
-    k : int, 1 <= k <= p
-        Number of eigenvectors.
-    epsilon, delta, radius
-        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`); delta = 0 gives pure epsilon-DP.
-    constants : {"optimized", "paper"}
-        Admissibility constants (alpha, beta): on the exact frontier, or the recalled NRS07 / conservative ones.
-    random_state : int, numpy Generator or None
-        Seed of the rotation and the noise.
-    return_release : bool
-        Return the whole `Release` (V, its contract, the curator-only diagnostics: gap, bounds, noise scale) instead of V.
-
-    Returns
-    -------
-    V : ndarray (p, k), or Release
-        Orthonormal released frame: (epsilon, delta)-DP if delta > 0, epsilon-DP if delta = 0 (replace-one, n public).
-    """
-    return release_rows(plan_smooth_sensitivity_pca, X, k, epsilon, delta, constants=constants, radius=radius,
-                        random_state=random_state, return_release=return_release)
+smooth_sensitivity_pca = register(Algorithm(
+    "smooth_sensitivity_pca", plan_smooth_sensitivity_pca, PublicFunction(
+        "Private top-k subspace (p x k) by smooth-sensitivity output perturbation: (epsilon, delta)-DP (Gaussian) if "
+        "delta > 0, epsilon-DP (Cauchy) if delta = 0; replace-one.", "Orthonormal released frame.",
+        release="the curator-only diagnostics: gap, bounds, noise scale"),
+    "central", "pure when delta = 0", "subspace", "smooth-sensitivity PCA (Gonem & Gilad-Bachrach 2018): output "
+    "perturbation scaled to the eigengap; pure epsilon-DP (Cauchy noise) when delta = 0", estimator="SmoothSensitivityPCA",
+    k_max="p-1", dask=True, ordered=False, expected_error=smooth_error_model, noise_limit="both",
+    parameters={p.name: p for p in (
+        Parameter("constants", "{'optimized', 'paper'}", "Admissibility constants (alpha, beta) of the noise: "
+                  "'optimized' (on the exact admissible frontier, the default) or 'paper' (NRS07's recalled Gaussian "
+                  "constants, checked exactly; conservative Cauchy ones).", (("optimized", "paper"),)),)})).function
 
 # %% ../../nbs/04_algorithms/05_smooth.ipynb #c45c1fd2
 def smooth_sensitivity_release(S, n: int, k: int, epsilon: float, delta: float = 0.0, *, constants: str = "optimized",
@@ -479,13 +480,3 @@ def smooth_sensitivity_release(S, n: int, k: int, epsilon: float, delta: float =
     par = smooth_sensitivity_parameters(eps, dlt, p, k, constants=constants)
     V, diag = _smooth_frame(S, n, k, par, as_generator(random_state))
     return Release(V, smooth_contract(n, p, k, eps, dlt, par), diag) if return_release else V
-
-# %% ../../nbs/04_algorithms/05_smooth.ipynb #5c0f567c
-register(Algorithm("smooth_sensitivity_pca", plan_smooth_sensitivity_pca, smooth_sensitivity_pca, "central",
-                   "pure when delta = 0", "subspace", "smooth-sensitivity PCA (Gonem & Gilad-Bachrach 2018): output "
-                   "perturbation scaled to the eigengap; pure epsilon-DP (Cauchy noise) when delta = 0",
-                   estimator="SmoothSensitivityPCA", k_max="p-1", dask=True, ordered=False, parameters={p.name: p for p in (
-                       Parameter("constants", "{'optimized', 'paper'}", "Admissibility constants (alpha, beta) of the "
-                                 "noise: 'optimized' (on the exact admissible frontier, the default) or 'paper' (NRS07's "
-                                 "recalled Gaussian constants, checked exactly; conservative Cauchy ones).",
-                                 (("optimized", "paper"),)),)}))

@@ -12,11 +12,11 @@ from ..privacy.mechanisms import check_square, NOISE_SHAPES
 from ..privacy.releases import plan_second_moment
 from ..privacy.discrete import NOISES
 from ..privacy.contract import Plan, Contract
-from .registry import Algorithm, Parameter, register, release_rows
+from .registry import Algorithm, Parameter, PublicFunction, register
 
 # %% auto #0
-__all__ = ['plan_gaussian_covariance', 'gaussian_covariance', 'threshold_level', 'hard_threshold', 'psd_projection',
-           'dp_threshold_postprocess', 'plan_dp_threshold_covariance', 'dp_threshold_covariance',
+__all__ = ['gaussian_covariance', 'dp_threshold_covariance', 'plan_gaussian_covariance', 'threshold_level', 'hard_threshold',
+           'psd_projection', 'dp_threshold_postprocess', 'plan_dp_threshold_covariance', 'thresholded_release',
            'bickel_levina_covariance']
 
 # %% ../../nbs/04_algorithms/04_sparse_cov.ipynb #e45e0068
@@ -31,30 +31,12 @@ def plan_gaussian_covariance(n: int, p: int, k: int | None, epsilon: float, delt
                                         "second moment ({shape})")
 
 # %% ../../nbs/04_algorithms/04_sparse_cov.ipynb #94bdd8f3
-def gaussian_covariance(X, epsilon: float, delta: float, *, sensitivity_rule: str = "tight",
-                        calibration: str = "analytic", radius: float = 1.0, noise: str = "gaussian",
-                        noise_shape: str = "vecd", random_state=None, return_release: bool = False):
-    """(epsilon, delta)-DP naive covariance (p x p, symmetric, maybe indefinite): clipped second moment plus symmetric Gaussian noise.
-
-    Parameters
-    ----------
-    X : array (n, p), numpy or dask
-        Data rows, one record per row.
-    epsilon, delta, sensitivity_rule, calibration, radius, noise, noise_shape
-        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
-    random_state : int, numpy Generator or None
-        Seed of the noise.
-    return_release : bool
-        Return the whole `Release` instead of the matrix.
-
-    Returns
-    -------
-    ndarray (p, p), or Release
-        The noisy second moment: (epsilon, delta)-DP, replace-one, n public.
-    """
-    return release_rows(plan_gaussian_covariance, X, None, epsilon, delta, sensitivity_rule=sensitivity_rule,
-                        calibration=calibration, radius=radius, noise=noise, noise_shape=noise_shape,
-                        random_state=random_state, return_release=return_release)
+gaussian_covariance = register(Algorithm(
+    "gaussian_covariance", plan_gaussian_covariance, PublicFunction(
+        "(epsilon, delta)-DP naive covariance (p x p, symmetric, maybe indefinite): clipped second moment plus "
+        "symmetric Gaussian noise.", "The noisy second moment."),
+    "central", "approximate", "covariance", "naive Gaussian covariance: the noisy clipped second moment (Wang & Xu "
+    "eq. (7))", dask=True)).function
 
 # %% ../../nbs/04_algorithms/04_sparse_cov.ipynb #3ba45074
 def threshold_level(n: int, p: int, sigma: float, *, gamma: float = 2.0, noise_constant: float = 4.0) -> float:
@@ -137,38 +119,26 @@ def plan_dp_threshold_covariance(n: int, p: int, k: int | None, epsilon: float, 
                                                                threshold_diagonal, noise_constant=noise_constant))
 
 # %% ../../nbs/04_algorithms/04_sparse_cov.ipynb #6a4934f3
-def dp_threshold_covariance(X, epsilon: float, delta: float, *, gamma: float = 2.0, sensitivity_rule: str = "tight",
-                            calibration: str = "analytic", radius: float = 1.0, threshold_diagonal: bool = True,
-                            noise_constant: float = 4.0, noise: str = "gaussian", noise_shape: str = "vecd",
-                            random_state=None, return_release: bool = False):
-    """(epsilon, delta)-DP sparse covariance estimate (p x p, symmetric PSD) by Wang & Xu's DP-Thresholding; X numpy or dask.
+def thresholded_release(contract: Contract, extras: dict, options: dict) -> tuple | None:
+    "What the subspace error of a thresholded release needs: (noisy matrix, entries kept, diagonal and off-diagonal noise sd)."
+    if "noisy" not in extras: return None               # the non-private limit: nothing was thresholded
+    return (extras["noisy"], extras["support"], *_noise_sds(contract, options.get("noise_shape", "vecd")))
 
-    Parameters
-    ----------
-    X : array (n, p), numpy or dask
-        Data rows, one record per row.
-    epsilon, delta, sensitivity_rule, calibration, radius, noise, noise_shape
-        The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
-    gamma : float >= 0
-        Sampling constant of the threshold gamma sqrt(log p / n); 2 is safe for every law on the unit ball.
-    threshold_diagonal : bool
-        Also threshold the diagonal (at its own level); False keeps it.
-    noise_constant : float >= 0
-        Multiplier of the noise sd times sqrt(log p) in the threshold.
-    random_state : int, numpy Generator or None
-        Seed of the noise.
-    return_release : bool
-        Return the whole `Release` (its extras: the thresholds, the noisy and thresholded matrices) instead of Sigma^+.
-
-    Returns
-    -------
-    ndarray (p, p), or Release
-        Sigma^+, symmetric PSD, (epsilon, delta)-DP (replace-one, n public): post-processing of the naive release.
-    """
-    return release_rows(plan_dp_threshold_covariance, X, None, epsilon, delta, gamma=gamma,
-                        sensitivity_rule=sensitivity_rule, calibration=calibration, radius=radius,
-                        threshold_diagonal=threshold_diagonal, noise_constant=noise_constant, noise=noise,
-                        noise_shape=noise_shape, random_state=random_state, return_release=return_release)
+# %% ../../nbs/04_algorithms/04_sparse_cov.ipynb #8ec97f54
+dp_threshold_covariance = register(Algorithm(
+    "dp_threshold_covariance", plan_dp_threshold_covariance, PublicFunction(
+        "(epsilon, delta)-DP sparse covariance estimate (p x p, symmetric PSD) by Wang & Xu's DP-Thresholding; X numpy or "
+        "dask.", "Sigma^+, symmetric PSD: post-processing of the naive release.",
+        release="its extras: the thresholds, the noisy and thresholded matrices"),
+    "central", "approximate", "covariance", "DP-Thresholding sparse covariance (Wang & Xu 2019, Algorithm 1)",
+    estimator="DPThresholdCovariance", aliases=("dp_thresholding",), attributes={"tau_": "tau"}, dask=True,
+    thresholded=thresholded_release, parameters={p.name: p for p in (
+        Parameter("gamma", "float >= 0", "Sampling constant of the threshold gamma sqrt(log p / n); 2 is safe for every "
+                  "law on the unit ball.", ("real>=0",)),
+        Parameter("threshold_diagonal", "bool", "Also threshold the diagonal (at its own level); False keeps it.",
+                  ("bool",)),
+        Parameter("noise_constant", "float >= 0", "Multiplier of the noise sd times sqrt(log p) in the threshold.",
+                  ("real>=0",)))})).function
 
 # %% ../../nbs/04_algorithms/04_sparse_cov.ipynb #4be14b6f
 def bickel_levina_covariance(X, *, gamma: float = 2.0, center: bool = False, threshold_diagonal: bool = True,
@@ -199,17 +169,3 @@ def bickel_levina_covariance(X, *, gamma: float = 2.0, center: bool = False, thr
     gamma = check_positive(gamma, "gamma", allow_zero=True)
     S = hard_threshold(X.T @ X / n, gamma * math.sqrt(math.log(p) / n), threshold_diagonal=threshold_diagonal)
     return psd_projection(S) if psd else S
-
-# %% ../../nbs/04_algorithms/04_sparse_cov.ipynb #193d3de1
-register(Algorithm("gaussian_covariance", plan_gaussian_covariance, gaussian_covariance, "central", "approximate",
-                   "covariance", "naive Gaussian covariance: the noisy clipped second moment (Wang & Xu eq. (7))",
-                   dask=True))
-register(Algorithm("dp_threshold_covariance", plan_dp_threshold_covariance, dp_threshold_covariance, "central",
-                   "approximate", "covariance", "DP-Thresholding sparse covariance (Wang & Xu 2019, Algorithm 1)",
-                   estimator="DPThresholdCovariance", aliases=("dp_thresholding",), attributes={"tau_": "tau"},
-                   dask=True, parameters={p.name: p for p in (
-                       Parameter("gamma", "float >= 0", "Sampling constant of the threshold gamma sqrt(log p / n); 2 "
-                                 "is safe for every law on the unit ball.", ("real>=0",)),
-                       Parameter("threshold_diagonal", "bool", "Also threshold the diagonal (at its own level).", ("bool",)),
-                       Parameter("noise_constant", "float >= 0", "Multiplier of the noise sd times sqrt(log p) in the "
-                                 "threshold.", ("real>=0",)))}))

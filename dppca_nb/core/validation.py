@@ -9,13 +9,29 @@ import numbers
 import numpy as np
 
 # %% auto #0
-__all__ = ['SAFE_SQUARES', 'DIAGNOSTICS_KEY', 'PrivacyWarning', 'as_generator', 'check_data', 'check_positive', 'check_epsilon',
-           'check_delta', 'check_k', 'check_choice', 'check_int', 'scaled_row_norms', 'normalize_rows', 'Diagnostics',
-           'add_diagnostics', 'public_info']
+__all__ = ['SAFE_SQUARES', 'DIAGNOSTICS_KEY', 'PrivacyWarning', 'PackageWarning', 'as_generator', 'check_data', 'check_positive',
+           'check_epsilon', 'check_delta', 'check_k', 'check_choice', 'check_int', 'scaled_row_norms', 'normalize_rows',
+           'Diagnostics', 'add_diagnostics', 'public_info']
 
 # %% ../../nbs/00_core/00_validation.ipynb #e4efa136
 class PrivacyWarning(UserWarning):
     "Warned when a requested setting weakens or voids a stated privacy guarantee."
+
+# %% ../../nbs/00_core/00_validation.ipynb #74479355
+class PackageWarning(UserWarning):
+    "A warning of the package that carries its numbers as fields: `warnings.warn(PackageWarning(text, **fields))`."
+    def __init__(self, message: str = "", **fields):
+        super().__init__(message)
+        self.fields = dict(fields)
+
+    def __getattr__(self, name):
+        fields = self.__dict__.get("fields", {})
+        if name in fields: return fields[name]
+        raise AttributeError(f"{type(self).__name__} has no field {name!r}")
+
+    def __reduce__(self): return _rebuild_warning, (type(self), str(self), self.fields)
+
+def _rebuild_warning(cls, message, fields): return cls(message, **fields)
 
 # %% ../../nbs/00_core/00_validation.ipynb #fec9cdf7
 def as_generator(random_state=None) -> np.random.Generator:

@@ -18,27 +18,33 @@ from ..algorithms.registry import get_algorithm
 from ..theory.error_bounds import error_bounds
 from ..theory.minimax import minimax_lower_bound
 from ..theory.bounds import (theorem1_lower, theorem2_upper, theorem3_lower, theorem4_upper, projection_distance,
-                                    local_critical_n, adaptive_rate, RATES, RateClass)
+                                    local_critical_n, adaptive_rate, RATES, RateClass, BOUNDS, resolve_bound)
 from .widgets import Explorer, register_explorer
 
 # %% auto #0
 __all__ = ['LOCAL_NOISE_SHAPE', 'RELEASE_NOISE_SHAPE', 'MINIMAX_STYLE', 'NEAR_OPTIMAL', 'RATE_STYLE', 'ADAPTIVE_MAX_ENTRIES',
-           'ADAPTIVE_RATE', 'FIGSIZE', 'LAYOUT', 'SIMPLE_FIGSIZE', 'SIMPLE_LAYOUT', 'ERROR_LABEL', 'MORE_LAYERS',
-           'BOUNDS_NOTICE', 'LOCAL_SPARSE_NOTICE', 'BOUNDS_QUESTION', 'LOCAL_SPARSE_QUESTION', 'BOUNDS_CAPTION',
-           'LOCAL_SPARSE_CAPTION', 'bounds_along', 'log_axes', 'draw_bracket', 'measured', 'draw_measured', 'draw_band',
-           'minimax_along', 'draw_minimax', 'fmt_n', 'optimality_clause', 'verdict', 'rate_class', 'rate_along',
-           'rate_note', 'draw_rates', 'bounds_measure', 'theorem2_offset', 'offset_note', 'adaptive_measure',
-           'finish_simple', 'bounds_figure', 'sparse_measure', 'local_sparse_figure', 'figure_load', 'verdict_html',
-           'figure_caption', 'more_layers', 'bounds_explorer', 'local_sparse_explorer']
+           'ADAPTIVE', 'ADAPTIVE_RATE', 'FIGSIZE', 'LAYOUT', 'SIMPLE_FIGSIZE', 'SIMPLE_LAYOUT', 'ERROR_LABEL',
+           'MORE_LAYERS', 'BOUNDS_NOTICE', 'LOCAL_SPARSE_NOTICE', 'BOUNDS_QUESTION', 'LOCAL_SPARSE_QUESTION',
+           'BOUNDS_CAPTION', 'LOCAL_SPARSE_CAPTION', 'bound_options', 'bounds_along', 'log_axes', 'draw_bracket',
+           'measured', 'draw_measured', 'draw_band', 'minimax_along', 'draw_minimax', 'fmt_n', 'optimality_clause',
+           'verdict', 'rate_class', 'rate_along', 'rate_note', 'draw_rates', 'bounds_measure', 'theorem2_offset',
+           'offset_note', 'adaptive_measure', 'finish_simple', 'bounds_figure', 'sparse_measure', 'local_sparse_figure',
+           'figure_load', 'verdict_html', 'figure_caption', 'more_layers', 'bounds_explorer', 'local_sparse_explorer']
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f66958b2
 # the noise shapes the package's releases use by default; the explorers pass them to the release and to error_bounds alike
 LOCAL_NOISE_SHAPE = inspect.signature(local_second_moment_wishart).parameters["noise_shape"].default
 RELEASE_NOISE_SHAPE = inspect.signature(plan_second_moment).parameters["noise_shape"].default
 
+@functools.lru_cache(maxsize=64)
+def bound_options(method: str) -> frozenset:
+    "The options the bound of `method` takes: its signature's, less those its name fixes (`theory.bounds.resolve_bound`)."
+    key, fixed = resolve_bound(method)
+    return frozenset(inspect.signature(BOUNDS[key]).parameters) - set(fixed)
+
 @functools.lru_cache(maxsize=512)
 def _bounds_cached(method, n, p, k, epsilon, delta, eigenvalues, data, noise_shape, s=None):
-    kw = dict(s=s) if method == "local_sparse" else {} if method == "adaptive_dp_pca" else dict(noise_shape=noise_shape)
+    kw = {a: v for a, v in (("s", s), ("noise_shape", noise_shape)) if v is not None and a in bound_options(method)}
     return error_bounds(method, n, p, k, epsilon, delta, eigenvalues=np.array(eigenvalues), data=data, **kw)
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #88d1b3fe
@@ -275,10 +281,11 @@ def offset_note(theorem: str, grid, rate, ns, mean, level, pred=None) -> str | N
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #3c23b71b
 ADAPTIVE_MAX_ENTRIES = 4e6        # the adaptive runs hold the n x p rows in memory: measured where n p <= this
+ADAPTIVE = "adaptive_dp_pca"      # the central adaptive method drawn beside Analyze Gauss: its registered name
 
 def adaptive_measure(ns, Sigma, V, k, epsilon, delta, reps, rng):
     "Errors (n x reps) of the registered adaptive DP-PCA on n Gaussian rows of Sigma, at the n of `ns` with n p <= ADAPTIVE_MAX_ENTRIES; and those n."
-    p, fit = Sigma.shape[0], get_algorithm("adaptive").function
+    p, fit = Sigma.shape[0], get_algorithm(ADAPTIVE).function
     ns = np.array([m for m in ns if m * p <= ADAPTIVE_MAX_ENTRIES])
     L, err = np.linalg.cholesky(Sigma), np.empty((len(ns), reps))
     for i, m in enumerate(ns):
@@ -304,10 +311,10 @@ ADAPTIVE_RATE = RATES.get("adaptive_rate") or RateClass(     # theory.bounds lis
 def _adaptive_layer(ax, na, errs, p, k, epsilon, delta, ev, level) -> tuple[dict, list]:
     "The adaptive curve, its bracket where its conditions hold, its rate (grey); returns (bracket entry, notes)."
     mean, sd, se = draw_measured(ax, na, errs, color="C4", name="adaptive DP-PCA (central)", marker="D")
-    b, notes = bounds_along("adaptive_dp_pca", na, p, k, epsilon, delta, ev), []
+    b, notes = bounds_along(ADAPTIVE, na, p, k, epsilon, delta, ev), []
     if b["hold"].any(): draw_bracket(ax, na, b["lower"], b["upper"], b["hold"], color="C4", name="adaptive DP-PCA")
     else: notes.append(f"adaptive DP-PCA: no bracket drawn, {b['notes'][0]}; its lower bound is the central minimax bound")
-    if ADAPTIVE_RATE.covers("approximate", get_algorithm("adaptive").key):
+    if ADAPTIVE_RATE.covers("approximate", get_algorithm(ADAPTIVE).key):
         grid = np.logspace(3, 12, 40)
         rate = adaptive_rate(grid, p, k, epsilon, delta, eigenvalues=ev)
         ax.plot(grid, rate, label=ADAPTIVE_RATE.label, **RATE_STYLE)
@@ -366,7 +373,7 @@ def _bounds_layers(ax, ns, p, k, epsilon, delta, ev, loc, cen, central, detail=T
 def _bounds_verdict(bracket, mm, ns, level):
     "The sentence: where each method is near-optimal, from the figure's numbers (each at the n it was measured)."
     clauses = []
-    for method, model, name in (("analyze_gauss", "central", "Analyze Gauss"), ("adaptive_dp_pca", "central", "the adaptive DP-PCA"),
+    for method, model, name in (("analyze_gauss", "central", "Analyze Gauss"), (ADAPTIVE, "central", "the adaptive DP-PCA"),
                                 ("local_gaussian", "local", "Algorithm 1")):
         if method in bracket:
             d = bracket[method]
@@ -411,7 +418,7 @@ def bounds_figure(n: float = 1e5, p: int = 40, k: int = 5, s: int | None = None,
     notes = _bounds_notes(ax, ns, p, k, epsilon, delta, ev, fig.bracket, fig.minimax, level) if detail else []
     if adaptive and central and detail:              # beside Analyze Gauss, under the same central minimax bound
         na, ea = _adaptive_runs(*key)
-        fig.bracket["adaptive_dp_pca"], more = _adaptive_layer(ax, na, ea, p, k, epsilon, delta, ev, level)
+        fig.bracket[ADAPTIVE], more = _adaptive_layer(ax, na, ea, p, k, epsilon, delta, ev, level)
         notes, measured = notes + more, measured + [ea]
     fig.notes, fig.verdict = notes, _bounds_verdict(fig.bracket, fig.minimax, ns, level)
     ax.axhline(level, color="gray", ls="--", lw=1, label="random subspace" if detail else "a random subspace (no signal)")

@@ -17,13 +17,14 @@ from ..algorithms.smooth import (smooth_sensitivity_pca, smooth_sensitivity_para
                                         candidate_neighbours, realised_sensitivity, perturb_frame, smooth_sensitivity_release)
 from ..theory.error_bounds import error_bounds
 from .local import (draw_bracket, draw_band, log_axes, minimax_along, optimality_clause, verdict, verdict_html,
-                                  MINIMAX_STYLE, ERROR_LABEL, figure_caption, more_layers)
+                                  MINIMAX_STYLE, ERROR_LABEL, figure_caption, more_layers, bound_options,
+                                  RELEASE_NOISE_SHAPE)
 from .widgets import Explorer, register_explorer
 
 # %% auto #0
-__all__ = ['SMOOTH_FLOOR', 'NAMES', 'SMOOTH_QUESTION', 'SMOOTH_NOTICE', 'SMOOTH_CAPTION', 'release_errors', 'smooth_spectrum',
-           'gaussian_spike', 'smooth_errors', 'smooth_sensitivity_figure', 'smooth_gap_figure',
-           'smooth_sensitivity_explorer']
+__all__ = ['SMOOTH_FLOOR', 'BASELINE', 'NAMES', 'SUBJECTS', 'SMOOTH_QUESTION', 'SMOOTH_NOTICE', 'SMOOTH_CAPTION',
+           'release_errors', 'smooth_spectrum', 'gaussian_spike', 'smooth_errors', 'smooth_sensitivity_figure',
+           'smooth_gap_figure', 'smooth_sensitivity_explorer']
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #5a796554
 def release_errors(X, V, k: int, epsilon: float, delta: float, reps: int, random_state=None, *, U=None):
@@ -60,22 +61,24 @@ def gaussian_spike(n: int, p: int, k: int, gap: float, random_state=None):
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #5a796558
 @functools.lru_cache(maxsize=256)
 def _smooth_bounds(method, n, p, k, epsilon, delta, gap):
-    kw = dict(noise_shape="vecd") if method == "analyze_gauss" else {}       # Analyze Gauss's release noise (its default)
+    kw = {"noise_shape": RELEASE_NOISE_SHAPE} if "noise_shape" in bound_options(method) else {}   # the release's noise
     return error_bounds(method, n, p, k, epsilon, delta, eigenvalues=smooth_spectrum(p, k, gap), data="clipped", **kw)
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #8bef49f9
+BASELINE = "analyze_gauss"        # the (epsilon, delta)-DP release the smooth one is compared with, where delta > 0
+
 def _smooth_draws(gap, n, eps, dlt, p, k, reps, rng):
     "Errors of each release over `reps` fresh data sets with a fresh Haar V, on the exact Wishart path."
-    sm = "smooth_gaussian" if dlt > 0 else "smooth_cauchy"
-    errs, ev = {sm: [], "analyze_gauss": []} if dlt > 0 else {sm: []}, smooth_spectrum(p, k, gap)
-    plan = plan_second_moment(n, p, eps, dlt) if dlt > 0 else None
+    sm, ev = "smooth_gaussian" if dlt > 0 else "smooth_cauchy", smooth_spectrum(p, k, gap)
+    releases = {sm: lambda W: smooth_sensitivity_release(W / n, n, k, eps, dlt, random_state=rng)}
+    if dlt > 0:                                                  # Analyze Gauss at its defaults, on the same W
+        plan = plan_second_moment(n, p, eps, dlt)
+        releases[BASELINE] = lambda W: top_k_eigvecs(plan.release(None, rng, statistic={"M": W, "n_clipped": 0}).value, k)
+    errs = {m: [] for m in releases}
     for _ in range(reps):
         Q = random_orthonormal(p, p, rng)
         W = wishart_second_moment((Q * ev) @ Q.T, n, rng)
-        errs[sm].append(subspace_distance(smooth_sensitivity_release(W / n, n, k, eps, dlt, random_state=rng), Q[:, :k]))
-        if dlt > 0:
-            C = plan.release(None, rng, statistic={"M": W, "n_clipped": 0}).value
-            errs["analyze_gauss"].append(subspace_distance(top_k_eigvecs(C, k), Q[:, :k]))
+        for m, release in releases.items(): errs[m].append(subspace_distance(release(W), Q[:, :k]))
     return errs
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #5a796559
@@ -97,7 +100,9 @@ def smooth_errors(gap: float = 0.01, n: int = 100_000, epsilon: float = 1.0, del
     return out
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #af4ca3dd
-NAMES = {"smooth_gaussian": "smooth Gaussian", "smooth_cauchy": "smooth Cauchy (pure)", "analyze_gauss": "Analyze Gauss"}
+NAMES = {"smooth_gaussian": "smooth Gaussian", "smooth_cauchy": "smooth Cauchy (pure)", BASELINE: "Analyze Gauss"}
+SUBJECTS = {"smooth_gaussian": "the smooth Gaussian release", "smooth_cauchy": "the smooth Cauchy (pure) release",
+            BASELINE: "Analyze Gauss"}             # each as the subject of the verdict's sentence
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #318c48ce
 def _sensitivity_panel(a1, X, n, p, k, eps, delta, beta, rng, detail=True):
@@ -124,7 +129,7 @@ def _sensitivity_panel(a1, X, n, p, k, eps, delta, beta, rng, detail=True):
     a1.legend(fontsize=7, loc="lower left")
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #af4ca3de
-def _release_panel(a2, res, reps, rng, detail=True):
+def _release_panel(a2, res, reps, rng, detail=True, delta=1e-5):
     """Each release's errors in its bracket, and (if `detail`) each error drawn and the minimax layer across the
     columns; returns the bracket dict."""
     methods, bracket = [m for m in NAMES if m in res], {}
@@ -141,14 +146,14 @@ def _release_panel(a2, res, reps, rng, detail=True):
         bracket[m] = {key: np.atleast_1d(d[key]) for key in ("mean", "sd", "se", "lower", "upper", "hold")}
     if not detail: return methods, bracket
     d, x = res[methods[0]], [-0.45, len(methods) - 0.55]
-    what = "(epsilon, delta)-DP algorithm" if "analyze_gauss" in res else "epsilon-DP algorithm"
+    what = "(epsilon, delta)-DP algorithm" if delta > 0 else "epsilon-DP algorithm"
     a2.plot(x, [d["floor"]] * 2, color="0.45", label="minimax: no estimator at all does better (non-private floor)", **MINIMAX_STYLE)
     a2.plot(x, [d["minimax"]] * 2, color="C3", label=f"minimax: no {what} does better", **MINIMAX_STYLE)
     return methods, bracket
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #af4ca3df
 def _smooth_clause(m, d, level) -> str:
-    name = f"the {NAMES[m]} release" if m != "analyze_gauss" else NAMES[m]
+    name = SUBJECTS[m]
     if not d["hold"]:            # the runs are of unclipped rows: not of the private algorithm, which clips them
         return f"{name} is not compared here: some row would be clipped (probability above 1%)"
     return optimality_clause(name, [0.0], d["mean"], d["minimax"], level, bound="the minimax bound of its class")
@@ -173,7 +178,7 @@ def smooth_sensitivity_figure(gap: float = 0.01, n: int = 100_000, epsilon: floa
     X, V = gaussian_spike(n, p, k, gap, rng)                   # one data set of n rows, for the left panel
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.4))
     _sensitivity_panel(a1, X, n, p, k, eps, delta, beta, rng, detail)
-    methods, fig.bracket = _release_panel(a2, res, reps, rng, detail)
+    methods, fig.bracket = _release_panel(a2, res, reps, rng, detail, delta)
     fig.minimax = {m: dict(lower=res[m]["minimax"], floor=res[m]["floor"]) for m in methods}
     level = random_subspace_level(p, k)
     fig.verdict = _smooth_verdict(res, level)
@@ -217,7 +222,7 @@ def smooth_gap_figure(n: int = 100_000, epsilon: float = 1.0, delta: float = 1e-
     own = ax is None
     fig, ax = plt.subplots(figsize=(9.5, 4)) if own else (ax.figure, ax)
     x, fig.bracket, clauses = np.asarray(gaps, dtype=float), {}, []
-    for m, col in (("smooth_gaussian", "C3"), ("smooth_cauchy", "C3"), ("analyze_gauss", "C0")):
+    for m, col in (("smooth_gaussian", "C3"), ("smooth_cauchy", "C3"), (BASELINE, "C0")):
         if m not in rows[0]: continue
         get = lambda key, m=m: np.array([r[m][key] for r in rows])
         draw_bracket(ax, x, get("lower"), get("upper"), get("hold"), color=col, name=NAMES[m], why_not="rows clipped: P(some row has norm > 1) > 1%")
