@@ -12,13 +12,13 @@ from typing import Callable
 import math
 import numpy as np
 from ..core.validation import check_choice, check_int, check_k
-from ..privacy.contract import Contract, Plan, Release
+from ..privacy.contract import Contract, Plan, Release, MODELS
 from ..privacy.mechanisms import NOISE_SHAPES
 from ..backends.statistics import check_rows
 
 # %% auto #0
-__all__ = ['ACCEPTS', 'PARAMETERS', 'MODELS', 'ALGORITHM_MEASURES', 'OUTPUTS', 'NOISE_LIMITS', 'ERROR_MODELS', 'REGISTRY',
-           'Parameter', 'parameter', 'check_parameter', 'Algorithm', 'release_rows', 'PublicFunction', 'call_signature',
+__all__ = ['ACCEPTS', 'PARAMETERS', 'ALGORITHM_MEASURES', 'OUTPUTS', 'NOISE_LIMITS', 'ERROR_MODELS', 'REGISTRY', 'Parameter',
+           'parameter', 'check_parameter', 'Algorithm', 'release_rows', 'PublicFunction', 'call_signature',
            'guarantee_words', 'function_doc', 'public_function', 'ErrorModel', 'release_noise_sd', 'Target', 'register',
            'algorithms', 'get_algorithm']
 
@@ -123,7 +123,6 @@ def check_parameter(value, name: str, own: dict | None = None):
         f"{name}: expected {par.kind}, got {value!r}")
 
 # %% ../../nbs/04_algorithms/09_registry.ipynb #5e1c7a3b
-MODELS = ("central", "local")
 ALGORITHM_MEASURES = ("approximate", "pure", "pure when delta = 0")
 OUTPUTS = ("subspace", "covariance")
 NOISE_LIMITS = ("epsilon", "delta", "both")
