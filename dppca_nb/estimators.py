@@ -22,18 +22,18 @@ from .privacy.accounting import PrivacyAccountant, BudgetExceededError, default_
 from .privacy.contract import Contract, Plan, Release, _over
 from .privacy.mechanisms import NOISE_SHAPES
 from .privacy.centering import (plan_centered, mean_noise_sd, fit_ledger, ClippingWarning,
-                                        check_radius_bounds, order_contract)
+                                        check_radius_bounds, order_contract, private_radius_rows)
 from .backends.statistics import is_dask, check_rows, clip_rows
 from .algorithms.registry import Algorithm, algorithms, get_algorithm, parameter, Parameter
 from .theory.error_bounds import noise_moments, no_sampling, noisy_top_k_bounds
 
 # %% auto #0
 __all__ = ['ESTIMATOR_PARAMETERS', 'CLIP_WARNING_SHARE', 'CURATOR_ONLY', 'EDGE_MARGIN', 'UTILITY_LEVEL', 'SIMULATION_MAX_ENTRIES',
-           'ESTIMATORS', 'fit_parameters', 'constraints', 'estimator_parameter', 'fit_spends', 'spend_on',
-           'NonPrivateContract', 'privacy_statement', 'UtilityWarning', 'release_noise_sd', 'debiased_spectrum',
-           'first_order_error', 'expected_subspace_error', 'exponential_mechanism_error', 'simulation_reps',
-           'simulated_subspace_error', 'ExactScoreWarning', 'thresholded_subspace_error', 'make_estimator',
-           'available_estimators', 'privacy_table']
+           'MEAN_CLIPPED_LIMIT', 'CLIPPED_LIMIT', 'MEAN_OFFSET_LIMIT', 'ESTIMATORS', 'fit_parameters', 'constraints',
+           'estimator_parameter', 'fit_spends', 'spend_on', 'NonPrivateContract', 'privacy_statement', 'UtilityWarning',
+           'release_noise_sd', 'debiased_spectrum', 'first_order_error', 'expected_subspace_error',
+           'exponential_mechanism_error', 'simulation_reps', 'simulated_subspace_error', 'clipping_dominates',
+           'ExactScoreWarning', 'thresholded_subspace_error', 'make_estimator', 'available_estimators', 'privacy_table']
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #1f2e3d4c
 def _clips(alg: Algorithm) -> bool: return "radius" in alg.options
@@ -45,13 +45,13 @@ def fit_parameters(alg: Algorithm) -> dict:
     if alg.measure != "pure": out["delta"] = 1e-5
     out.update(alg.options)
     centering = "private" if alg.model == "central" and _clips(alg) and not alg.location_invariant else "none"
-    if centering == "private": out["radius"] = None           # 2: rows of the unit ball, centered (see `_radii`)
+    if centering == "private": out["radius"] = None if alg.adapts_clipping else "auto"    # see `_radii`
     out.update(centering=centering, mean=None)
     if _clips(alg) and not alg.location_invariant:
         out.update(mean_share=0.1, mean_radius=None)
         if alg.model == "central":
-            out.update(radius_quantile=0.5, radius_factor=2.0, radius_share=0.1, radius_bounds=None, location="auto",
-                       location_share=0.1)
+            out.update(radius_quantile=0.5, radius_factor=1.0, radius_share=0.1, radius_bounds=None, location="auto",
+                       location_share=0.1, count_share=0.01)
     if not alg.ordered or alg.simulate_error: out["order_share"] = 0.1
     if alg.output == "covariance": out["store_precision"] = True
     else: out["whiten"] = False
@@ -83,16 +83,23 @@ ESTIMATOR_PARAMETERS = {p.name: p for p in [
     Parameter("epsilon", "float > 0 or inf", "Privacy loss of the whole release (every part of the budget included). "
               "np.inf is the non-private limit: the same estimate without noise, a PrivacyWarning, and a contract "
               "that says it is not private (for teaching and comparison only).", ("real>0", "inf")),
-    Parameter("radius", "float > 0, 'private' or None", "Public bound R on the row norms: every row is clipped to "
-              "||x|| <= R around the center before any noise (the noise grows with R^2). 'private': a private quantile "
-              "of the norms, bought with `radius_share` of epsilon. None: 2 with centering='private' (rows in the unit "
-              "ball, the mean taken of rows clipped to mean_radius 1: a centered row has norm at most 2), else 1.",
-              ("real>0", ("private",), "none")),
+    Parameter("radius", "float > 0, 'auto', 'private' or None", "Public bound R on the row norms: every row is clipped "
+              "to ||x|| <= R around the center before any noise (the noise grows with R^2); a known bound is best. "
+              "'private': `radius_factor` times a private `radius_quantile` of the centered rows' norms (by default "
+              "their median: about half the rows are clipped, a released fact), bought with `radius_share` of "
+              "epsilon, and mean_radius follows. 'auto': 'private' where n has the rows a private radius needs at "
+              "this budget (public: `privacy.centering.private_radius_rows`), else as None. None: 2 with "
+              "centering='private' (rows in the unit ball, the mean taken of rows clipped to mean_radius 1: a centered "
+              "row has norm at most 2), else 1.", ("real>0", ("auto", "private"), "none")),
     Parameter("location", "{'auto', 'private', 'none'}", "Center the private mean's clipping on a private coarse "
               "location (a coordinate-wise median on a public grid, `location_share` of epsilon): 'auto' where n has "
               "the rows for it at this budget (public: `privacy.centering.private_location_rows`), 'private' always, "
               "'none' (around the origin).", (("auto", "private", "none"),)),
     Parameter("location_share", "float in (0, 1)", "Share of epsilon spent on the private coarse location.", ("real(0,1)",)),
+    Parameter("count_share", "float in [0, 1)", "Share of epsilon spent on each noisy share of the rows a public bound "
+              "clipped (the mean's bound, the main one; pure, on a public lattice: mean_clipped_share_, "
+              "clipped_share_). Where clipping, not noise, dominates, they raise a UtilityWarning and widen "
+              "expected_error_interval_; 0: none. A private radius needs none (its quantile says it).", ("real[0,1)",)),
     Parameter("order_share", "float in [0, 1)", "Share of the budget spent on the variances along the released basis: "
               "a private k x k second moment of the projected rows (and their total) orders an unordered basis, gives "
               "explained_variance_ and, for a method without an error formula, the simulated expected_error_; 0: none "
@@ -100,7 +107,6 @@ ESTIMATOR_PARAMETERS = {p.name: p for p in [
     Parameter("whiten", "bool", "Divide the projected scores by sqrt(explained_variance_), as scikit-learn's PCA "
               "(needs released variances; post-processing).", ("bool",)),
 ]}
-
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #1928058a
 def estimator_parameter(name: str, alg: Algorithm) -> Parameter:
@@ -184,12 +190,23 @@ class _PrivateFit:
         if alg.measure == "pure": return eps, 0.0
         return eps, check_delta(self.delta, allow_zero=alg.measure == "pure when delta = 0")
 
-    def _radii(self) -> tuple:
-        "(radius, mean_radius) as planned: radius=None is 2 with private centering (rows of the unit ball, centered), else 1."
+    def _radii(self, n: int | None = None, p: int | None = None) -> tuple:
+        """(radius, mean_radius) as planned: radius='auto' is 'private' where n has the rows a private radius needs at
+        this budget (decided at the fit's plan), else None; None is 2 with private centering (rows of the unit ball,
+        centered), else 1."""
         if not _clips(self._algorithm()): return None, None
         R, MR = self.radius, getattr(self, "mean_radius", None)
+        if R == "auto": R = self._auto_radius(n, p) if n is not None else getattr(self, "_radius_auto", "private")
         if R is None: R, MR = (2.0 if self.centering == "private" else 1.0), (1.0 if MR is None else MR)
         return R, MR
+
+    def _auto_radius(self, n: int, p: int):
+        "radius='auto': 'private' where n has the rows `private_radius_rows` asks for at its share of epsilon, else None (public)."
+        both = self.centering == "private" and getattr(self, "mean_radius", None) in (None, "private")
+        eps = float(self.epsilon) * self.radius_share / (2 if both else 1)
+        ok = math.isinf(eps) or n >= private_radius_rows(eps, quantile=self.radius_quantile, bounds=self.radius_bounds, p=p)
+        self._radius_auto = "private" if ok else None
+        return self._radius_auto
 
     def _plan(self, n: int, p: int, k):
         "The plan of the whole fit, from public quantities (a hook: a test plants a bug here)."
@@ -198,9 +215,9 @@ class _PrivateFit:
         def main(eps, dlt, R):
             return alg.plan(n, p, k, eps, dlt, **(opts if R is None else {**opts, "radius": R}))
         fit = {a: getattr(self, a) for a in ("mean_share", "radius_quantile", "radius_factor", "radius_share",
-                                              "radius_bounds", "location", "location_share", "order_share")
+                                              "radius_bounds", "location", "location_share", "count_share", "order_share")
                if hasattr(self, a)}
-        R, MR = self._radii()
+        R, MR = self._radii(n, p)
         return plan_centered(main, n, p, *self._budget(), model=alg.model, centering=self.centering, mean=self.mean,
                              radius=R, mean_radius=MR, k=k, **fit)
 
@@ -231,6 +248,7 @@ def _fit_release(self, X, k_of):
     self.mean_ = np.asarray(rel.extras.get("mean", np.zeros(p)), dtype=np.float64)
     if _clips(alg): self.radius_ = float(rel.extras["radius"])
     if "mean_radius" in rel.extras: self.mean_radius_ = float(rel.extras["mean_radius"])
+    if _clips(alg): self.clipped_share_, self.mean_clipped_share_ = _clipped_shares(self, rel.extras)
     if hasattr(self, "coarse_location_"): del self.coarse_location_
     if "location" in rel.extras: self.coarse_location_ = np.asarray(rel.extras["location"])   # released privately
     self._location_at_edge = tuple(rel.extras.get("location_at_edge", ()))                    # released values
@@ -240,6 +258,18 @@ def _fit_release(self, X, k_of):
     return rel
 
 _PrivateFit._fit_release = _fit_release
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #9efd1928
+def _clipped_shares(self, extras) -> tuple:
+    """(clipped_share_, mean_clipped_share_): the released noisy shares of the rows a public bound clipped; where the
+    bound is the private q-quantile at factor 1, the share 1 - q it implies (a released fact: at most about that share,
+    the bound being the upper end of the quantile's grid cell, up to the quantile's rank error); else None."""
+    R, MR = self._radii()
+    implied = (1.0 - self.radius_quantile) if getattr(self, "radius_factor", None) == 1 else None
+    main = extras.get("clipped_share", implied if R == "private" else None)
+    if self.centering != "private": return main, None
+    mean_private = MR == "private" or (MR is None and R == "private")
+    return main, extras.get("mean_clipped_share", implied if mean_private else None)
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #799a623c
 @dataclass(frozen=True)
@@ -350,10 +380,11 @@ def privacy_statement(est, c: Contract) -> dict:
 def _warn_clipping(self, n):
     "A ClippingWarning to the curator when the bound clipped more than CLIP_WARNING_SHARE of the rows; no count in it."
     d = self.diagnostics_not_private_
+    R, MR = self._radii()
+    by_design = {"the rows": R == "private", "the rows for the mean": MR == "private" or (MR is None and R == "private")}
     for where, cnt in (("the rows", d.get("n_clipped")), ("the rows for the mean", (d.get("mean") or {}).get("n_clipped"))):
-        if cnt is None or cnt <= CLIP_WARNING_SHARE * n: continue
+        if cnt is None or cnt <= CLIP_WARNING_SHARE * n or by_design[where]: continue   # a private quantile clips by design
         mean = where.endswith("mean")
-        R, MR = self._radii()
         bound = (getattr(self, "mean_radius_", MR if MR is not None else R) if mean else getattr(self, "radius_", None))
         warnings.warn(
             f"{type(self).__name__}: more than {CLIP_WARNING_SHARE:.0%} of {where} had a norm above the bound "
@@ -669,11 +700,9 @@ def _unless_unresolved(self, sp, predict) -> tuple:
                         "disagree: " + ("a public radius closer to the rows' norms, or " if _clips(self._algorithm())
                                         else "") + "a larger order_share would resolve them")
 
-def _simulated_expected_error(self, sp, rel) -> tuple:
-    "(expected error, (lo, hi)), simulated at the released variances along the components and their total."
+def _simulated_expected_error(self, sp, c, opts) -> tuple:
+    "(expected error, (lo, hi)), simulated at the released variances along the components and their total (`c`: the main release's contract, `opts` its options)."
     alg, p, k, n = self._algorithm(), self.n_features_in_, self.n_components_, self.n_samples_
-    opts = {a: getattr(self, a) for a in alg.options} | ({"radius": self.radius_} if _clips(alg) else {})
-    c = rel.extras["main_contract"]
     w = np.asarray(sp[0], dtype=np.float64)[:k]
     rest = max(sp[1] - float(w.sum()), 0.0) / (p - k)
     return simulated_subspace_error(alg, np.r_[w, np.full(p - k, rest)], n, k, c.epsilon, c.delta, options=opts)
@@ -707,13 +736,10 @@ def _assess(self, sp, rel):
         self.expected_error_, self.expected_error_interval_, self.expected_error_note_ = r
     elif sp is not None and alg.simulate_error and self.n_samples_ * self.n_features_in_ > SIMULATION_MAX_ENTRIES:
         self.expected_error_note_ = f"None: {alg.key}'s error is simulated on n x p rows; n p exceeds SIMULATION_MAX_ENTRIES"
-    elif sp is not None and alg.simulate_error and k < self.n_features_in_:
-        e, iv, end = _unless_unresolved(self, sp, lambda s: _simulated_expected_error(self, s, rel))
-        self.expected_error_, self.expected_error_interval_ = e, iv
-        self.expected_error_note_ = end if e is None else (
-            f"E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, simulated: {alg.key} run on "
-            "Gaussian rows of the released variances and total (post-processing); the interval is the simulations' range"
-            + end)
+    elif sp is not None and alg.simulate_error and k < self.n_features_in_:   # simulated on first access (`_expected`)
+        opts = {a: getattr(self, a) for a in alg.options} | ({"radius": self.radius_} if _clips(alg) else {})
+        self.__dict__["_expected_pending"] = (sp, rel.extras["main_contract"], opts)
+        return
     elif sp is not None:
         self.expected_error_note_ = (f"None: {alg.key}'s subspace comes from a mechanism without an error bound "
                                      "in theory.error_bounds (its variances are released with noise of their own)")
@@ -721,22 +747,88 @@ def _assess(self, sp, rel):
         self.expected_error_note_ = (f"None: {alg.key} releases no variances, and " + (
             "its error is simulated at them" if alg.simulate_error else "theory.error_bounds needs a spectrum")
             + ("" if alg.ordered and not alg.simulate_error else "; set order_share > 0 to release them"))
+    _clipping_assessment(self)
 
 _DPPCA._assess = _assess
 
+# %% ../nbs/06_estimators/00_estimators.ipynb #3eea216f
+_EXPECTED = ("expected_error_", "expected_error_interval_", "expected_error_note_")
+
+def _resolve_expected(self):
+    "The simulated expected error, now: from the released values kept at fit (post-processing), the simulation's seed fixed."
+    sp, c, opts = self.__dict__.pop("_expected_pending")
+    alg = self._algorithm()
+    e, iv, end = _unless_unresolved(self, sp, lambda s: _simulated_expected_error(self, s, c, opts))
+    self.expected_error_, self.expected_error_interval_ = e, iv
+    self.expected_error_note_ = end if e is None else (
+        f"E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, simulated: {alg.key} run on "
+        "Gaussian rows of the released variances and total (post-processing); the interval is the simulations' range" + end)
+    _clipping_assessment(self)
+    level = random_subspace_level(self.n_features_in_, self.n_components_)
+    if e is not None and e >= UTILITY_LEVEL * level:
+        warnings.warn(f"{type(self).__name__}: its simulated expected error {e:.3g} is at or near the {level:.3g} of a "
+                      f"random subspace; {_utility_advice(self, e, level)} would change that. (From released values and "
+                      "public quantities only: this warning may be printed and published.)", UtilityWarning, stacklevel=3)
+
+def _expected_attribute(name: str) -> property:
+    "A fitted attribute of the expected error, computed on first access where the fit left it pending."
+    def get(self):
+        if "_expected_pending" in self.__dict__: _resolve_expected(self)
+        try: return self.__dict__["_expected"][name]
+        except KeyError: raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}") from None
+    def put(self, value): self.__dict__.setdefault("_expected", {})[name] = value
+    def drop(self): self.__dict__.get("_expected", {}).pop(name, None)
+    return property(get, put, drop, doc=f"{name} (post-processing; simulated on first access where the method has no formula)")
+
+for _a in _EXPECTED: setattr(_DPPCA, _a, _expected_attribute(_a))
+
+# %% ../nbs/06_estimators/00_estimators.ipynb #1d423de6
+MEAN_CLIPPED_LIMIT, CLIPPED_LIMIT, MEAN_OFFSET_LIMIT = 0.75, 0.9, 0.5   # the rule's thresholds (measured: see the text)
+
+def clipping_dominates(self) -> str | None:
+    "Why clipping, not noise, may dominate this fit's error, in words (released values and public quantities only), or None."
+    s_m, s = getattr(self, "mean_clipped_share_", None), getattr(self, "clipped_share_", None)
+    if self.centering == "private" and s_m is not None and s_m >= MEAN_CLIPPED_LIMIT:
+        R, MR = self._radii()
+        MR = getattr(self, "mean_radius_", MR if MR is not None else R)
+        c0 = getattr(self, "coarse_location_", np.zeros(self.n_features_in_))
+        off = float(np.linalg.norm(self.mean_ - c0)) / MR
+        if off >= MEAN_OFFSET_LIMIT:
+            return (f"a share of about {s_m:.2f} of the rows was clipped for the private mean (mean_radius {MR:.4g}), and "
+                    f"the released mean lies {off:.2f} mean radii from the point they were clipped around: the clipped "
+                    "rows pull one way, so the center, and the components, follow the clipping more than the data")
+    if self.centering == "none" and s is not None and s >= CLIPPED_LIMIT:
+        return (f"a share of about {s:.2f} of the rows lies beyond the bound {self.radius_:.4g}, without centering: the "
+                "components follow the clipped rows' directions more than the data's spread")
+    return None
+
+def _clipping_assessment(self):
+    "Widen the interval to the random level and say why where clipping dominates; state the implied clipped share."
+    if not _clips(self._algorithm()) or self.epsilon == math.inf: return
+    why, note = clipping_dominates(self), self.__dict__.get("_expected", {}).get("expected_error_note_", "")
+    if why:
+        level = random_subspace_level(self.n_features_in_, self.n_components_)
+        if self.expected_error_ is not None:
+            iv = self.expected_error_interval_
+            self.expected_error_interval_ = (min(iv[0], self.expected_error_) if iv else self.expected_error_, level)
+        self.expected_error_note_ = note + (f"; clipping, not noise, may dominate ({why}): the error above is against "
+                                            "the PCA of the clipped rows, the rows' own PCA may be as far as the random level")
+    elif self._radii()[0] == "private" and self.clipped_share_ is not None and note and not note.startswith("None"):
+        self.expected_error_note_ = note + (f"; the bound is the released {self.radius_quantile:g}-quantile of the "
+                                            f"centered rows' norms, so at most about {self.clipped_share_:.0%} of the rows "
+                                            "were clipped to it: the error is against the PCA of the clipped rows")
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #0fd09e09
 def _edge_radii(self) -> list:
     "[(name, end)] of the privately released radii at an end ('lower', 'upper') of their public range (released values, public bounds)."
     lo, hi = check_radius_bounds(getattr(self, "radius_bounds", None), self.n_features_in_)
-    out = []
-    for name in ("radius", "mean_radius"):
-        if getattr(self, name, None) == "private" and hasattr(self, name + "_"):
+    out, (R, MR) = [], self._radii()
+    for name, v in (("radius", R), ("mean_radius", "private" if MR is None and R == "private" else MR)):
+        if v == "private" and hasattr(self, name + "_"):
             r = getattr(self, name + "_") / self.radius_factor
             if r <= lo * (1 + 1e-9): out.append((name, "lower"))
             elif r >= hi * (1 - 1e-9): out.append((name, "upper"))
     return out
-
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #c2d1905b
 def _utility_advice(self, e: float, level: float) -> str:
@@ -753,7 +845,8 @@ def _utility_advice(self, e: float, level: float) -> str:
 def _warn_utility(self, sp):
     "A UtilityWarning when the release is at or near the random level or degenerate (released values only: publishable)."
     p, k, name = self.n_features_in_, self.n_components_, type(self).__name__
-    level, e, why = random_subspace_level(p, k), self.expected_error_, []
+    pending = "_expected_pending" in self.__dict__                      # simulated later: it warns then
+    level, e, why = random_subspace_level(p, k), (None if pending else self.expected_error_), []
     if e is not None and level > 0 and e >= UTILITY_LEVEL * level:
         iv = self.expected_error_interval_
         why.append(f"its expected error {e:.3g}" + ("" if iv is None else f" (interval {iv[0]:.3g} to {iv[1]:.3g})")
@@ -767,6 +860,7 @@ def _warn_utility(self, sp):
     if getattr(self, "_location_at_edge", ()):
         why.append(f"the released coarse location is at an end of its public grid in coordinate(s) "
                    f"{list(self._location_at_edge)} (the data may lie beyond it): use location='none' or 'auto'")
+    if (clip := clipping_dominates(self)) is not None: why.append(f"clipping, not noise, may dominate: {clip}")
     for r, end in _edge_radii(self):
         why.append(f"the released {r} {getattr(self, r + '_'):.4g} is at the {end} end of its public range (the norms "
                    f"may lie beyond it): give a public bound ({r}=a number) or radius_bounds with a "
@@ -776,7 +870,6 @@ def _warn_utility(self, sp):
                       "may be printed and published.)", UtilityWarning, stacklevel=3)
 
 _DPPCA._warn_utility = _warn_utility
-
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #e1aaacc1
 def _variances(self, what: str):
@@ -896,6 +989,9 @@ class _DPCovariance(_PrivateFit, EmpiricalCovariance):
         self.expected_error_note_ = ("None: a covariance has no k of its own; subspace_expected_error(k) gives the "
                                      "expected error of its top-k eigenvectors, from released values only")
         _warn_zero_covariance(self)
+        if (why := clipping_dominates(self)) is not None:
+            warnings.warn(f"{type(self).__name__}: clipping, not noise, may dominate: {why}. (From released values and "
+                          "public quantities only: this warning may be printed and published.)", UtilityWarning, stacklevel=2)
         return self
 
     def score(self, X_test, y=None):
@@ -979,7 +1075,9 @@ _ATTRIBUTES = {
     "expected_error_note_": "str: what expected_error_ is computed from, or why it is None.",
     "covariance_": "ndarray (n_features, n_features): the released covariance (private release).",
     "mean_": "ndarray (n_features,): the center subtracted (private, public or zero, by `centering`).",
-    "radius_": "float: the clipping bound used (released privately with radius='private').",
+    "radius_": "float: the clipping bound used (released privately with radius='private', or 'auto' where n allows).",
+    "clipped_share_": "float or None: the share of rows the norm bound clipped, released privately: a noisy count where the bound is public (count_share), at most about 1 - radius_quantile where it is the private quantile at factor 1 (a released fact, up to the quantile's error); None otherwise.",
+    "mean_clipped_share_": "float or None: the same for the rows the private mean was clipped from (mean_radius).",
     "coarse_location_": "ndarray (n_features,): the private coarse location the mean was clipped around (where one was released).",
     "n_samples_": "int: the number of rows (public under replace-one neighbours).",
     "contract_": "Contract: what the release promises, planned before the data (public).",
@@ -987,13 +1085,14 @@ _ATTRIBUTES = {
     "accountant_": "PrivacyAccountant: the ledger the fit spent on (the shared `accountant`, else the default ledger).",
     "diagnostics_not_private_": "Diagnostics: exact functions of the data for the curator (clipped rows, ...): NOT private, never publish; left out of a pickle.",
 }
-_COVARIANCE_ATTRIBUTES = ("covariance_", "mean_", "coarse_location_", "radius_", "n_samples_", "expected_error_", "expected_error_note_",
+_COVARIANCE_ATTRIBUTES = ("covariance_", "mean_", "coarse_location_", "radius_", "clipped_share_", "mean_clipped_share_",
+                          "n_samples_", "expected_error_", "expected_error_note_",
                           "contract_", "privacy_", "accountant_", "diagnostics_not_private_")
 
 # %% ../nbs/06_estimators/00_estimators.ipynb #c79b4b92
 def _docstring(alg: Algorithm, params: dict) -> str:
     attrs = ([a for a in _ATTRIBUTES if a != "covariance_"] if alg.output == "subspace" else list(_COVARIANCE_ATTRIBUTES))
-    if not _clips(alg): attrs = [a for a in attrs if a not in ("radius_", "coarse_location_")]
+    if not _clips(alg): attrs = [a for a in attrs if a not in ("radius_", "coarse_location_", "clipped_share_", "mean_clipped_share_")]
     lines = [alg.summary + ".", "", f"{alg.model.capitalize()} model, {alg.measure} DP, replace-one neighbours "
              f"(n public). The estimator of `{alg.function.__module__}.{alg.key}`: see that function and its notebook.",
              "Every attribute marked post-processing is computed from the release and public quantities only, under "
@@ -1029,7 +1128,7 @@ def make_estimator(alg: Algorithm) -> type:
     cons = {a: constraints(par) for a, par in own.items() if par.accepts}
     cons.update(mean=["array-like", None], radius_bounds=["array-like", None], accountant=[HasMethods(["spend"]), None],
                 random_state="no_validation")
-    if "radius" in cons: cons["radius"] = [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"private"}), None]
+    if "radius" in cons: cons["radius"] = [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"private", "auto"}), None]
     cls = type(alg.estimator, (base,), {"__init__": __init__, "_algorithm_key": alg.key, "__module__": __name__,
                                         "_parameter_constraints": cons, "__doc__": _docstring(alg, params)})
     cls.__init__.__qualname__ = f"{alg.estimator}.__init__"

@@ -28,7 +28,8 @@ CORE_IMPORTS = {"numpy", "scipy", "sklearn"}                 # the core install 
 # Where an optional import sits decides the extra that must bring it: the extra whose command runs that code.
 PLACES = [("dppca_nb/teach/", "teach"), ("dppca_nb/experiments/", "experiments"), ("dppca_nb/cli.py", "docs"),
           ("tools/render_docs.py", "docs"), ("dppca_nb/privacy/audit.py", "experiments"),
-          ("dppca_nb/algorithms/pictures.py", "experiments")]          # plot_scree and plot_scores draw with matplotlib
+          ("dppca_nb/algorithms/pictures.py", "experiments"),          # plot_scree and plot_scores draw with matplotlib
+          ("dppca_nb/theory/price.py", "experiments")]                 # draw_price_of_privacy draws with matplotlib
 ANYWHERE = {"dask": "dask", "distributed": "dask"}          # the Dask paths, wherever they are: [dask]
 # Optional imports that no extra brings, each with the reason (and where the package says how to install it).
 NO_EXTRA = {

@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def _paper_fit(X, accountant=None, seed=0, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)        # paper mode warns by design
+        kw.setdefault("radius", 1.0)                             # the paper's unit ball (the rows lie inside it)
+        kw.setdefault("count_share", 0.0)                        # one part: the test reads its noise scale
         return AnalyzeGaussPCA(2, epsilon=1.0, delta=1e-5, sensitivity_rule="paper", accountant=accountant,
                                random_state=seed, **kw).fit(X)
 

@@ -6,6 +6,7 @@ neighbour publish the same record). Every table of methods is read from the regi
 import copy
 import json
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -51,7 +52,7 @@ def test_a_pickle_holds_no_curator_only_value(name):
     with pytest.warns(PrivacyWarning, match="shared accountant"): blob = pickle.dumps(est)
     back = pickle.loads(blob)
     assert set(vars(est)) - set(vars(back)) == set(CURATOR_ONLY) == {"diagnostics_not_private_"}
-    assert b"n_clipped" not in blob
+    assert re.search(rb"(?<![A-Za-z_])n_clipped", blob) is None     # the exact count (mean_clipped_share_ is released)
     for a in ("components_", "covariance_", "mean_"):
         if hasattr(est, a): np.testing.assert_array_equal(getattr(back, a), getattr(est, a))
     assert back.privacy_ == est.privacy_ and back.contract_ == est.contract_

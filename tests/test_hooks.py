@@ -154,9 +154,12 @@ FITS = [("smooth_sensitivity_pca", dict(delta=1e-5), 4000), ("smooth_sensitivity
 
 
 @pytest.mark.parametrize("key, options, n", FITS)
-def test_expected_error_hooks_match_the_estimators(captured, key, options, n):
+def test_expected_error_hooks_match_the_estimators(captured, monkeypatch, key, options, n):
     "The hook's ErrorModel, evaluated, gives the estimator's expected_error_, interval and note exactly."
     import warnings
+    from dppca_nb import estimators as E
+    monkeypatch.setattr(E, "_clipping_assessment", lambda self: None)   # what the estimator adds on either path (the
+    # clipped share it states, the interval widened where clipping dominates) is not the hook's: compared without it
     est = _estimator(key)(2, epsilon=1.0, random_state=3, **options)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

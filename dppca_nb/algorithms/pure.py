@@ -106,15 +106,17 @@ def plan_pure_dp_pca(n: int, p: int, k: int, epsilon: float, delta: float = 0.0,
     etas = budgets[1:] / (factor * R ** 2)
     eig, bound = _eigenvalue_contract(n, p, budgets[0], R) if budgets[0] > 0 else (None, None)
     c = _pure_contract(n, p, k, eps, budgets, etas, factor, R, eig)
-    def run(X, rng):
-        Xc, n_clipped = clip_rows(X, R)                    # rows onto the ball of radius R, before anything else
-        C = symmetrize(Xc.T @ Xc)
+    def run(X, rng, statistic=None):                       # statistic: the clipped rows' sum x x^T, made by the caller
+        if statistic is None:
+            Xc, n_clipped = clip_rows(X, R)                # rows onto the ball of radius R, before anything else
+            C = symmetrize(Xc.T @ Xc)
+        else: C, n_clipped = symmetrize(statistic["M"]), int(statistic["n_clipped"])
         extras = {}
         if eig is not None:                                 # position i: the i-th largest eigenvalue plus noise
             extras["eigenvalues"] = snapping_laplace(np.linalg.eigvalsh(C)[::-1], eig.noise_scale, bound, rng) / n
         V, trials = _sequential_eigenvectors(C, etas, rng)
         return Release(V, c, {"trials": trials, "n_clipped": n_clipped}, extras)   # trials, n_clipped: NOT private
-    return Plan(c, run)
+    return Plan(c, run, inputs=("statistic",))
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #0d7c4d86
 FLOAT_NOTE = ("floating point: a continuous draw, not on a public lattice; the pure guarantee is the exact sampler's (the low-order bits of the released doubles are not covered, Mironov 2012)")
@@ -227,11 +229,14 @@ def plan_pure_dp_subspace(n: int, p: int, k: int, epsilon: float, delta: float =
                         "released basis unordered (Haar-random within the subspace)",
                         f"at most {max_trials} proposals; the rejection count, the running time and a max_trials error "
                         "depend on the data: not covered", FLOAT_NOTE), exact_sampler_only=True)
-    def run(X, rng):
-        Xc, n_clipped = clip_rows(X, R)                  # rows onto the ball of radius R, before anything else
-        V, trials = matrix_bingham_sample(-eta * symmetrize(Xc.T @ Xc), k, rng, max_trials=max_trials, return_trials=True)
+    def run(X, rng, statistic=None):                     # statistic: the clipped rows' sum x x^T, made by the caller
+        if statistic is None:
+            Xc, n_clipped = clip_rows(X, R)              # rows onto the ball of radius R, before anything else
+            C = Xc.T @ Xc
+        else: C, n_clipped = statistic["M"], int(statistic["n_clipped"])
+        V, trials = matrix_bingham_sample(-eta * symmetrize(C), k, rng, max_trials=max_trials, return_trials=True)
         return Release(V, c, {"trials": trials, "n_clipped": n_clipped})        # NOT private
-    return Plan(c, run)
+    return Plan(c, run, inputs=("statistic",))
 
 # %% ../../nbs/04_algorithms/06_pure.ipynb #377e6e8a
 def subspace_error_model(contract: Contract, extras: dict, public: dict) -> ErrorModel | None:

@@ -56,9 +56,11 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in [
     _p("epsilon", "float > 0", "Privacy loss of the whole release (every part of the budget included).", "real>0"),
     _p("delta", "float in [0, 1)", "Failure probability of (epsilon, delta)-DP; 0 only where the mechanism is pure.",
        "real[0,1)"),
-    _p("radius", "float > 0 (or 'private' in an estimator)", "Public bound R on the row norms: every row is clipped to "
-       "||x|| <= R before any noise (the noise grows with R^2). An estimator also takes 'private': a private quantile "
-       "of the norms, bought with `radius_share` of epsilon.", "real>0", ("private",)),
+    _p("radius", "float > 0 (or 'private', 'auto' in an estimator)", "Public bound R on the row norms: every row is "
+       "clipped to ||x|| <= R before any noise (the noise grows with R^2). An estimator also takes 'private': "
+       "`radius_factor` times a private `radius_quantile` of the norms, bought with `radius_share` of epsilon; and "
+       "'auto': 'private' where n has the rows a private radius needs at this budget, else a public bound.", "real>0",
+       ("private", "auto")),
     _p("sensitivity_rule", "{'tight', 'paper', 'loose'}", "Which sensitivity the noise is calibrated to: 'tight' (the "
        "exact replace-one sensitivity, the default), 'paper' (the paper's own, where it differs: warns and states "
        "the epsilon it really certifies), 'loose' (a larger, valid bound).", ("tight", "paper", "loose")),
@@ -149,6 +151,7 @@ class Algorithm:
     eigenvalues: bool = False         # the release's extras hold all p private eigenvalues of the covariance
     simulate_error: bool = False      # no error formula: the estimator simulates the method at its released variances
     quick: dict = field(default_factory=dict)
+    adapts_clipping: bool | None = None   # the release clips adaptively itself (None: it has a `spread_share` option)
     expected_error: Callable | None = None   # hook: (contract, extras, public) -> ErrorModel or None
     target: Target | None = None      # hook: the non-private limit, where not the exact second moment's top k
     noise_limit: str = "epsilon"      # what the noise falls with: "epsilon", "delta" or "both" (the advice to users)
@@ -159,6 +162,8 @@ class Algorithm:
         check_choice(self.measure, "measure", ALGORITHM_MEASURES)
         check_choice(self.output, "output", OUTPUTS)
         check_choice(self.k_max, "k_max", ("p", "p-1"))
+        if self.adapts_clipping is None:
+            object.__setattr__(self, "adapts_clipping", "spread_share" in inspect.signature(self.planner).parameters)
         check_choice(self.noise_limit, "noise_limit", NOISE_LIMITS)
         object.__setattr__(self, "parameters", {p.name: p for p in (self.parameters.values() if isinstance(
             self.parameters, dict) else self.parameters)})

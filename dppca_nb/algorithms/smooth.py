@@ -435,11 +435,11 @@ def plan_smooth_sensitivity_pca(n: int, p: int, k: int, epsilon: float, delta: f
     R = check_positive(radius, "radius")
     par = smooth_sensitivity_parameters(eps, dlt, p, k, constants=constants)
     c = smooth_contract(n, p, k, eps, dlt, par, R)
-    def run(X, rng):
-        st = second_moment_sums(check_rows(X), radius=R)     # one blocked pass: clip to R, sum x x^T
+    def run(X, rng, statistic=None):                         # statistic: the clipped rows' sums, made by the caller
+        st = second_moment_sums(check_rows(X), radius=R) if statistic is None else statistic   # one pass: clip, sum x x^T
         V, diag = _smooth_frame(st["M"] / (n * R ** 2), n, k, par, rng)   # the unit-ball mechanism on x / R
         return Release(V, c, {**diag, "gap": diag["gap"] * R ** 2, "n_clipped": st["n_clipped"]})
-    return Plan(c, run)
+    return Plan(c, run, inputs=("statistic",))
 
 # %% ../../nbs/04_algorithms/05_smooth.ipynb #8ce6214c
 SMOOTH_ERROR_NOTE = ("E||P_hat - P||_F against the exact top-k frame of the clipped, centered rows, from the released "

@@ -14,11 +14,12 @@ from ..core.validation import as_generator, check_data, check_int, check_positiv
 from .array_api import is_array_api
 
 # %% auto #0
-__all__ = ['SQ_TINY', 'R_TINY', 'FAR_FACTOR', 'SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'CANDIDATE_SHARE', 'is_dask', 'check_rows',
-           'default_block_rows', 'row_blocks', 'tree_reduce', 'add', 'map_blocks', 'Clipping', 'clip_scales',
-           'clip_rows', 'sub_block_rows', 'second_moment_sums', 'clipped_row_sums', 'radius_bands', 'moment_summary',
-           'summary_row_sum', 'centered_second_moment', 'map_block_pairs', 'paired_row_norms', 'partition_seeds',
-           'randomized_report_sums', 'randomized_mean_reports', 'process_memory', 'worker_memory']
+__all__ = ['SQ_TINY', 'R_TINY', 'FAR_FACTOR', 'SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'CANDIDATE_SHARE', 'SCALED_CENTER_UP_TO',
+           'is_dask', 'check_rows', 'default_block_rows', 'row_blocks', 'tree_reduce', 'add', 'map_blocks', 'Clipping',
+           'clip_scales', 'clip_rows', 'sub_block_rows', 'second_moment_sums', 'clipped_row_sums', 'radius_bands',
+           'moment_summary', 'summary_row_sum', 'centered_second_moment', 'scaled_pass_ok', 'clipped_row_sums_pass',
+           'scaled_second_moment', 'map_block_pairs', 'paired_row_norms', 'partition_seeds', 'randomized_report_sums',
+           'randomized_mean_reports', 'process_memory', 'worker_memory']
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #1d5ad9c6
 def is_dask(X) -> bool:
@@ -652,6 +653,131 @@ def centered_second_moment(X, summary: dict, center, *, radius: float | None = N
         M = M + Mc
     if not (M == M.T).all(): M = (M + M.T) / 2
     return dict(M=M, n=n, p=p, n_clipped=int(n_clipped))
+
+# %% ../../nbs/01_backends/00_statistics.ipynb #3e71b100
+SCALED_CENTER_UP_TO = 16.0       # the scaled-rows passes expand ||x - c||^2 around a center of norm up to this many radii
+
+def scaled_pass_ok(center, radius) -> bool:
+    "Whether the scaled-rows passes serve this public center and radius (else the exact kernels make the same sums)."
+    R = float(radius)
+    if not R_TINY <= R <= 1.0 / R_TINY: return False
+    return center is None or float(np.linalg.norm(center)) <= SCALED_CENTER_UP_TO * R
+
+# %% ../../nbs/01_backends/00_statistics.ipynb #a5484354
+def _row_scales(xb, sqb, c, cc, r, t):
+    """min(1, r / ||x - c||) of each row of the sub-block xb, written to t, from its squared norms sqb and one product
+    x'c; a row whose square overflowed or underflowed (or is NaN) gets 0: it is summed exactly apart.
+    Returns (t, those rows, the number of the others clipped)."""
+    if c is None: np.copyto(t, sqb)
+    else:
+        np.dot(xb, c, out=t); t *= -2.0; t += sqb; t += cc
+    np.maximum(t, SQ_TINY, out=t); np.sqrt(t, out=t); np.divide(r, t, out=t); np.minimum(t, 1.0, out=t)
+    lo, hi = float(sqb.min()), float(sqb.max())
+    if lo >= SQ_TINY and hi < math.inf: return t, _NO_ROWS, t.size - int(np.count_nonzero(t == 1.0))
+    odd = np.flatnonzero(~((sqb >= SQ_TINY) & (sqb < np.inf)))
+    t[odd] = 1.0
+    n_clip = t.size - int(np.count_nonzero(t == 1.0))
+    t[odd] = 0.0
+    return t, odd, n_clip
+
+def _odd_sums(X, rows, c, r, moment, name):
+    "The exact kernel's clipped sums of the few `rows` the fast pass left out: (M or None, n_clipped, row_sum or None)."
+    M, m, bad, rs = _moment_kernel(np.asarray(X[rows], dtype=np.float64), r, not moment, c, moment)
+    if bad:
+        check_data(X, name=name); _raise_nonfinite(bad, name)
+    return M, m, rs
+
+# %% ../../nbs/01_backends/00_statistics.ipynb #63f7367c
+def clipped_row_sums_pass(X, *, radius: float, center=None, name: str = "X") -> dict:
+    """The row sum of x - `center` clipped to `radius`, in one pass over a numpy `X` that keeps the raw squared norms
+    for `scaled_second_moment`: `dict(row_sum, n_clipped, sq, n, p)` (sq None where the exact kernel made the sum).
+    Exact (not private), up to rounding.
+
+    Parameters
+    ----------
+    X : ndarray (n, p)
+        Records, one per row (checked by `check_rows`, values in the pass itself; never modified nor copied).
+    radius : float > 0
+        The clipping radius.
+    center : array (p,) or None
+        Subtracted from every row before the clipping (a public or released location).
+    name : str
+        Argument name used in error messages.
+    """
+    r = check_positive(radius, "radius")
+    X = check_rows(X, name=name, finite=False, min_rows=1)
+    n, p = (int(s) for s in X.shape)
+    c = _check_center(center, p)
+    c = None if c is None or not c.any() else c
+    exact = lambda: dict(clipped_row_sums(X, radius=r, center=c, name=name, min_rows=1), sq=None)
+    if not scaled_pass_ok(c, r): return exact()
+    cc, s = (0.0 if c is None else float(c @ c)), min(n, sub_block_rows(p))
+    sq, t, rs, wsum, n_clipped, odd = np.empty(n), np.empty(s), np.zeros(p), 0.0, 0, []
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(0, n, s):
+            xb = X[i:i + s]
+            w, o, m = _row_scales(xb, np.einsum("ij,ij->i", xb, xb, out=sq[i:i + xb.shape[0]]), c, cc, r, t[:xb.shape[0]])
+            rs += w @ xb; wsum += float(w.sum()); n_clipped += m
+            if o.size: odd.append(o + i)
+    odd = np.concatenate(odd) if odd else _NO_ROWS
+    if odd.size > CANDIDATE_SHARE * n: return exact()
+    if c is not None: rs -= wsum * c
+    if odd.size:
+        _, m, rso = _odd_sums(X, odd, c, r, False, name)
+        rs += rso; n_clipped += m
+    return dict(row_sum=rs, n_clipped=int(n_clipped), sq=sq, n=n, p=p)
+
+# %% ../../nbs/01_backends/00_statistics.ipynb #11c5cf42
+def scaled_second_moment(X, *, radius: float, center=None, sq=None, name: str = "X") -> dict:
+    """`second_moment_sums(X, radius=R, center=c)` in one pass over a numpy `X`, the rows scaled by
+    s_i = min(1, R / ||x_i - c||) rather than centered (see the text): `dict(M, n, p, n_clipped)`. Exact (not private),
+    up to rounding.
+
+    Parameters
+    ----------
+    X : ndarray (n, p)
+        Records, one per row (never modified nor copied).
+    radius : float > 0
+        The clipping radius R of the centered rows.
+    center : array (p,) or None
+        The center c (a released mean).
+    sq : ndarray (n,) or None
+        The raw squared row norms (`clipped_row_sums_pass`'s `sq`; None: computed in the pass).
+    name : str
+        Argument name used in error messages.
+    """
+    r = check_positive(radius, "radius")
+    X = check_rows(X, name=name, finite=False)
+    n, p = (int(s) for s in X.shape)
+    c = _check_center(center, p)
+    c = None if c is None or not c.any() else c
+    if sq is not None and np.shape(sq) != (n,): raise ValueError(f"sq: expected the {n} squared row norms of {name}, got shape {np.shape(sq)}")
+    def exact():
+        st = second_moment_sums(X, radius=r, center=c, name=name)
+        return dict(M=st["M"], n=n, p=p, n_clipped=st["n_clipped"])
+    if not scaled_pass_ok(c, r): return exact()
+    cc, s = (0.0 if c is None else float(c @ c)), min(n, sub_block_rows(p))
+    t, buf, sqbuf = np.empty(s), np.empty((s, p)), np.empty(s)
+    G, u, s2, n_clipped, odd = np.zeros((p, p)), np.zeros(p), 0.0, 0, []
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(0, n, s):
+            xb = X[i:i + s]; k = xb.shape[0]
+            sqb = sq[i:i + k] if sq is not None else np.einsum("ij,ij->i", xb, xb, out=sqbuf[:k])
+            w, o, m = _row_scales(xb, sqb, c, cc, r, t[:k])
+            zb = np.multiply(xb, w[:, None], out=buf[:k])
+            G += zb.T @ zb; n_clipped += m
+            if c is not None: u += w @ zb; s2 += float(w @ w)
+            if o.size: odd.append(o + i)
+    odd = np.concatenate(odd) if odd else _NO_ROWS
+    if odd.size > CANDIDATE_SHARE * n: return exact()
+    if c is not None:
+        cu = np.outer(c, u)
+        G = G - (cu + cu.T) + s2 * np.outer(c, c)
+    if odd.size:
+        Mo, m, _ = _odd_sums(X, odd, c, r, True, name)
+        G = G + Mo; n_clipped += m
+    if not (G == G.T).all(): G = (G + G.T) / 2
+    return dict(M=G, n=n, p=p, n_clipped=int(n_clipped))
 
 # %% ../../nbs/01_backends/00_statistics.ipynb #2b21bb99
 def _pair_task(func, xa, xb, args):

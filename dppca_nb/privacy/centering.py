@@ -15,21 +15,23 @@ import numpy as np
 from ..core.validation import (as_generator, check_epsilon, check_delta, check_positive, check_choice, check_int,
                                       Diagnostics, scaled_row_norms)
 from ..backends.statistics import (is_dask, check_rows, clipped_row_sums, randomized_mean_reports,
-                                          moment_summary, centered_second_moment, summary_row_sum, map_blocks,
-                                          sub_block_rows, clip_rows, CANDIDATE_SHARE, SQ_TINY)
+                                          moment_summary, centered_second_moment, map_blocks, sub_block_rows, clip_rows,
+                                          clipped_row_sums_pass, scaled_second_moment, SQ_TINY)
 from .mechanisms import (gaussian_sigma, snapping_grid, snapping_laplace, snapping_scale,
                                          symmetric_gaussian)
 from .accounting import PrivacyAccountant, split_budget, exact_gaussian
 from .contract import Contract, Plan, Release
 
 # %% auto #0
-__all__ = ['DEFAULT_RADIUS_RANGE', 'RADIUS_CELLS_PER_E', 'DEFAULT_LOCATION_RANGE', 'mean_contract', 'mean_noise_sd',
-           'plan_private_mean', 'private_mean', 'check_radius_bounds', 'radius_grid', 'radius_grid_value',
-           'log_norm_cells', 'norm_histogram', 'radius_cell_point', 'radius_lattice_note', 'quantile_contract',
-           'private_radius_from_histogram', 'radius_contract', 'row_norm_histogram', 'plan_private_radius',
-           'PrivateRadiusWarning', 'private_radius_rows', 'location_cells_per_e', 'location_grid', 'location_contract',
-           'plan_private_location', 'PrivateLocationWarning', 'private_location_rows', 'order_contract', 'plan_order',
-           'fit_ledger', 'composed_contract', 'plan_centered', 'ClippingWarning']
+__all__ = ['DEFAULT_RADIUS_RANGE', 'RADIUS_CELLS_PER_E', 'DEFAULT_LOCATION_RANGE', 'SUBSAMPLE_ROWS', 'COUNT_CELLS',
+           'mean_contract', 'mean_noise_sd', 'plan_private_mean', 'private_mean', 'check_radius_bounds', 'radius_grid',
+           'radius_grid_value', 'log_norm_cells', 'norm_histogram', 'radius_cell_point', 'radius_lattice_note',
+           'quantile_contract', 'private_radius_from_histogram', 'radius_contract', 'row_norm_histogram',
+           'plan_private_radius', 'PrivateRadiusWarning', 'private_radius_rows', 'location_cells_per_e',
+           'location_grid', 'location_table', 'location_bins', 'location_contract', 'plan_private_location',
+           'PrivateLocationWarning', 'private_location_rows', 'fit_subsample_rows', 'public_subsample', 'count_lattice',
+           'clipped_count_contract', 'plan_clipped_count', 'order_contract', 'plan_order', 'fit_ledger',
+           'composed_contract', 'plan_centered', 'ClippingWarning']
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #1b4583e8
 def mean_contract(n: int, p: int, epsilon: float, delta: float, *, radius: float = 1.0, model: str = "central") -> Contract:
@@ -255,14 +257,23 @@ def private_radius_from_histogram(counts, epsilon: float, *, quantile: float = 0
     return Release(float(factor) * radius_grid_value(j, (lo, hi)), c,
                    {"cell": i, "grid_point": j, "best_grid_point": radius_cell_point(int(np.argmin(D)), K)})
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #408bc71a
+def _subsample_notes(m: int, rows_of) -> tuple:
+    "The words of a part computed on a public subsample of m of `rows_of` rows (none for all rows)."
+    if rows_of is None or int(rows_of) == int(m): return ()
+    return (f"computed on a public random subsample of {m} of the n = {int(rows_of)} rows, drawn from the fit's random "
+            "stream before any record is read (independent of the data): each record's privacy loss is at most this "
+            "part's epsilon, sampled or not (no amplification by subsampling is claimed)",)
+
 # %% ../../nbs/03_privacy/06_centering.ipynb #027c6991
-def radius_contract(n: int, p: int, epsilon: float, *, quantile: float = 0.5, factor: float = 2.0, bounds=None,
-                    what: str = "rows") -> Contract:
-    "The Contract of a private clipping bound: `factor` times the exponential-mechanism `quantile` of the n row norms on a public log-grid (pure epsilon-DP, replace-one)."
+def radius_contract(n: int, p: int, epsilon: float, *, quantile: float = 0.5, factor: float = 1.0, bounds=None,
+                    what: str = "rows", rows_of: int | None = None) -> Contract:
+    """The Contract of a private clipping bound: `factor` times the exponential-mechanism `quantile` of the n row norms
+    on a public log-grid (pure epsilon-DP, replace-one); `rows_of`: the n rows are a public subsample of that many."""
     c = quantile_contract(check_int(n, "n"), epsilon, quantile=_check_share(quantile, "radius_quantile"),
                           bounds=check_radius_bounds(bounds, check_int(p, "p")), factor=factor,
                           what=f"norms of the {what}")
-    return replace(c, p=p)
+    return replace(c, p=p, notes=c.notes + _subsample_notes(n, rows_of))
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #3b8f0c3f
 def _norm_cell_counts(x, center, grid):
@@ -291,11 +302,11 @@ def row_norm_histogram(X, center, bounds) -> np.ndarray:
     return map_blocks(X, _norm_cell_counts, c, radius_grid(bounds), finite=is_dask(X))[0]
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #7bd2534d
-def plan_private_radius(n: int, p: int, epsilon: float, *, quantile: float = 0.5, factor: float = 2.0, bounds=None,
-                        what: str = "rows") -> Plan:
+def plan_private_radius(n: int, p: int, epsilon: float, *, quantile: float = 0.5, factor: float = 1.0, bounds=None,
+                        what: str = "rows", rows_of: int | None = None) -> Plan:
     """The Plan of a private clipping bound (`radius_contract`); `release(X, center=)`: the norms of X - center, or
     `release(None, counts=)` from their cell counts on the public grid (a caller that has the norms already)."""
-    c = radius_contract(n, p, epsilon, quantile=quantile, factor=factor, bounds=bounds, what=what)
+    c = radius_contract(n, p, epsilon, quantile=quantile, factor=factor, bounds=bounds, what=what, rows_of=rows_of)
     bnd = check_radius_bounds(bounds, p)
     def run(X, rng, center=None, counts=None):
         if counts is None: counts = row_norm_histogram(X, center, bnd)
@@ -334,19 +345,66 @@ def location_grid(n: int, bounds=None) -> np.ndarray:
     return np.concatenate([-pos[::-1], [0.0], pos])
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #4f45dcc1
-def _coordinate_counts(x, grid):
+def location_table(grid) -> dict:
+    """The lookup table of `location_bins` for a `location_grid` (ascending: -pos[::-1], 0, pos), from the grid alone:
+    buckets of the float64 bit pattern of |x| (its exponent and top B mantissa bits), each holding at most one grid
+    point, and T[b], the number of positive points in the buckets before bucket b."""
+    g = np.asarray(grid, dtype=np.float64)
+    K1 = (g.size - 1) // 2                                   # the positive points
+    pos = g[K1 + 1:]
+    if not (g.size == 2 * K1 + 1 and K1 >= 1 and g[K1] == 0 and np.array_equal(g[:K1], -pos[::-1]) and pos[0] > 0
+            and np.all(np.diff(pos) > 0) and np.isfinite(pos[-1])):
+        raise ValueError("grid: expected a location_grid (-pos[::-1], 0, pos), pos positive, finite and increasing")
+    ratio = float(np.min(pos[1:] / pos[:-1])) if K1 > 1 else 2.0
+    shift = 52 - min(52, max(0, math.ceil(math.log2(2.0 / (ratio - 1.0)))))   # a bucket: under half the closest ratio
+    keys = pos.view(np.int64) >> shift
+    if not np.all(np.diff(keys) >= 1): raise ValueError("grid: two grid points share a bucket")
+    T = np.searchsorted(keys, np.arange(int(keys[0]), int(keys[-1]) + 1), side="left").astype(np.int64)
+    return dict(K1=K1, shift=shift, k0=int(keys[0]), T=T, size=g.size,
+                above=np.append(pos, np.inf), at=np.insert(pos, 0, -1.0))     # the point after / the L-th point
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #15d91f35
+def location_bins(x, table, out=None) -> np.ndarray:
+    """2 b + e for each value of x: b the grid points strictly below it, e = 1 where it is itself a grid point (what
+    `np.searchsorted` on the grid gives), from the bucket of |x| (`location_table`) and one exact comparison with the
+    point in it. A fixed function of each value alone; `out`: an int64 array of x's shape for the result."""
+    K1, T = table["K1"], table["T"]
+    a = np.abs(x)
+    L = a.view(np.int64) >> table["shift"]
+    L -= table["k0"]
+    np.maximum(L, 0, out=L); np.minimum(L, T.size - 1, out=L)
+    L = np.take(T, L, out=out)                               # positive points in the buckets below |x|'s
+    L += ~(table["above"][L] > a)                            # and the one in its own bucket, if at or below |x| (NaN: above all)
+    e = (table["at"][L] == a).view(np.int8).astype(np.int64) # |x| is the L-th positive point
+    e += (a == 0).view(np.int8)                              # 0 (and -0.0) is a grid point
+    d = np.multiply(L, -2); d -= 1; d += e; d *= (x < 0).view(np.int8)   # x < 0: K1 - L points below, not K1 + 1 + L - e
+    L += K1 + 1; L -= e; L += d
+    L *= 2; L += e
+    return L
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #d9111be7
+def _coordinate_counts(x, grid, table=None):
     """Per column of the block x, for each grid point: (the values below it, the values at or below it), from the cell
     of each value (a fixed function of the value alone), shape (p, 2, len(grid) + 1) before the cumulative sum."""
-    idx = np.searchsorted(grid, x, side="right")             # cell: the grid points at or below the value
-    below = idx - ((idx > 0) & (grid[np.maximum(idx - 1, 0)] == x))   # strictly below: one less where it is a point
-    p, G = x.shape[1], grid.size + 1
-    off = np.arange(p) * G                                   # one bincount for every column
-    count = lambda i: np.bincount((i + off).ravel(), minlength=p * G).reshape(p, G)
-    return np.stack([count(idx), count(below)], axis=1)
-
+    table = location_table(grid) if table is None else table
+    n, p = x.shape
+    G = table["size"] + 1
+    H = np.zeros(p * 2 * G, dtype=np.int64)
+    off = np.arange(p) * (2 * G)                             # one bincount for every column
+    s = max(1, (1 << 15) // p)                               # rows of a sub-block in cache
+    m = max(s, (1 << 21) // p // s * s)                      # rows per bincount (each costs its p 2 G bins)
+    buf = np.empty((min(m, n), p), dtype=np.int64)
+    for j in range(0, n, m):
+        xm = x[j:j + m]
+        for i in range(0, xm.shape[0], s): location_bins(xm[i:i + s], table, out=buf[i:i + s][:xm[i:i + s].shape[0]])
+        b = buf[:xm.shape[0]]; b += off
+        H += np.bincount(b.ravel(), minlength=p * 2 * G)
+    H = H.reshape(p, G, 2)                                   # H[:, j, e]: j points strictly below, e
+    at = H[:, :, 0].copy(); at[:, 1:] += H[:, :-1, 1]        # the values with j points at or below
+    return np.stack([at, H.sum(axis=2)], axis=1)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #318aa5fe
-def location_contract(n: int, p: int, epsilon: float, *, bounds=None) -> Contract:
+def location_contract(n: int, p: int, epsilon: float, *, bounds=None, rows_of: int | None = None) -> Contract:
     "The Contract of a private coordinate-wise median on the public `location_grid` (pure epsilon-DP, epsilon / p per coordinate)."
     eps, n, p = check_epsilon(epsilon), check_int(n, "n"), check_int(p, "p")
     lo, hi = check_radius_bounds(DEFAULT_LOCATION_RANGE if bounds is None else bounds, name="location_bounds")
@@ -356,15 +414,16 @@ def location_contract(n: int, p: int, epsilon: float, *, bounds=None) -> Contrac
                     noise="exponential mechanism", domain=f"each coordinate on the grid 0, +-[{lo:.4g}, {hi:.4g}]", n=n, p=p,
                     notes=(f"epsilon / p = {eps / p:.4g} per coordinate, basic composition",
                            f"released values: points of a public grid of {G} points ({location_cells_per_e(n)} per factor "
-                           "e): functions of the drawn indices and the public bounds only"))
+                           "e): functions of the drawn indices and the public bounds only") + _subsample_notes(n, rows_of))
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #91ec8ad4
-def plan_private_location(n: int, p: int, epsilon: float, *, bounds=None) -> Plan:
+def plan_private_location(n: int, p: int, epsilon: float, *, bounds=None, rows_of: int | None = None) -> Plan:
     "The Plan of a private coarse location (`location_contract`); `release(X)` -> the p grid points drawn."
-    c = location_contract(n, p, epsilon, bounds=bounds)
+    c = location_contract(n, p, epsilon, bounds=bounds, rows_of=rows_of)
     grid = location_grid(n, bounds)
+    table = location_table(grid)
     def run(X, rng):
-        h = np.cumsum(map_blocks(X, _coordinate_counts, grid, finite=is_dask(X))[0], axis=2)[:, :, :grid.size]
+        h = np.cumsum(map_blocks(X, _coordinate_counts, grid, table, finite=is_dask(X))[0], axis=2)[:, :, :grid.size]
         b, a = h[:, 0].copy(), n - h[:, 1]                      # the values below / above each grid point
         b[:, 0], a[:, -1] = 0, 0                                # the values beyond an end count at that end
         d = np.maximum(b, a)
@@ -389,6 +448,55 @@ def _use_location(location: str, n: int, p: int, eps_loc: float, bounds) -> bool
     check_choice(location, "location", ("auto", "private", "none"))
     if location != "auto": return location == "private"
     return n >= private_location_rows(eps_loc, p, n_grid=n, bounds=bounds)
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #91b74bf4
+SUBSAMPLE_ROWS = 2 ** 16        # the fewest rows of the public subsample the location and the radii read (all rows below)
+
+def fit_subsample_rows(n: int, p: int, *, location_epsilon: float | None = None, radius_epsilon: float | None = None,
+                       quantile: float = 0.5, radius_bounds=None, location_bounds=None) -> int:
+    "The rows of the public random subsample of a fit's location and private radii (public quantities only)."
+    need = [SUBSAMPLE_ROWS]
+    if location_epsilon: need.append(4 * private_location_rows(location_epsilon, p, n_grid=n, bounds=location_bounds))
+    if radius_epsilon: need.append(16 * private_radius_rows(radius_epsilon, quantile=quantile, bounds=radius_bounds, p=p))
+    return min(check_int(n, "n"), max(need))
+
+def public_subsample(X, m: int, rng):
+    "m rows of X drawn without replacement from `rng`, in their order (numpy); all of X, and no draw, when m >= n."
+    n = int(X.shape[0])
+    if m >= n: return X
+    Xs = X[np.sort(rng.choice(n, size=int(m), replace=False))]
+    return np.asarray(Xs.compute() if is_dask(Xs) else Xs, dtype=np.float64)
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #edf610a0
+COUNT_CELLS = 4096                 # the lattice of a noisy count of n rows: floor(j n / B), j = 0..B, B = min(n, COUNT_CELLS)
+
+def count_lattice(n: int) -> np.ndarray:
+    "The public lattice of a noisy count of n rows: the integers floor(j n / B), j = 0..B, B = min(n, COUNT_CELLS)."
+    n = check_int(n, "n")
+    B = min(n, COUNT_CELLS)
+    return np.arange(B + 1, dtype=np.int64) * n // B
+
+def clipped_count_contract(n: int, epsilon: float, *, what: str = "rows the public norm bound clipped") -> Contract:
+    "The Contract of a noisy count of `what` among n rows: the exponential mechanism on `count_lattice(n)` (pure, replace-one)."
+    eps, n = check_epsilon(epsilon), check_int(n, "n")
+    B = count_lattice(n).size - 1
+    return Contract(f"exponential-mechanism count of the {what} on a public lattice", eps, 0.0, measure="pure",
+                    sensitivity=1.0, sensitivity_norm="count", noise="exponential mechanism", domain=f"counts 0..{n}", n=n,
+                    notes=("replacing one record moves the count by at most 1",
+                           f"released value a_j / n, a_j = floor(j n / {B}), j = 0..{B}: a point of a public lattice"))
+
+# %% ../../nbs/03_privacy/06_centering.ipynb #7f9da778
+def plan_clipped_count(n: int, epsilon: float, *, what: str = "rows the public norm bound clipped") -> Plan:
+    "The Plan of a noisy clipped share (`clipped_count_contract`); `release(None, count=c)` -> the share a_j / n drawn."
+    c = clipped_count_contract(n, epsilon, what=what)
+    a = count_lattice(n)
+    def run(X, rng, count=None):
+        cnt = check_int(count, "count", minimum=0)
+        if cnt > n: raise ValueError(f"count: expected a count of at most n = {n} rows, got {cnt}")
+        d = np.abs(a - cnt).astype(np.float64)               # exact integers
+        j = _exact_exponential_index(d - d.min(), c.epsilon / 2, rng)
+        return Release(float(a[j]) / n, c, {"count": cnt, "lattice_point": int(j)})   # the count: curator-only
+    return Plan(c, run, inputs=("count",))
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #65a3d273
 def order_contract(n: int, k: int, epsilon: float, delta: float, *, radius: float = 1.0) -> Contract:
@@ -482,12 +590,13 @@ def _centering_budget(main, eps, dlt, R, MR, centering, mean_share, model, order
 # %% ../../nbs/03_privacy/06_centering.ipynb #849b9267
 def plan_centered(main, n: int, p: int, epsilon: float, delta: float, *, model: str = "central",
                   centering: str = "private", mean=None, mean_share: float = 0.1, radius=1.0, mean_radius=None,
-                  radius_quantile: float = 0.5, radius_factor: float = 2.0, radius_share: float = 0.1,
+                  radius_quantile: float = 0.5, radius_factor: float = 1.0, radius_share: float = 0.1,
                   radius_bounds=None, location: str = "none", location_share: float = 0.1, location_bounds=None,
-                  order_share: float = 0.0, k: int | None = None) -> Plan:
+                  count_share: float = 0.0, order_share: float = 0.0, k: int | None = None) -> Plan:
     """The Plan of a whole fit: private radii, a coarse location, a mean (none, public or private), `main(epsilon, delta,
-    radius)`'s release and an ordering step, composed; `release(X)` -> the main value, with extras mean, radius, ...
-    (with a coarse location: `location`, and `location_at_edge`, the coordinates released at an end of its grid)
+    radius)`'s release, the noisy clipped shares and an ordering step, composed; `release(X)` -> the main value, with
+    extras mean, radius, ... (with a coarse location: `location`, and `location_at_edge`, the coordinates released at an
+    end of its grid; with `count_share` > 0: `mean_clipped_share`, `clipped_share` where those bounds are public)
 
     `radius=None`: the algorithm does not clip (no private radius, no private mean). `location`: 'private', 'none' or
     'auto' (private when n has the rows for it, `private_location_rows`). `order_share` > 0: the ordering step on k
@@ -502,8 +611,8 @@ def plan_centered(main, n: int, p: int, epsilon: float, delta: float, *, model: 
         raise ValueError("radius: 'private' is a central release (a curator ranks the row norms); in the local model "
                          "no one sees the rows: give a public bound on ||x|| (a number)")
     public_mean = _public_mean(mean, p) if centering == "public" else None
-    pure, eps_rest = _pure_parts(n, p, eps, R, MR, centering, model, radius_share, radius_quantile, radius_factor,
-                                 radius_bounds, location, location_share, location_bounds)
+    pure, eps_rest, sub = _pure_parts(n, p, eps, R, MR, centering, model, radius_share, radius_quantile, radius_factor,
+                                      radius_bounds, location, location_share, location_bounds, count_share)
     order_share = check_positive(order_share, "order_share", allow_zero=True)
     if order_share and k is None: raise ValueError("k: the ordering step (order_share > 0) needs the subspace's k")
     shares, main_plan, words = _centering_budget(main, eps_rest, dlt, R, MR, centering, mean_share, model, order_share)
@@ -514,35 +623,50 @@ def plan_centered(main, n: int, p: int, epsilon: float, delta: float, *, model: 
     ledger = tuple((a, pl.contract) for a, pl in pure.items()) + (
         (("mean", mean_plan.contract),) if mean_plan is not None else ()) + (("components", main_plan.contract),) + (
         (("order", order_plan.contract),) if order_plan is not None else ())
-    ends = location_grid(n, location_bounds)[[0, -1]] if "location" in pure else None     # public
-    def run(X, rng):
-        return _release_fit(X, rng, contract, main, main_plan, mean_plan, pure, R, MR, centering, public_mean,
-                            check_radius_bounds(radius_bounds, p), order_plan, ends, float(radius_factor))
-    return Plan(contract, run, ledger=ledger)     # the ledger: every part as planned (a private radius's at R = 1)
+    fit = dict(main=main, main_plan=main_plan, mean_plan=mean_plan, pure=pure, R=R, MR=MR, centering=centering,
+               public_mean=public_mean, order_plan=order_plan, sub=sub,
+               ends=location_grid(sub, location_bounds)[[0, -1]] if "location" in pure else None)     # public
+    return Plan(contract, lambda X, rng: _release_fit(X, rng, contract, fit), ledger=ledger)   # ledger: a private radius's parts at R = 1
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #7a232a86
+_RADII = ("mean_radius", "radius")
+
 def _pure_parts(n, p, eps, R, MR, centering, model, radius_share, radius_quantile, radius_factor, radius_bounds,
-                location, location_share, location_bounds) -> tuple:
-    "({name: Plan} of the pure parts taken off the top (the private radii, the coarse location), the epsilon left)."
-    private = [a for a, r in (("mean_radius", MR), ("radius", R)) if r == "private"]
-    plans, eps_rest = {}, eps
-    if private:
-        w = _check_share(radius_share, "radius_share")
-        eps_rest -= eps * w
-        for a in private:
-            plans[a] = plan_private_radius(n, p, eps * w / len(private), quantile=radius_quantile, factor=radius_factor,
-                                           bounds=radius_bounds, what="rows" if a == "mean_radius" else "rows to be clipped")
-            need = private_radius_rows(plans[a].contract.epsilon, quantile=radius_quantile, bounds=radius_bounds, p=p)
-            if n < need: _warn_private_radius(a, plans[a].contract, n, need, check_radius_bounds(radius_bounds, p))
+                location, location_share, location_bounds, count_share=0.0) -> tuple:
+    """({name: Plan} of the pure parts taken off the top (the private radii and the coarse location, on the public
+    subsample; the noisy clipped shares of the public bounds), the epsilon left, the subsample's rows)."""
+    private = [a for a, r in zip(_RADII, (MR, R)) if r == "private"]
+    eps_rest = eps
+    if private: eps_rest -= eps * _check_share(radius_share, "radius_share")
+    eps_r = eps * radius_share / len(private) if private else None
+    eps_l = None
     if centering == "private" and model == "central" and MR is not None:
         wl = _check_share(location_share, "location_share")
         if _use_location(location, n, p, eps * wl, location_bounds):
             if eps_rest - eps * wl <= 0: raise ValueError("location_share: with radius_share it leaves no budget")
-            plans["location"] = plan_private_location(n, p, eps * wl, bounds=location_bounds)
-            eps_rest -= eps * wl
-            need = private_location_rows(eps * wl, p, n_grid=n, bounds=location_bounds)      # 'auto': n >= need
-            if n < need: _warn_private_location(plans["location"].contract, n, need, location_grid(n, location_bounds).size)
-    return plans, eps_rest
+            eps_l, eps_rest = eps * wl, eps_rest - eps * wl
+    cs = check_positive(count_share, "count_share", allow_zero=True)
+    counts = [] if not cs or model != "central" else [a for a, r in zip(("mean_clipped_share", "clipped_share"), (MR, R))
+                                                     if r not in (None, "private")]
+    if counts:
+        if eps_rest - eps * cs * len(counts) <= 0: raise ValueError("count_share: with the other shares it leaves no budget")
+        eps_rest -= eps * cs * len(counts)
+    m = fit_subsample_rows(n, p, location_epsilon=eps_l, radius_epsilon=eps_r, quantile=radius_quantile,
+                           radius_bounds=radius_bounds, location_bounds=location_bounds)
+    plans = {}
+    for a in private:
+        plans[a] = plan_private_radius(m, p, eps_r, quantile=radius_quantile, factor=radius_factor, bounds=radius_bounds,
+                                       what="rows" if a == "mean_radius" else "rows to be clipped", rows_of=n)
+        need = private_radius_rows(eps_r, quantile=radius_quantile, bounds=radius_bounds, p=p)
+        if n < need: _warn_private_radius(a, plans[a].contract, n, need, check_radius_bounds(radius_bounds, p))
+    if eps_l is not None:
+        plans["location"] = plan_private_location(m, p, eps_l, bounds=location_bounds, rows_of=n)
+        need = private_location_rows(eps_l, p, n_grid=n, bounds=location_bounds)      # 'auto': n >= need
+        if n < need: _warn_private_location(plans["location"].contract, n, need, location_grid(n, location_bounds).size)
+    for a in counts:
+        plans[a] = plan_clipped_count(n, eps * cs, what="rows the mean's public bound clipped" if a.startswith("mean")
+                                      else "rows the public norm bound clipped")
+    return plans, eps_rest, m
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #84a8007c
 class ClippingWarning(UserWarning):
@@ -594,107 +718,92 @@ def _fit_contract(main_c, mean_plan, pure, eps, dlt, words, order_plan=None) -> 
     rest = [a for a in ("mean", "order") if a in parts]
     if pure:
         eps_r = sum(c.contract.epsilon for c in pure.values())
-        radii, loc = [a for a in pure if a != "location"], "location" in pure
-        names = " and ".join((["the private radii"] if radii else []) + (["the coarse location"] if loc else []))
+        names = [w for w, has in (("the private radii", any(a in _RADII for a in pure)), ("the coarse location", "location" in pure),
+                                  ("the clipped shares", any(a.endswith("clipped_share") for a in pure))) if has]
+        names = ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
         words = (f"basic: {names} (epsilon {eps_r:.4g}, pure) + the rest (epsilon {eps - eps_r:.4g}, delta {dlt:g})"
                  + ("" if not rest else f", {' and '.join(rest + ['main'])} by {words}"))
     c = composed_contract(main_c, parts, eps, dlt, words)        # spent with the numbers planned at R = 1
-    radii = [a for a in pure if a != "location"]
+    radii = [a for a in pure if a in _RADII]
     if not radii: return c
     u = _unknown_radius(main_c)                                 # a private radius: its R-dependent numbers are unknown
     unknown = lambda a, b: _unknown_radius(b) if a in ("main", "order") or (a == "mean" and "mean_radius" in pure) else b
     return replace(c, sensitivity=None, noise_scale=None, grid=None, domain=u.domain, notes=u.notes,
                    parts=tuple((a, unknown(a, b)) for a, b in c.parts))
 
-# %% ../../nbs/03_privacy/06_centering.ipynb #0b1c2d3e
-_CANCEL = 2.0 ** -20          # an expansion ||x||^2 - 2 x'c + ||c||^2 below this share of ||x||^2 + ||c||^2: read the row again
-
-def _centered_counts(X, pre, center, bounds):
-    """Cell counts of ||x_i - center|| on the radius grid: ||x||^2 - 2 x'c + ||c||^2 from the raw norms in `pre` and
-    one pass for X c. A row beyond hi + ||c|| counts at the top (||x - c|| > hi); a row whose expansion cancelled or
-    overflowed is read again (a blocked pass over X when such rows are many)."""
-    a = pre["norms"]
-    cc = float(center @ center)
-    top = bounds[1] + math.sqrt(cc)
-    with np.errstate(over="ignore", invalid="ignore"):
-        sq = X @ center
-        sq *= -2.0; sq += cc; sq += a ** 2
-        redo = np.flatnonzero(~((sq >= _CANCEL * (a * a + cc)) & (sq < np.inf)) & (a <= top))
-    if redo.size > CANDIDATE_SHARE * a.size: return row_norm_histogram(X, center, bounds)
-    np.maximum(sq, 0.0, out=sq)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        np.log(sq, out=sq)
-        sq *= 0.5
-        if redo.size: sq[redo] = np.log(scaled_row_norms(np.asarray(X[redo], dtype=np.float64) - center))
-    sq[a > top] = np.inf
-    grid = radius_grid(bounds)
-    return np.bincount(log_norm_cells(sq, grid, overwrite=True), minlength=grid[2] + 1)
-
-# %% ../../nbs/03_privacy/06_centering.ipynb #1d2e3f4a
-def _release_radii_one_pass(X, rng, radius_plans, mean_plan, main, main_plan, R, MR, diag, extras, bounds, factor):
-    """The private-radius fit of a second-moment algorithm: one raw pass (its sums in bands of norm that serve every
-    radius the grid can release), the radii and mean from it, one pass for X c."""
-    span = [factor * bounds[0] * (1 - 1e-9), factor * bounds[1] * (1 + 1e-9)]     # the released radii lie in here
-    span += [r for r in (R, MR) if r != "private"]
-    pre = moment_summary(X, mean_radius=None, radius=(min(span), max(span)))
-    if MR == "private":
-        MR = radius_plans["mean_radius"].release(None, rng, counts=norm_histogram(pre["norms"], bounds)).value
-        extras["mean_radius"] = MR
-    c = mean_plan.contract
-    rm = plan_private_mean(c.n, c.p, c.epsilon, c.delta, radius=MR, model=c.model).release(
-        X, rng, statistic=summary_row_sum(X, pre, MR))
-    center, diag["mean"] = rm.value, rm.diagnostics
-    if R == "private":
-        R = radius_plans["radius"].release(None, rng, counts=_centered_counts(X, pre, center, bounds)).value
-    main_plan = main(main_plan.contract.epsilon, main_plan.contract.delta, R)
-    return center, R, main_plan.release(X, rng, statistic=centered_second_moment(X, pre, center, radius=R))
-
 # %% ../../nbs/03_privacy/06_centering.ipynb #cdd9c5ae
-def _release_in_steps(X, rng, main, main_plan, mean_plan, pure, R, MR, centering, public_mean, c0, diag, extras):
+def _release_in_steps(X, Xs, rng, fit, c0, diag, extras):
     "(center, R, main release): the mean's radius, the mean (around the coarse location c0), the radius, the main release."
+    main, main_plan, pure, R, MR, centering = (fit[a] for a in ("main", "main_plan", "pure", "R", "MR", "centering"))
     if MR == "private":
-        MR = pure["mean_radius"].release(X, rng, center=c0).value
+        MR = pure["mean_radius"].release(Xs, rng, center=c0).value
         extras["mean_radius"] = MR
-    one_pass = ("statistic" in main_plan.inputs and centering == "private" and not pure and not is_dask(X))
+    one_pass = ("statistic" in main_plan.inputs and centering == "private" and c0 is None and R != "private"
+                and not is_dask(X))
     pre = moment_summary(X, mean_radius=MR, radius=R) if one_pass else None      # the whole statistic in one pass
     if centering == "none": center = None
-    elif centering == "public": center = public_mean
+    elif centering == "public": center = fit["public_mean"]
     else:
-        plan_m = mean_plan
-        if "mean_radius" in pure:      # the mean of rows clipped to the released radius
-            c = mean_plan.contract
-            plan_m = plan_private_mean(c.n, c.p, c.epsilon, c.delta, radius=MR, model=c.model)
-        rm = plan_m.release(X if c0 is None else X - c0, rng, statistic=pre)
+        c = fit["mean_plan"].contract
+        plan_m = fit["mean_plan"] if "mean_radius" not in pure else plan_private_mean(c.n, c.p, c.epsilon, c.delta,
+                                                                                       radius=MR, model=c.model)
+        st = pre if pre is not None or c.model == "local" else clipped_row_sums(X, radius=MR, center=c0, min_rows=1)
+        rm = plan_m.release(X, rng, statistic=st)          # around c0: the clipped sum of X - c0, no copy of X
         center, diag["mean"] = (rm.value if c0 is None else rm.value + c0), rm.diagnostics
     if R == "private":
-        R = pure["radius"].release(X, rng, center=center).value
+        R = pure["radius"].release(Xs, rng, center=center).value
         main_plan = main(main_plan.contract.epsilon, main_plan.contract.delta, R)
     if pre is not None: rel = main_plan.release(X, rng, statistic=centered_second_moment(X, pre, center))
     elif "center" in main_plan.inputs: rel = main_plan.release(X, rng, center=center)
     else: rel = main_plan.release(X if center is None or not np.any(center) else X - center, rng)
     return center, R, rel
 
+# %% ../../nbs/03_privacy/06_centering.ipynb #00f30e33
+def _release_two_passes(X, Xs, rng, fit, c0, diag, extras):
+    """(center, R, main release) of a second-moment algorithm with a private centering and a private main radius on
+    numpy rows: the mean's pass (keeping the raw squared norms), the mean, the radius, the scaled rows' pass."""
+    pure, MR, mp = fit["pure"], fit["MR"], fit["main_plan"]
+    if MR == "private":
+        MR = pure["mean_radius"].release(Xs, rng, center=c0).value
+        extras["mean_radius"] = MR
+    st = clipped_row_sums_pass(X, radius=MR, center=c0)
+    c = fit["mean_plan"].contract
+    rm = plan_private_mean(c.n, c.p, c.epsilon, c.delta, radius=MR, model=c.model).release(X, rng, statistic=st)
+    center, diag["mean"] = (rm.value if c0 is None else rm.value + c0), rm.diagnostics
+    R = pure["radius"].release(Xs, rng, center=center).value
+    main_plan = fit["main"](mp.contract.epsilon, mp.contract.delta, R)
+    return center, R, main_plan.release(X, rng, statistic=scaled_second_moment(X, radius=R, center=center, sq=st["sq"]))
+
 # %% ../../nbs/03_privacy/06_centering.ipynb #869f0446
-def _release_fit(X, rng, contract, main, main_plan, mean_plan, pure, R, MR, centering, public_mean, bounds=None,
-                 order_plan=None, location_ends=None, factor=2.0) -> Release:
-    "The release of `plan_centered`: location, radii, mean, main, ordering, in that order, one random stream."
+def _release_counts(X, rng, pure, diag, extras, R, center):
+    "The noisy shares of the rows each public bound clipped, from the exact counts the passes made (curator-only)."
+    if "mean_clipped_share" in pure:
+        extras["mean_clipped_share"] = pure["mean_clipped_share"].release(None, rng, count=diag["mean"]["n_clipped"]).value
+    if "clipped_share" in pure:
+        cnt = diag.get("n_clipped")                          # the main release's own count, else one pass for it
+        if cnt is None: cnt = clipped_row_sums(X, radius=R, center=center, min_rows=1)["n_clipped"]
+        extras["clipped_share"] = pure["clipped_share"].release(None, rng, count=int(cnt)).value
+
+def _release_fit(X, rng, contract, fit) -> Release:
+    """The release of `plan_centered`: the public subsample, location, radii, mean, main, clipped shares, ordering, in
+    that order, one random stream."""
     _hide_clipping_warning()                                     # a caught-warnings block may have dropped the filter
-    diag, extras = Diagnostics(), {}
-    c0 = pure["location"].release(X, rng).value if "location" in pure else None
+    diag, extras, pure = Diagnostics(), {}, fit["pure"]
+    Xs = public_subsample(X, fit["sub"], rng) if any(a in pure for a in ("location",) + _RADII) else X
+    c0 = pure["location"].release(Xs, rng).value if "location" in pure else None
     if c0 is not None:                                           # at an end of its public grid: a released fact
         extras["location"] = c0
-        extras["location_at_edge"] = tuple(int(i) for i in np.flatnonzero(np.isin(c0, location_ends)))
-    if (c0 is None and "statistic" in main_plan.inputs and centering == "private" and pure and not is_dask(X)):
-        center, R, rel = _release_radii_one_pass(X, rng, pure, mean_plan, main, main_plan, R, MR, diag, extras, bounds,
-                                                 factor)
-    else: center, R, rel = _release_in_steps(X, rng, main, main_plan, mean_plan, pure, R, MR, centering, public_mean,
-                                            c0, diag, extras)
+        extras["location_at_edge"] = tuple(int(i) for i in np.flatnonzero(np.isin(c0, fit["ends"])))
+    two = (fit["R"] == "private" and fit["centering"] == "private" and "statistic" in fit["main_plan"].inputs
+           and not is_dask(X))
+    center, R, rel = (_release_two_passes if two else _release_in_steps)(X, Xs, rng, fit, c0, diag, extras)
     if center is not None: extras["mean"] = center
     if R is not None: extras["radius"] = float(R)
     diag.update(rel.diagnostics)
     value, extras = rel.value, {**rel.extras, **extras, "main_contract": rel.contract}
-    if order_plan is not None:                                   # the ordering step, at the released radius
-        oc = order_plan.contract
+    _release_counts(X, rng, pure, diag, extras, R, center)
+    if (op := fit["order_plan"]) is not None:                    # the ordering step, at the released radius
+        oc = op.contract
         ro = plan_order(oc.n, X.shape[1], oc.k, oc.epsilon, oc.delta, radius=1.0 if R is None else R).release(X, rng, basis=value, center=center)
         value = ro.value
         extras.update(ro.extras)

@@ -4,18 +4,21 @@
 
 # %% ../../nbs/05_theory/03_minimax.ipynb #5d5fcda3
 from __future__ import annotations
+import functools
 import math
 from dataclasses import dataclass
 import numpy as np
-from scipy import special, stats
-from ..core.validation import check_epsilon, check_delta, check_k, check_int, check_choice, as_generator
+from scipy import integrate, optimize, special, stats
+from ..core.validation import check_positive, check_delta, check_k, check_int, check_choice, as_generator
+from ..core.linalg import haar_orthogonal
 
 # %% auto #0
 __all__ = ['MINIMAX_MODELS', 'graph_frame', 'direct_rotation', 'PerturbationBlock', 'perturbation_block', 'sphere_prior_opnorm',
            'log_cap_measure', 'local_packing_log', 'kl_binary_log', 'fano_success', 'renyi_success',
-           'kl_sphere_average', 'kl_sphere_max', 'renyi_two_level', 'dp_success', 'ldp_information', 'ldp_remainder',
-           'sphere_fano_lower', 'candidate_blocks', 'dense_bound', 'sparse_sign_pairs', 'sparse_vector_bound',
-           'star_covariance_bound', 'MinimaxPrior', 'MinimaxBound', 'minimax_lower_bound']
+           'kl_sphere_average', 'kl_sphere_max', 'renyi_two_level', 'log_sinh', 'log_expm1', 'dp_success',
+           'ldp_information', 'ldp_remainder', 'sphere_fano_lower', 'candidate_blocks', 'dense_bound', 'TracingWeights',
+           'tracing_weights', 'chi_product_excess', 'chi_product_shortfall', 'tracing_lower', 'sparse_sign_pairs',
+           'sparse_vector_bound', 'star_covariance_bound', 'MinimaxPrior', 'MinimaxBound', 'minimax_lower_bound']
 
 # %% ../../nbs/05_theory/03_minimax.ipynb #b7a0b2b3
 def graph_frame(B) -> np.ndarray:
@@ -145,28 +148,42 @@ def renyi_two_level(theta, beta2, alpha: float, blk: PerturbationBlock):
         out = -np.log1p(-np.minimum(c, 1 - 1e-16)) / (2 * (alpha - 1)) * theta ** 2 * blk.d / sm
     return np.where(c < 1, out, np.inf)
 
+# %% ../../nbs/05_theory/03_minimax.ipynb #7f10f087
+def log_sinh(x: float) -> float:
+    "log sinh(x) for x > 0 without overflow (inf at x = inf)."
+    x = float(x)
+    return math.log(math.sinh(x)) if x < 1.0 else x - math.log(2.0) + math.log1p(-math.exp(-2.0 * x))
+
+def log_expm1(x: float) -> float:
+    "log(e^x - 1) for x > 0 without overflow (inf at x = inf)."
+    x = float(x)
+    return math.log(math.expm1(x)) if x < 1.0 else x + math.log1p(-math.exp(-x))
+
 # %% ../../nbs/05_theory/03_minimax.ipynb #34f41d45
 def dp_success(logp, n, tau, epsilon: float, delta: float, n_g: int = 48):
     """P(error < t) of an (epsilon, delta)-DP estimator: min over integers g >= 0 (a geometric grid) of
-    P(Bin(n, tau) > g) + e^(epsilon g) p + delta (e^(epsilon g) - 1)/(e^epsilon - 1); tau >= TV of two records' laws."""
+    P(Bin(n, tau) > g) + e^(epsilon g) p + delta (e^(epsilon g) - 1)/(e^epsilon - 1); tau >= TV of two records' laws.
+    In logs: the delta term is capped at e^700, where the sum exceeds 1 anyway (delta >= 1e-300)."""
     logp, tau = np.asarray(logp, float), np.minimum(np.asarray(tau, float), 1.0)
     gmax = max(1, int(min(n, math.ceil(min(float(np.max(-logp)), 1e6) / epsilon) + 2)))
     best = np.ones(np.broadcast(logp, tau).shape)
     for g in np.unique(np.concatenate([[0], np.round(np.geomspace(1, gmax, n_g))]).astype(np.int64)):
-        dg = delta * math.expm1(min(epsilon * g, 700.0)) / math.expm1(epsilon) if g > 0 else 0.0
+        dg = math.exp(min(math.log(delta) + log_expm1(epsilon * g) - log_expm1(epsilon), 700.0)) if g > 0 and delta > 0 else 0.0
         best = np.minimum(best, stats.binom.sf(g, int(n), tau) + np.exp(np.minimum(epsilon * g + logp, 0.0)) + dg)
     return best
 
 # %% ../../nbs/05_theory/03_minimax.ipynb #3737e38f
 def ldp_information(phi, chi2, epsilon: float, delta: float):
     """Upper bound on the information one non-interactive report carries about V: ((e^eps - 1)/2)^2 Phi for eps-LDP;
-    for (eps, delta)-LDP the least over a > eps of (sinh(a) sqrt(Phi) + sqrt((1 + e^-a) eta_a chi2))^2."""
+    for (eps, delta)-LDP the least over a > eps of (sinh(a) sqrt(Phi) + sqrt((1 + e^-a) eta_a chi2))^2. In logs: inf, not
+    an overflow, at large epsilon."""
     phi, chi2 = np.asarray(phi, float), np.asarray(chi2, float)
-    if delta == 0: return (math.expm1(epsilon) / 2) ** 2 * phi
-    best = np.full(np.broadcast(phi, chi2).shape, np.inf)
-    for a in epsilon * np.array([1.01, 1.03, 1.06, 1.1, 1.15, 1.25, 1.4, 1.6, 2.0, 2.5, 3.0, 4.0, 6.0]):
-        eta_a = (1 + math.exp(-a)) * delta / -math.expm1(epsilon - a)
-        best = np.minimum(best, (math.sinh(a) * np.sqrt(phi) + np.sqrt((1 + math.exp(-a)) * eta_a * chi2)) ** 2)
+    with np.errstate(over="ignore", divide="ignore"):
+        if delta == 0: return np.exp(2 * (log_expm1(epsilon) - math.log(2)) + np.log(phi))
+        best = np.full(np.broadcast(phi, chi2).shape, np.inf)
+        for a in epsilon * np.array([1.01, 1.03, 1.06, 1.1, 1.15, 1.25, 1.4, 1.6, 2.0, 2.5, 3.0, 4.0, 6.0]):
+            eta_a = (1 + math.exp(-a)) * delta / -math.expm1(epsilon - a)
+            best = np.minimum(best, (np.exp(log_sinh(a) + 0.5 * np.log(phi)) + np.sqrt((1 + math.exp(-a)) * eta_a * chi2)) ** 2)
     return best
 
 # %% ../../nbs/05_theory/03_minimax.ipynb #68231fb5
@@ -258,12 +275,70 @@ def dense_bound(model: str, n, eigenvalues, k: int, epsilon=None, delta: float =
         else:
             def info(th, b2, blk=blk):
                 rho, chi2 = ldp_remainder(th, b2, blk)
-                I = n * ldp_information((th * math.sqrt(blk.w_max) + rho) ** 2, chi2, epsilon, delta)
+                with np.errstate(over="ignore"): I = n * ldp_information((th * math.sqrt(blk.w_max) + rho) ** 2, chi2, epsilon, delta)
                 return np.where(np.isfinite(I), I, np.inf)
-            scale = math.sqrt(blk.d / (n * (math.expm1(epsilon) / 2) ** 2 * blk.w_max))
+            # the radius where the LDP information is about d, in logs; at least 1e-6 / sqrt(n w) (a grid's lower end)
+            scale = math.exp(max(0.5 * (math.log(blk.d) - 2 * (log_expm1(epsilon) - math.log(2))), math.log(1e-6)) - 0.5 * math.log(n * blk.w_max))
         v, arg = sphere_fano_lower(blk, info, renyi=renyi, dp=dp, theta_scale=scale)
         if v > best[0]: best = (v, dict(arg, block=blk))
     return best
+
+# %% ../../nbs/05_theory/03_minimax.ipynb #eaab3940
+@dataclass(frozen=True)
+class TracingWeights:
+    "The pair weights 1/c_jl = sqrt(l_j l_l)/(l_j - l_l), j <= k < l with l_l > 0, and the sums the tracing bound needs."
+    p: int
+    k: int
+    m: int            # positive eigenvalues below the gap: the bottom directions U
+    D: float          # sum of 1/c over every pair: C(P_0), the trace of the truth
+    a_top: float      # largest sum of 1/c over l, for one top direction j
+    a_bottom: float   # largest sum of 1/c over j, for one bottom direction l
+
+def tracing_weights(eigenvalues, k: int) -> TracingWeights:
+    "The weights of a spectrum (any order; sorted here) at the gap after the k-th eigenvalue."
+    lam = np.sort(np.asarray(eigenvalues, dtype=np.float64).ravel())[::-1]
+    T, U = lam[:k], lam[k:][lam[k:] > 0]
+    W = np.sqrt(T[:, None] * U[None, :]) / (T[:, None] - U[None, :])
+    if U.size == 0: return TracingWeights(lam.size, k, 0, 0.0, 0.0, 0.0)
+    return TracingWeights(lam.size, k, int(U.size), float(W.sum()), float(W.sum(1).max()), float(W.sum(0).max()))
+
+# %% ../../nbs/05_theory/03_minimax.ipynb #dc9dd3c1
+def _chi_excess(m: int, s):
+    "E (R - s)^+ for R ~ chi_m and s >= 0, in closed form (regularised incomplete gamma functions)."
+    s = np.asarray(s, float)
+    a = math.sqrt(2.0) * math.exp(special.gammaln((m + 1) / 2) - special.gammaln(m / 2)) * special.gammaincc((m + 1) / 2, s * s / 2)
+    return np.maximum(a - s * special.gammaincc(m / 2, s * s / 2), 0.0)
+
+def chi_product_excess(k: int, m: int, T: float) -> float:
+    "E (Y - T)^+ for Y = R1 R2, R1 ~ chi_k and R2 ~ chi_m independent: adaptive quadrature over R1 (relative accuracy 1e-10)."
+    lc = (k / 2 - 1) * math.log(2) + special.gammaln(k / 2)
+    f = lambda r: r * float(_chi_excess(m, T / r)) * math.exp((k - 1) * math.log(r) - r * r / 2 - lc) if r > 0 else 0.0
+    pts = [math.sqrt(max(k - 1, 0)), min(T / math.sqrt(m), math.sqrt(k) + 39)]
+    return float(integrate.quad(f, 0.0, math.sqrt(k) + 40.0, limit=400, epsabs=0.0, epsrel=1e-10, points=pts)[0])
+
+# %% ../../nbs/05_theory/03_minimax.ipynb #b0ca0645
+@functools.lru_cache(maxsize=1024)
+def chi_product_shortfall(k: int, m: int, delta: float) -> float:
+    """sigma_delta = min over T of delta T + E (Y - T)^+, Y = chi_k chi_m: the price of delta per record in the tracing
+    bound (0 at delta = 0). Any T gives a valid value; the minimum is searched on log T above the median of Y."""
+    if delta <= 0: return 0.0
+    g = lambda u: delta * math.exp(u) + chi_product_excess(k, m, math.exp(u))
+    lo = math.log(math.sqrt(k * m))
+    r = optimize.minimize_scalar(g, bounds=(lo, lo + 6.0), method="bounded", options=dict(xatol=1e-4))
+    return float(min(r.fun, g(lo + 6.0)))
+
+# %% ../../nbs/05_theory/03_minimax.ipynb #97448ff8
+def tracing_lower(n, eigenvalues, k: int, epsilon: float, delta: float):
+    """(lower, details): the tracing bound (2D - tau)/mu on the mean error E||P_hat - P||_F of every (epsilon, delta)-DP
+    estimator (replace-one), as a Bayes risk under the Haar prior on V; (0.0, None) where it gives nothing."""
+    tw = tracing_weights(eigenvalues, k)
+    if tw.m == 0 or not math.isfinite(epsilon): return 0.0, None
+    log_kappa = math.log(n) + log_sinh(epsilon) + 0.5 * math.log(2 / math.pi)
+    log_mu = 0.5 * float(np.logaddexp(math.log(2 * min(k, tw.p - k)) + 2 * math.log(tw.a_top + tw.a_bottom),
+                                      math.log(2) + 2 * log_kappa))
+    tau = n * (1 + math.exp(-epsilon)) * chi_product_shortfall(k, tw.m, float(delta))
+    value = math.exp(math.log(2 * tw.D - tau) - log_mu) if 2 * tw.D > tau else 0.0
+    return value, dict(weights=tw, log_mu=log_mu, log_kappa=log_kappa, tau=tau, tracing=True)
 
 # %% ../../nbs/05_theory/03_minimax.ipynb #3a028837
 def _log_comb(a, b): return special.gammaln(a + 1) - special.gammaln(b + 1) - special.gammaln(a - b + 1)
@@ -321,7 +396,7 @@ def sparse_vector_bound(model: str, n, eigenvalues, s: int, epsilon=None, delta:
         if model in ("none", "central", "central_pure"): info = n * 0.5 * w * sn2
         else:
             chi2, El, l2 = _plane_rotation_terms(a, b, phis)
-            info = n * ldp_information((phis * math.sqrt(w / pp) + np.sqrt(np.maximum(chi2 - 2 * El + l2, 0))) ** 2, chi2, epsilon, delta)
+            with np.errstate(over="ignore"): info = n * ldp_information((phis * math.sqrt(w / pp) + np.sqrt(np.maximum(chi2 - 2 * El + l2, 0))) ** 2, chi2, epsilon, delta)
         succ = fano_success(np.where(np.isfinite(info), info, np.inf), logp)
         for al in (_ALPHAS if model in ("none", "central", "central_pure") else ()):
             cc = al * (al - 1) * w * sn2
@@ -362,8 +437,9 @@ MINIMAX_MODELS = ("none", "central", "central_pure", "local", "local_pure", "spa
 
 @dataclass(frozen=True)
 class MinimaxPrior:
-    "The prior whose Bayes risk a bound is; `draw` samples (Sigma, V) from it (eigenvalues sorted descending, V_0 = e_1..e_k)."
-    kind: str                 # "sphere", "sparse_sign", "star" or "none"
+    """The prior whose Bayes risk a bound bounds from below; `draw` samples (Sigma, V) from it (eigenvalues sorted
+    descending; V_0 = e_1..e_k for the local priors, V uniform for the Haar prior of the tracing bound)."""
+    kind: str                 # "sphere", "sparse_sign", "star", "haar" or "none"
     eigenvalues: tuple
     k: int = 0
     scale: float = 0.0        # theta (sphere of radius theta sqrt(t u)), phi (sparse_sign) or tau (star)
@@ -377,6 +453,9 @@ class MinimaxPrior:
         "(Sigma, V) from the prior (V is None for the star prior of sparse covariance)."
         rng, lam = as_generator(random_state), np.asarray(self.eigenvalues, float)
         p = lam.size
+        if self.kind == "haar":
+            Q = haar_orthogonal(p, random_state=rng)
+            return (Q * lam) @ Q.T, Q[:, :self.k]
         if self.kind == "star":
             v = np.zeros(p); idx = rng.choice(np.delete(np.arange(p), self.hub), self.s, replace=False)
             v[idx] = rng.choice([-1.0, 1.0], self.s)
@@ -397,7 +476,7 @@ class MinimaxPrior:
 # %% ../../nbs/05_theory/03_minimax.ipynb #34dc6bac
 @dataclass(frozen=True)
 class MinimaxBound:
-    "A lower bound on the worst-case mean error of every estimator of a class, over a parameter class."
+    "A lower bound on the worst-case mean error of every estimator of a class over a parameter class, and on the Bayes risk of its prior."
     model: str
     lower: float              # no estimator of estimator_class has a worst-case mean error over parameter_class below this
     estimator_class: str
@@ -409,7 +488,7 @@ class MinimaxBound:
     tool: str
     metric: str
     cap: float                # the largest possible error of the metric (inf for the spectral norm)
-    prior: MinimaxPrior
+    prior: MinimaxPrior       # the prior of the bound reported as `lower` (the floor's where the floor binds)
 
     def draw(self, random_state=None):
         "(Sigma, V) drawn from the bound's prior: measure an estimator that is not rotation-equivariant on these."
@@ -424,10 +503,13 @@ _CLASSES = {
     "local_pure": "every non-interactive {e}-LDP protocol (each report depends on one record and fresh randomness; any two inputs of a user), then any server-side estimator"}
 _TOOLS = {"fano": "Fano with distance (data-processing form) and its Renyi strong converse, over a prior on V",
           "dp": "DP Fano by row coupling and group privacy (after Acharya, Sun & Zhang 2021)",
+          "tracing": "the tracing (score) attack over the Haar prior on V, after symmetrisation (after Cai, Wang & Zhang 2023)",
           "ldp": "the chi^2 contraction of non-interactive LDP reports (after Duchi, Jordan & Wainwright 2018), (eps, delta) by clipping the report densities"}
 
-def _tool(setting, base="fano"):
-    return _TOOLS[base] + ("; " + _TOOLS["ldp"] if setting.startswith("local") else "; " + _TOOLS["dp"] if setting != "none" else "")
+def _tool(setting, base="fano", tracing=False):
+    if setting.startswith("local"): return _TOOLS[base] + "; " + _TOOLS["ldp"]
+    if setting == "none": return _TOOLS[base]
+    return _TOOLS[base] + "; " + _TOOLS["dp"] + ("; " + _TOOLS["tracing"] if tracing else "")
 
 def _class(setting, eps, dlt): return _CLASSES[setting].format(e=f"{eps:g}" if eps else "", d=f"{dlt:g}")
 
@@ -443,17 +525,25 @@ def _check_spectrum(eigenvalues, p, k):
     return lam
 
 # %% ../../nbs/05_theory/03_minimax.ipynb #c56f951d
-def _describe(arg, setting, floor, priv):
-    "The notes: the prior, the level t, and which constraint binds."
+def _describe(arg, setting, floor, priv, eps=None):
+    "The notes: the prior, the level t or the tracing constants, and which constraint binds."
     notes = []
     if arg is not None and "block" in arg:
         b = arg["block"]
         notes.append(f"prior: B uniform on the Frobenius sphere of radius {arg['theta'] * math.sqrt(b.d):.3g} in the graph chart of "
                      f"the {b.t} x {b.u} block at the gap (the {b.t} smallest top, {b.u} largest bottom eigenvalues), conditioned on "
                      f"||B||_2^2 <= {arg['s2'] * arg['theta'] ** 2:.3g}" + (f" (excluding at most {arg['eta']:g} of it)" if arg["eta"] else ""))
-    if arg is not None:
+    if arg is not None and arg.get("tracing"):
+        tw = arg["weights"]
+        notes += ["prior: V uniform (Haar) on the Grassmannian; by symmetrisation the bound holds for every estimator of "
+                  "the class at its worst V",
+                  f"tracing bound: E error >= (2D - tau)/mu with D = {tw.D:.4g} (the trace of the truth), "
+                  f"mu = {math.exp(arg['log_mu']):.4g}, tau = {arg['tau']:.3g} (the price of delta)"]
+    elif arg is not None:
         notes.append(f"Bayes risk >= t P(error >= t) at t = {arg['t']:.3g}, with P(error < t) <= {arg['success']:.3g}")
-    if setting != "none":
+    if setting != "none" and eps is not None and not math.isfinite(eps):
+        notes.append("epsilon = inf: no privacy constraint; lower is the non-private floor")
+    elif setting != "none":
         notes.append(f"the privacy constraint binds: {priv:.3g} > the non-private floor {floor:.3g}" if priv > floor else
                      f"the non-private floor binds ({floor:.3g} >= the private bound {priv:.3g})")
     return notes
@@ -461,54 +551,64 @@ def _describe(arg, setting, floor, priv):
 # %% ../../nbs/05_theory/03_minimax.ipynb #a7b89d2c
 def _dense_prior(lam, k, arg):
     if arg is None: return MinimaxPrior("none", tuple(lam), k)
+    if arg.get("tracing"): return MinimaxPrior("haar", tuple(lam), k)
     b = arg["block"]
     return MinimaxPrior("sphere", tuple(lam), k, arg["theta"], b.t, b.u, arg["s2"])
 
 # %% ../../nbs/05_theory/03_minimax.ipynb #b39abcf5
 def _dense_result(model, setting, n, p, k, eps, dlt, lam):
     cap = math.sqrt(2 * min(k, p - k))
-    cls, tool = _class(setting, eps, dlt), _tool(setting)
+    private = setting != "none" and math.isfinite(eps)
+    tracing = private and setting in ("central", "central_pure")
+    cls, tool = _class(setting, eps, dlt), _tool(setting, tracing=tracing)
     par = ("N(0, V diag(lambda) V') for every k-frame V at the given spectrum lambda (rotation invariant); the same bound "
            "holds with the rows clipped to the unit ball (a fixed map of each row)")
     if not np.any(lam[k:] > 0):
         return MinimaxBound(model, 0.0, cls, par, False, ("lower = 0: no positive eigenvalue below the gap (the rows span V)",),
                             0.0, 0.0, tool, "||P_hat - P||_F", cap, MinimaxPrior("none", tuple(lam), k))
     floor, farg = dense_bound("none", n, lam, k)
-    priv, parg = (0.0, None) if setting == "none" else dense_bound(setting, n, lam, k, eps, dlt)
+    priv, parg = dense_bound(setting, n, lam, k, eps, dlt) if private else (0.0, None)
+    if tracing:                                                         # the larger of the coupling and the tracing bounds
+        tr, targ = tracing_lower(n, lam, k, eps, dlt)
+        if tr > priv: priv, parg = tr, targ
     lower, arg = (priv, parg) if priv > floor else (floor, farg)
-    notes, ok = _describe(arg, setting, floor, priv), True
-    if setting.startswith("local") and parg is None:
+    notes, ok = _describe(arg, setting, floor, priv, eps), True
+    if private and setting.startswith("local") and parg is None:
         ok = False
-        notes.append("the LDP term is 0: its remainder bound needs arctan(||B||_2) sqrt(kappa) < log(2)/2 at some prior radius; "
-                     "lower is the non-private floor")
+        notes.append("the LDP term is 0: no prior radius gives it a positive value (its remainder bound needs arctan(||B||_2) "
+                     "sqrt(kappa) < log(2)/2, and its contraction factor grows like e^epsilon); lower is the non-private floor")
     return MinimaxBound(model, float(min(lower, cap)), cls, par, ok, tuple(notes), float(floor), float(priv), tool,
                         "||P_hat - P||_F", cap, _dense_prior(lam, k, arg))
 
 # %% ../../nbs/05_theory/03_minimax.ipynb #295bcacb
 def _sparse_result(setting, n, p, k, eps, dlt, lam, s):
     cap = math.sqrt(2 * min(k, p - k))
-    cands = []                                                          # (floor, (private, details), kind)
+    private = setting != "none" and math.isfinite(eps)
+    cands = []                                                          # ((floor, details), (private, details) or None, kind)
     if k == 1 and s >= 2 and lam[1] > 0 and np.allclose(lam[1:], lam[1], rtol=1e-9, atol=0.0):
-        fl = sparse_vector_bound("none", n, lam, s)
-        cands.append((fl[0], sparse_vector_bound(setting, n, lam, s, eps, dlt) if setting != "none" else fl, "sparse_sign"))
+        cands.append((sparse_vector_bound("none", n, lam, s), sparse_vector_bound(setting, n, lam, s, eps, dlt) if private else None,
+                      "sparse_sign"))
     if s > k and lam[k] > 0:
-        fl = dense_bound("none", n, lam, k, blocks=[(k, s - k)])
-        cands.append((fl[0], dense_bound(setting, n, lam, k, eps, dlt, blocks=[(k, s - k)]) if setting != "none" else fl, "block"))
+        cands.append((dense_bound("none", n, lam, k, blocks=[(k, s - k)]),
+                      dense_bound(setting, n, lam, k, eps, dlt, blocks=[(k, s - k)]) if private else None, "block"))
     cls, tool = _class(setting, eps, dlt), _tool(setting)
     par = (f"N(0, V diag(lambda) V') for every k-frame V with at most {s} non-zero rows, at the given spectrum (possibly clipped "
-           "to the unit ball); not rotation invariant: the bound is the Bayes risk of the stated prior (draw V from it)")
+           "to the unit ball); not rotation invariant: the bound is a lower bound on the Bayes risk of the stated prior (draw V from it)")
     if not cands:
         return MinimaxBound("sparse", 0.0, cls, par, False, ("lower = 0: no prior derived (s = k, or no positive eigenvalue "
                             "below the gap)",), 0.0, 0.0, tool, "||P_hat - P||_F", cap, MinimaxPrior("none", tuple(lam), k))
-    floor, priv = max(c[0] for c in cands), (max(c[1][0] for c in cands) if setting != "none" else 0.0)
-    _, (v, arg), kind = max(cands, key=lambda c: max(c[0], c[1][0]))
-    notes = _describe(arg, setting, floor, priv)
+    floor = max(fl[0] for fl, _, _ in cands)
+    priv = max((pv[0] for _, pv, _ in cands if pv is not None), default=0.0)
+    # the bound reported as `lower` and its own prior: the largest of every candidate's floor and private bound
+    (v, arg), kind = max([(fl, kind) for fl, _, kind in cands] + [(pv, kind) for _, pv, kind in cands if pv is not None],
+                         key=lambda o: o[0][0])
+    notes = _describe(arg, setting, floor, priv, eps)
     if kind == "sparse_sign":
         prior = MinimaxPrior("sparse_sign", tuple(lam), 1, arg["phi"], s=s)
         notes = [f"prior: v = cos(phi) e_1 + sin(phi) u, phi = {arg['phi']:.3g}, u uniform over the {s - 1}-sparse sign vectors / "
                  f"sqrt({s - 1}) on the other coordinates"] + notes
     else: prior = _dense_prior(lam, k, arg)
-    return MinimaxBound("sparse", float(min(max(floor, priv), cap)), cls, par, True, tuple(notes), float(floor), float(priv),
+    return MinimaxBound("sparse", float(min(v, cap)), cls, par, True, tuple(notes), float(floor), float(priv),
                         tool, "||P_hat - P||_F", cap, prior)
 
 # %% ../../nbs/05_theory/03_minimax.ipynb #ae470fa1
@@ -519,21 +619,23 @@ def _covariance_result(n, p, eps, dlt, eigenvalues, s):
     if not np.isfinite(lam).all() or lam.min() <= 0: raise ValueError("eigenvalues: expected finite positive baseline variances")
     s = check_int(s, "s")
     if not 1 <= s <= p - 1: raise ValueError(f"s: expected an integer in [1, p - 1] (off-diagonal non-zeros per row), got {s!r}")
-    floor, _ = star_covariance_bound(n, lam, s)
-    priv, arg = star_covariance_bound(n, lam, s, eps, dlt)
+    floor, farg = star_covariance_bound(n, lam, s)
+    priv, parg = star_covariance_bound(n, lam, s, eps, dlt) if math.isfinite(eps) else (0.0, None)
+    lower, arg = (priv, parg) if priv > floor else (floor, farg)
     notes = [f"prior: Sigma = diag(baseline) + tau (e_h v' + v e_h'), tau = {arg['tau']:.3g}, hub h = {arg['hub']} (the largest "
              f"variance), v uniform over the {s}-sparse sign vectors on the other coordinates; the estimate's ball is enlarged to "
-             "radius 2t (triangle inequality)"] + _describe(arg, "central", floor, priv)
+             "radius 2t (triangle inequality)"] + _describe(arg, "central", floor, priv, eps)
     par = (f"N(0, Sigma), Sigma = diag(baseline) + a symmetric off-diagonal part with at most {s} non-zeros per row, positive "
-           "definite (possibly clipped to the unit ball); the bound is the Bayes risk of the stated prior")
-    return MinimaxBound("sparse_covariance", float(max(floor, priv)), _class("central", eps, dlt), par, True, tuple(notes),
+           "definite (possibly clipped to the unit ball); the bound is a lower bound on the Bayes risk of the stated prior")
+    return MinimaxBound("sparse_covariance", float(lower), _class("central", eps, dlt), par, True, tuple(notes),
                         float(floor), float(priv), _tool("central"), "||Sigma_hat - Sigma||_2", math.inf,
                         MinimaxPrior("star", tuple(lam), 0, arg["tau"], s=s, hub=arg["hub"]))
 
 # %% ../../nbs/05_theory/03_minimax.ipynb #b3982c03
 def minimax_lower_bound(model: str, *, n, p: int, k: int | None = None, epsilon=None, delta: float = 0.0,
                         eigenvalues=None, s: int | None = None, privacy: str = "local") -> MinimaxBound:
-    """A lower bound, every constant explicit, on the worst-case mean error of every estimator of a privacy class.
+    """A lower bound, every constant explicit, on the worst-case mean error of every estimator of a privacy class (and on
+    the Bayes risk of the prior in `MinimaxBound.prior`).
 
     Parameters
     ----------
@@ -545,7 +647,8 @@ def minimax_lower_bound(model: str, *, n, p: int, k: int | None = None, epsilon=
     p, k : int
         Dimension and subspace dimension (k unused by "sparse_covariance").
     epsilon, delta : float
-        The privacy budget (unused by "none"; delta must be 0 for the pure models, 0 <= delta < 1 otherwise).
+        The privacy budget (unused by "none"; epsilon = inf: no privacy constraint, the bound is the non-private floor;
+        delta must be 0 for the pure models, 0 <= delta < 1 otherwise).
     eigenvalues : array of p floats
         The spectrum of the rows' covariance; for "sparse_covariance", the diagonal baseline of Sigma.
     s : int
@@ -561,7 +664,7 @@ def minimax_lower_bound(model: str, *, n, p: int, k: int | None = None, epsilon=
     model = check_choice(model, "model", MINIMAX_MODELS)
     n, p = check_int(n, "n", allow_float=True), check_int(p, "p", minimum=2)
     setting = {"sparse": check_choice(privacy, "privacy", tuple(_CLASSES)), "sparse_covariance": "central"}.get(model, model)
-    eps = check_epsilon(epsilon) if setting != "none" else None
+    eps = check_positive(epsilon, "epsilon", allow_inf=True) if setting != "none" else None
     if setting.endswith("_pure") and delta not in (0, 0.0, None):
         raise ValueError(f"delta: the model {setting!r} is pure DP, expected delta = 0, got {delta!r}")
     dlt = 0.0 if setting in ("none", "central_pure", "local_pure") else check_delta(delta, allow_zero=True)

@@ -106,6 +106,8 @@ _SPLITS = np.linspace(0.0, 1.0, 41)
 
 def _tail_sum(t, noise, samp, splits=None):
     "P(||Z + D||_2 > t) <= min over a + b = t of P(||Z|| > a) + P(||D|| > b)."
+    if splits is None and samp.fro2 == 0:      # no sampling error: P(||D|| > b) = 0 for b > 0, and P(||Z|| > a) falls with a
+        return min(1.0, noise.tail(t) if t > 0 or noise.scale > 0 else (0.0 if noise.scale == 0 else 1.0))   # a = t
     best = 1.0
     for w in (_SPLITS if splits is None else splits):
         a, b = w * t, (1 - w) * t
@@ -113,7 +115,6 @@ def _tail_sum(t, noise, samp, splits=None):
         pd = samp.tail(b) if b > 0 else (0.0 if samp.fro2 == 0 else 1.0)
         best = min(best, pz + pd)
     return best
-
 
 # %% ../../../nbs/05_theory/02_bounds/01_perturbation.ipynb #c3661301
 _THETAS = np.concatenate([np.geomspace(1e-3, 0.49, 40), np.linspace(0.5, 0.97, 24)])
