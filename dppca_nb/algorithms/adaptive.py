@@ -265,8 +265,10 @@ def release_spread(d, contract: Contract, *, quantile: float, factor: float, bou
 def clipped_gradient_sum(Xb, W, C, tau: float, dist=None) -> tuple:
     "(sum_i f_i (x_i (W^T x_i)^T - C), number clipped), f_i = min(1, tau / d_i): each term projected onto the ball of radius tau."
     U, d, slack = gradient_distances(Xb, W, C) if dist is None else dist
-    f = np.ones(len(Xb))
-    near = d * d + slack >= tau * tau                      # possibly outside the ball: decide on the explicit distance
+    f, d2, t2 = np.ones(len(Xb)), d * d, tau * tau
+    far = d2 - slack > t2                                  # surely outside: the true d_i^2 is at most d2 + slack
+    f[far] = tau / np.sqrt(d2[far] + slack[far])           # so the term ends inside the ball (a rounding's more clipping)
+    near = ~far & (d2 + slack >= t2)                       # within rounding of tau: decide on the explicit distance
     if near.any(): f[near] = np.minimum(1.0, tau / np.maximum(deviation_norms(Xb[near], W, C), np.finfo(np.float64).tiny))
     return Xb.T @ (U * f[:, None]) - f.sum() * C, int((f < 1).sum())
 
