@@ -632,8 +632,12 @@ def plan_adaptive_dp_kpca(n: int, p: int, k: int, epsilon: float, delta: float, 
                  spread_floor=spread_floor, carry_center=carry_center, shuffle=shuffle, mode=mode, mechanism=mech)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #9cf03439
-def adaptive_dp_pca(X, k: int, epsilon: float, delta: float, *, random_state=None, return_release: bool = False,
-                    **options):
+def adaptive_dp_pca(X, k: int, epsilon: float, delta: float, *, radius: float = 1.0, n_passes: int = 2,
+                    n_steps: int | None = None, warm_share: float = 0.1, final_share: float = 0.75,
+                    batch_growth: float = 2.0, step_size: float | None = None, spread_share: float = 0.1,
+                    spread_quantile: float = 0.5, spread_factor: float = 1.0, spread_floor: float = 1e-6,
+                    carry_center: bool = True, shuffle: bool = True, mode: str = "auto", random_state=None,
+                    return_release: bool = False):
     """(epsilon, delta)-DP top eigenvector (p x 1) by Liu, Kong, Jain & Oh's DP-PCA (k must be 1).
 
     Parameters
@@ -642,22 +646,25 @@ def adaptive_dp_pca(X, k: int, epsilon: float, delta: float, *, random_state=Non
         Data rows, one record per row.
     k : int
         1 (the top eigenvector; `adaptive_dp_kpca` for k > 1).
-    epsilon, delta
+    epsilon, delta, radius
         The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
+    n_passes, n_steps, warm_share, final_share, batch_growth, step_size, spread_share, spread_quantile, spread_factor, spread_floor, carry_center, shuffle, mode
+        The options of `plan_adaptive_dp_kpca` (described in its registration).
     random_state : int, numpy Generator or None
         Seed of the shuffles, the warm start, the spreads and the noise.
     return_release : bool
         Return the whole `Release` (V, contract, diagnostics, the released spreads) instead of V.
-    **options
-        The options of `plan_adaptive_dp_kpca` (described in its registration).
 
     Returns
     -------
     V : ndarray (p, 1), or Release
         The released top eigenvector: (epsilon, delta)-DP, replace-one, n public.
     """
-    return release_rows(plan_adaptive_dp_pca, X, k, epsilon, delta, random_state=random_state,
-                        return_release=return_release, **options)
+    return release_rows(plan_adaptive_dp_pca, X, k, epsilon, delta, radius=radius, n_passes=n_passes, n_steps=n_steps,
+                        warm_share=warm_share, final_share=final_share, batch_growth=batch_growth, step_size=step_size,
+                        spread_share=spread_share, spread_quantile=spread_quantile, spread_factor=spread_factor,
+                        spread_floor=spread_floor, carry_center=carry_center, shuffle=shuffle, mode=mode,
+                        random_state=random_state, return_release=return_release)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #cebfcc55
 def adaptive_dp_kpca(X, k: int, epsilon: float, delta: float, *, subspace: str = "block", radius: float = 1.0,
