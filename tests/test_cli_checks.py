@@ -34,7 +34,7 @@ def test_budget_delta_refusals():
 def test_parse_option_refusals():
     ag = get_method("analyze-gauss")
     for bad in ("0", "-1", "inf", "nan", "big"):
-        fct.test_fail(lambda: parse_option(bad, "radius", ag, "--radius"), contains="--radius: expected float > 0")
+        fct.test_fail(lambda: parse_option(bad, "radius", ag, "--radius"), contains="--radius: expected float > 0")  # noqa: B023 (called at once)
     fct.test_fail(lambda: parse_option("gauss", "noise", ag, "--noise"),
               contains="--noise: expected {'gaussian', 'discrete_gaussian'}, got 'gauss'")
 

@@ -23,14 +23,14 @@ def test_analyze_gauss_pca_refuses_a_negative_epsilon():   # the notebook shows 
 @pytest.fixture(scope="module")
 def survey():
     rng = np.random.default_rng(0)
-    n, p = 5000, 3
+    n = 5000
     return np.column_stack([rng.uniform(20, 80, n), rng.normal(170, 8, n), rng.exponential(2.0, n)])   # age, height, hours
 
 
 def test_private_standard_scaler_refusals(survey):
     Xs = survey
     for b in [(1, 0), (0, np.inf), ([0, 0], [1, 1]), "wide"]:
-        fct.test_fail(lambda: PrivateStandardScaler(bounds=b).fit(Xs), contains="bounds")
+        fct.test_fail(lambda: PrivateStandardScaler(bounds=b).fit(Xs), contains="bounds")  # noqa: B023 (called at once)
     fct.test_fail(lambda: PrivateStandardScaler(epsilon=0).fit(Xs), contains="epsilon")
 
 
