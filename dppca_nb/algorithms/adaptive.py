@@ -623,6 +623,10 @@ def plan_adaptive_dp_kpca(n: int, p: int, k: int, epsilon: float, delta: float, 
                           spread_floor: float = 1e-6, carry_center: bool = True, shuffle: bool = True,
                           mode: str = "auto") -> Plan:
     "Düngler & Sanyal's k-DP-PCA fixed before the data: a warm start, then passes of block power steps (or k deflated runs) with adaptive noise."
+    if step_size is not None: check_positive(step_size, "step_size")   # checked whatever the plan falls back to
+    check_positive(spread_factor, "spread_factor")
+    if not check_positive(spread_floor, "spread_floor") < 1:
+        raise ValueError(f"spread_floor: expected a number in (0, 1), got {spread_floor:g}")
     mech = _LIU if check_k(k, p) == 1 else (
         "k-DP-PCA (Düngler & Sanyal 2025), " + ("k deflated runs on disjoint shares of the rows" if subspace ==
         "deflation" else "one block run of p x k iterates") + ": gradient means released with noise scaled to their private spread")
