@@ -427,7 +427,7 @@ SCALE_SHARE = 0.5        # the private scaler's share of the budget (--scale-sha
 SCALED_CLIP_SHARE = 0.05  # a scaled fit whose released clipped share exceeds this says its error is of the clipped rows
 SCALED_CLIP_WARN = 0.75   # ... and warns where most rows are clipped, or beside another reason: a share alone cannot tell
                           # clipping that turns the components (covtype: 16% clipped, bias 0.54) from clipping that
-                          # does not (iris: 65%, bias near 0): warning at 5% flagged 77 of 113 runs the noise did not
+                          # does not (iris: 65%, bias near 0)
 NEEDS_BOUNDS = ("--bounds: --scale private needs public bounds of every column (values outside are clipped for the "
                 "scaler's release): --bounds LO:HI or --bounds FILE")
 

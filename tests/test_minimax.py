@@ -24,16 +24,9 @@ DELTA = 1e-5
 
 
 def _estimators(model):
-    """Every registered worst-case algorithm of a privacy class, called as f(X, k, epsilon, delta, random_state): the
-    class's lower bound (on the Bayes risk of its prior) holds for each of them, whatever the algorithm."""
-    from dppca_nb.algorithms.registry import algorithms
-    pure = model.endswith("_pure")
-    out = {}
-    for a in algorithms().values():
-        if a.output != "subspace" or not a.worst_case or a.model != model.removesuffix("_pure"): continue
-        if (a.measure == "pure") != pure and not a.measure.startswith("pure when"): continue
-        out[a.key] = lambda X, k, e, d, random_state=None, a=a: a.run(X, k, e, d, random_state=random_state, **a.quick).value
-    return out
+    "Every registered worst-case algorithm of a privacy class (theory.minimax.class_algorithms)."
+    from dppca_nb.theory.minimax import class_algorithms
+    return class_algorithms(model)
 
 
 def _spectrum(name, p, k):

@@ -26,8 +26,7 @@ import warnings
 from pathlib import Path
 import numpy as np
 
-from dppca_nb.theory.minimax import minimax_lower_bound
-from dppca_nb.algorithms.registry import algorithms
+from dppca_nb.theory.minimax import minimax_lower_bound, class_algorithms
 from dppca_nb.algorithms.sparse_cov import dp_threshold_covariance
 from dppca_nb.algorithms.local_sparse import local_sparse_pca
 from dppca_nb.data.datasets import sample_gaussian
@@ -42,12 +41,7 @@ REFERENCES = ("laplace_pca", "baseline_diagonal")            # outside the regis
 def estimators(model):
     """Every registered worst-case subspace algorithm of a privacy class, as f(X, k, epsilon, delta, random_state); for the
     local class also Algorithm 1 on spatial signs (each user normalises her record first)."""
-    pure = model.endswith("_pure")
-    out = {}
-    for a in algorithms().values():
-        if a.output != "subspace" or not a.worst_case or a.model != model.removesuffix("_pure"): continue
-        if (a.measure == "pure") != pure and not a.measure.startswith("pure when"): continue
-        out[a.key] = lambda X, k, e, d, random_state=None, a=a: a.run(X, k, e, d, random_state=random_state, **a.quick).value
+    out = class_algorithms(model)
     if model == "local":
         f = out["local_gaussian_pca"]
         out["local_gaussian_pca_on_signs"] = lambda X, k, e, d, random_state=None: f(normalize_rows(X), k, e, d, random_state)

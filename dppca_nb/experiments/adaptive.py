@@ -143,15 +143,19 @@ def _n_rep(point, rng):
     return _errors(X, V, 1, 1.0, 1e-5, rng, ("adaptive", "Analyze Gauss", "not private"))
 
 # %% ../../nbs/07_experiments/07_adaptive_study.ipynb #5bcad8bb
-def _n_plot(df):
+def _sweep_panels(df, by: str, xlabel: str, title):
+    "One log-log panel of the error against n per value of `by` (largest first), a line per method; `title(value)`."
     import matplotlib.pyplot as plt
-    s0 = sorted(df["sigma0"].unique(), reverse=True)
-    fig, axes = plt.subplots(1, len(s0), figsize=(4.6 * len(s0), 3.8), squeeze=False)
-    for ax, s in zip(axes[0], s0):
-        plot_lines(df[df["sigma0"] == s], "n", "error", hue="method", ax=ax, logx=True, logy=True, colors=COLORS,
-                   xlabel="n (records)", ylabel="||P_hat - P||_F", title=f"sigma_0 = {s:g}, p = {int(df['p'].iloc[0])}, k = 1")
+    vals = sorted(df[by].unique(), reverse=True)
+    fig, axes = plt.subplots(1, len(vals), figsize=(4.6 * len(vals), 3.8), squeeze=False)
+    for ax, s in zip(axes[0], vals):
+        plot_lines(df[df[by] == s], "n", "error", hue="method", ax=ax, logx=True, logy=True, colors=COLORS,
+                   xlabel=xlabel, ylabel="||P_hat - P||_F", title=title(s))
     fig.tight_layout()
     return fig
+
+def _n_plot(df):
+    return _sweep_panels(df, "sigma0", "n (records)", lambda s: f"sigma_0 = {s:g}, p = {int(df['p'].iloc[0])}, k = 1")
 
 # %% ../../nbs/07_experiments/07_adaptive_study.ipynb #31039bf9
 _N_CLAIMS = (
@@ -218,14 +222,7 @@ def _mat_rep(point, rng):
 
 # %% ../../nbs/07_experiments/07_adaptive_study.ipynb #f746bf71
 def _mat_plot(df):
-    import matplotlib.pyplot as plt
-    s0 = sorted(df["sigma"].unique(), reverse=True)
-    fig, axes = plt.subplots(1, len(s0), figsize=(4.6 * len(s0), 3.8), squeeze=False)
-    for ax, s in zip(axes[0], s0):
-        plot_lines(df[df["sigma"] == s], "n", "error", hue="method", ax=ax, logx=True, logy=True, colors=COLORS,
-                   xlabel="n (matrices)", ylabel="||P_hat - P||_F", title=f"A_i = Sigma + sigma Z_i: sigma = {s:g}, d = 200, k = 2")
-    fig.tight_layout()
-    return fig
+    return _sweep_panels(df, "sigma", "n (matrices)", lambda s: f"A_i = Sigma + sigma Z_i: sigma = {s:g}, d = 200, k = 2")
 
 # %% ../../nbs/07_experiments/07_adaptive_study.ipynb #6b61aff4
 _MAT_CLAIMS = tuple(

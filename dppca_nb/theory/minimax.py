@@ -18,7 +18,8 @@ __all__ = ['MINIMAX_MODELS', 'graph_frame', 'direct_rotation', 'PerturbationBloc
            'kl_sphere_average', 'kl_sphere_max', 'renyi_two_level', 'log_sinh', 'log_expm1', 'dp_success',
            'ldp_information', 'ldp_remainder', 'sphere_fano_lower', 'candidate_blocks', 'dense_bound', 'TracingWeights',
            'tracing_weights', 'chi_product_excess', 'chi_product_shortfall', 'tracing_lower', 'sparse_sign_pairs',
-           'sparse_vector_bound', 'star_covariance_bound', 'MinimaxPrior', 'MinimaxBound', 'minimax_lower_bound']
+           'sparse_vector_bound', 'star_covariance_bound', 'MinimaxPrior', 'class_algorithms', 'MinimaxBound',
+           'minimax_lower_bound']
 
 # %% ../../nbs/05_theory/03_minimax.ipynb #b7a0b2b3
 def graph_frame(B) -> np.ndarray:
@@ -472,6 +473,19 @@ class MinimaxPrior:
             Bt[idx, 0] = math.tan(self.scale) * rng.choice([-1.0, 1.0], self.s - 1) / math.sqrt(self.s - 1)
         R = direct_rotation(Bt)
         return (R * lam) @ R.T, R[:, :self.k]
+
+# %% ../../nbs/05_theory/03_minimax.ipynb #class-algs
+def class_algorithms(model: str) -> dict:
+    """Every registered worst-case subspace algorithm of privacy class `model` ('central', 'central_pure', 'local' or
+    'local_pure'), as f(X, k, epsilon, delta, random_state=None) at its quick options: the class's lower bound (on the
+    Bayes risk of its prior) holds for each of them, whatever the algorithm."""
+    from dppca_nb.algorithms.registry import algorithms
+    pure, out = model.endswith("_pure"), {}
+    for a in algorithms().values():
+        if a.output != "subspace" or not a.worst_case or a.model != model.removesuffix("_pure"): continue
+        if (a.measure == "pure") != pure and not a.measure.startswith("pure when"): continue
+        out[a.key] = lambda X, k, e, d, random_state=None, a=a: a.run(X, k, e, d, random_state=random_state, **a.quick).value
+    return out
 
 # %% ../../nbs/05_theory/03_minimax.ipynb #34dc6bac
 @dataclass(frozen=True)
