@@ -1496,7 +1496,11 @@ def _plot_parser(sub) -> None:
                    help="the scree's estimator (default clipped; 'released': the fit's own private variances, nothing spent)")
     f.add_argument("--bins", type=int, default=15, metavar="B", help="bins per axis of the score plot (default 15)")
     f.add_argument("--picture-share", type=float, default=PICTURE_SHARE, metavar="S",
-                   help=f"the pictures' share of epsilon and delta, split evenly between them (default {PICTURE_SHARE})")
+                   help=f"the pictures' share of epsilon and delta, split evenly between those that spend (default {PICTURE_SHARE}; "
+                        "none spends: all to the directions)")
+    cols = f.add_mutually_exclusive_group()
+    cols.add_argument("--columns", default=None, metavar="LIST", help="the features: only these columns (names or 1-based numbers)")
+    cols.add_argument("--drop", default=None, metavar="LIST", help="the features: every column but these (and the --group column)")
     f.add_argument("--delimiter", default=",", metavar="C", help="field delimiter (default ',')")
     f.add_argument("--force", action="store_true", help="overwrite the PNG and JSON files if they exist")
 
@@ -1779,13 +1783,14 @@ def public_groups(labels, spec) -> tuple:
 
 # %% ../nbs/09_cli/00_cli.ipynb #69a3f18d
 def _plot_budget(a, alg, n_pictures: int) -> tuple:
-    "((epsilon, delta) of the directions, (epsilon, delta) of each picture, total delta) from --epsilon, --delta and the share."
+    "((epsilon, delta) of the directions, (epsilon, delta) of each of the `n_pictures` that spend, total delta) from --epsilon, --delta and the share."
     eps = float(parse_option(a.epsilon, "epsilon", alg, "--epsilon"))
     dlt = None if a.delta is None else float(parse_option(a.delta, "delta", alg, "--delta"))
     if not math.isfinite(eps): raise CLIError("--epsilon: a private picture needs a finite epsilon")
     if not dlt: raise CLIError("--delta: the pictures add Gaussian noise and need --delta in (0, 1), e.g. 1e-5")
     s = a.picture_share
     if not 0 < s < 1: raise CLIError(f"--picture-share: expected a number in (0, 1), got {s}")
+    if n_pictures == 0: return (eps, None if alg.measure == "pure" else dlt), (0.0, 0.0), dlt   # nothing else spends
     fit_dlt = None if alg.measure == "pure" else (1 - s) * dlt       # a pure fit takes no delta: all of it to the pictures
     pic_dlt = (dlt if fit_dlt is None else s * dlt) / n_pictures
     return ((1 - s) * eps, fit_dlt), (s * eps / n_pictures, pic_dlt), dlt
@@ -1810,14 +1815,16 @@ def _cmd_plot(a):
     seed = None if a.random_state is None else parse_option(a.random_state, "random_state", alg, "--seed")
     if a.scores is not None and not (isinstance(k, int) and k >= 2): raise CLIError(f"-k: the score plot needs -k 2 or more, got {k}")
     if a.bins < 2: raise CLIError(f"--bins: expected an integer >= 2, got {a.bins}")
-    (fe, fd), (pe, pd), dlt = _plot_budget(a, alg, len(asked))
+    spending = [f for f, _ in asked if not (f == "--scree" and a.scree_method == "released")]   # 'released': post-processing
+    (fe, fd), (pe, pd), dlt = _plot_budget(a, alg, len(spending))
     files = {flag: _picture_files(v, flag, a.data, a.force) for flag, v in asked}
     labels = column = groups = None
     if a.group is not None:
         labels, column, j = read_group(a.data, a.group, a.delimiter)
         groups, groups_from = public_groups(labels, a.groups)
     elif a.groups is not None: raise CLIError("--groups: only with --group COLUMN")
-    t = _read_csv_table(a.data, a.delimiter, drop=None if a.group is None else str(j + 1), progress=False)
+    drop = a.drop if a.group is None or a.columns is not None else ",".join(x for x in (a.drop, str(j + 1)) if x)
+    t = _read_csv_table(a.data, a.delimiter, a.columns, drop, progress=False)
     large_delta(dlt, len(t.X))
     rngs = [None if seed is None else np.random.default_rng([seed, i]) for i in (1, 2)]
     with PrivacyAccountant(float(parse_option(a.epsilon, "epsilon", alg, "--epsilon")), dlt) as acc, \

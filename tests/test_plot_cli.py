@@ -173,3 +173,23 @@ def test_without_matplotlib_the_command_names_the_extra(table, tmp_path):
     assert rc == 2, err
     assert "dppca plot needs the [experiments] extra: pip install 'dppca_nb[experiments]'" in err
     assert "not installed here: matplotlib" in err and not list(tmp_path.iterdir())
+
+
+def test_a_released_scree_spends_nothing_and_leaves_the_budget_to_the_rest(table, tmp_path):
+    rc, out, err = run("plot", table[0], "--method", "analyze-gauss", "-k", "3", "--epsilon", "2", "--delta", "1e-5",
+                       "--scree", tmp_path / "r.png", "--scree-method", "released", "--seed", "0", "--drop", "region")
+    assert rc == 0, err
+    rec = json.loads((tmp_path / "r.json").read_text())
+    assert rec["public"]["statement"].startswith("post-processing") and set(rec["released"]) == {"scree", "pve", "order"}
+    whole = rec["public"]["whole"]
+    assert all(e["label"].startswith("AnalyzeGaussPCA") for e in whole["ledger"])     # only the directions spent
+    assert abs(whole["epsilon"] - 2) < 1e-6                                             # and they had all of it
+    pve = np.asarray(rec["released"]["pve"])
+    assert pve.shape == (3,) and abs(pve.sum() - 1) < 1e-9
+
+
+def test_columns_and_drop_choose_the_features_beside_the_group(table, tmp_path):
+    for extra, cols in ((["--drop", "f4"], ["f0", "f1", "f2", "f3"]), (["--columns", "f0,f1,f2"], ["f0", "f1", "f2"])):
+        rc, _, err = plot(table[0], tmp_path, "--force", *extra)
+        assert rc == 0, err
+        assert json.loads((tmp_path / "scores.json").read_text())["public"]["columns"] == cols
