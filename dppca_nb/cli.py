@@ -1267,6 +1267,7 @@ def _order_words(rec: dict, k: int) -> str:
     return (f"in decreasing order of private variance; {head} stand{'s' if m == 1 else ''} above the noise, and "
             f"{rest} {'have' if k - m > 1 else 'has'} released variance 0: an arbitrary choice")
 
+# %% ../nbs/09_cli/00_cli.ipynb #033f2cb2
 def result_text(rec: dict, out) -> str:
     """What `fit` prints: the components with the column names and their variance shares, the expected error, how the
     rows were treated, and one plain sentence of the guarantee. A function of the public record alone (`fit_record`).
@@ -1574,6 +1575,7 @@ def _fit_own_flags(f) -> None:
                    help="also write the curator's diagnostics (e.g. the clipped-row count: exact, NOT PRIVATE) to standard "
                         "error; never to standard output, OUT or OUT.json")
 
+# %% ../nbs/09_cli/00_cli.ipynb #d17e81b2
 def _fit_parser(sub) -> None:
     "The subcommand fit: its own arguments, then one flag per option of the methods (from the parameter table)."
     from dppca_nb.estimators import ESTIMATOR_PARAMETERS
@@ -1665,6 +1667,7 @@ def refuse_slow_draw(alg: Algorithm, options: dict, n: int, p: int, k, epsilon: 
                    f"fast at every k)" + (f", a smaller -k (-k {max(fits)} fits)" if fits else "")
                    + f", a smaller --epsilon, or {flag_of('max_trials', alg)} N to try anyway.")
 
+# %% ../nbs/09_cli/00_cli.ipynb #8186c3b2
 def _cmd_fit(a):
     alg, k, eps, dlt, seed, options = _fit_inputs(a)            # an unknown --method, a bad flag: first
     budget_delta(a.method, dlt, a.scale)

@@ -485,7 +485,7 @@ def test_adaptive_spread_counts(k):
     from dppca_nb.algorithms import adaptive
     from dppca_nb.core.linalg import random_orthonormal
     m = adaptive.SPREAD_WINDOW[0]
-    c = adaptive.plan_adaptive_dp_kpca(N, P, k, EPS, DLT).contract.part("spread")
+    c = adaptive.plan_adaptive_dp_kpca(N, P, k, EPS, DLT, mode="adaptive").contract.part("spread")   # at n = 40 "auto" plans Analyze Gauss
     assert c.sensitivity == float(m) and c.measure == "pure"
     rng = np.random.default_rng(12)
     bounds = adaptive.spread_bounds(1.0, 1e-6)
@@ -503,8 +503,9 @@ def test_adaptive_rows_clipped():
     X = _data(40)
     Y, Z = X.copy(), X.copy()
     Y[0], Z[0] = 100.0 * np.eye(P)[0], np.eye(P)[0]
-    a = adaptive.adaptive_dp_kpca(Y, K, EPS, DLT, n_steps=2, random_state=3, return_release=True)
-    b = adaptive.adaptive_dp_kpca(Z, K, EPS, DLT, n_steps=2, random_state=3, return_release=True)
+    a = adaptive.adaptive_dp_kpca(Y, K, EPS, DLT, n_steps=2, mode="adaptive", random_state=3, return_release=True)
+    b = adaptive.adaptive_dp_kpca(Z, K, EPS, DLT, n_steps=2, mode="adaptive", random_state=3, return_release=True)
+    assert a.extras["mode"] == "adaptive"
     np.testing.assert_allclose(a.value, b.value, atol=1e-12)
     assert a.diagnostics["n_clipped"] == b.diagnostics["n_clipped"] + 1
 
