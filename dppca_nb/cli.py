@@ -29,14 +29,15 @@ from .algorithms.registry import (Algorithm, PARAMETERS, algorithms, get_algorit
 
 # %% auto #0
 __all__ = ['NOT_SHOWN', 'SCALE_SHARE', 'SCALED_CLIP_SHARE', 'SCALED_CLIP_WARN', 'NEEDS_BOUNDS', 'DIAGNOSTICS_LABEL',
-           'PUBLISHED_WARNINGS', 'WARNINGS_NOTE', 'TABLE_WIDTH', 'CLIError', 'method_name', 'get_method',
-           'budget_delta', 'parameters_of', 'fit_options', 'parse_option', 'read_mean', 'read_bounds', 'box_radius',
-           'to_stdout', 'check_output', 'estimator_for', 'flag_of', 'scaled_pipeline', 'scaled_budgets', 'norm_bounds',
-           'fit_estimator', 'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit', 'fit_release',
-           'diagnostics_text', 'part_words', 'budget_parts', 'privacy_sentence', 'curator_warnings', 'collect_warnings',
-           'components_ordered', 'fit_record', 'result_text', 'result_csv', 'result_output', 'explain_text',
-           'site_renderer', 'render_docs', 'option_flags', 'build_parser', 'large_delta', 'refuse_slow_draw', 'main',
-           'select_columns', 'read_numeric_csv']
+           'PUBLISHED_WARNINGS', 'WARNINGS_NOTE', 'TABLE_WIDTH', 'PICTURE_SHARE', 'MAX_GROUPS', 'CLIError',
+           'method_name', 'get_method', 'budget_delta', 'parameters_of', 'fit_options', 'parse_option', 'read_mean',
+           'read_bounds', 'box_radius', 'to_stdout', 'check_output', 'estimator_for', 'flag_of', 'scaled_pipeline',
+           'scaled_budgets', 'norm_bounds', 'fit_estimator', 'scaler_error', 'released_spectrum',
+           'covariance_assessment', 'assess_fit', 'fit_release', 'diagnostics_text', 'part_words', 'budget_parts',
+           'privacy_sentence', 'curator_warnings', 'collect_warnings', 'components_ordered', 'fit_record',
+           'result_text', 'result_csv', 'result_output', 'explain_text', 'site_renderer', 'render_docs', 'option_flags',
+           'build_parser', 'large_delta', 'refuse_slow_draw', 'read_group', 'public_groups', 'main', 'select_columns',
+           'read_numeric_csv']
 
 # %% ../nbs/09_cli/00_cli.ipynb #fef0e9e1
 class CLIError(Exception):
@@ -1467,6 +1468,43 @@ def _other_parsers(sub) -> None:
     a.add_argument("--cull-idle-timeout", type=int, default=None, metavar="SECONDS",
                    help="stop a kernel left without a page after this many idle seconds (default: the app's, 300)")
 
+# %% ../nbs/09_cli/00_cli.ipynb #ca4c9431
+PICTURE_SHARE = 0.5      # the pictures' share of --epsilon and --delta in `dppca plot` (the directions get the rest)
+
+def _plot_parser(sub) -> None:
+    "The subcommand plot: a private PCA, then its private scree and score plot, all on one ledger."
+    from dppca_nb.algorithms.pictures import SCREE_METHODS
+    f = sub.add_parser("plot", help="private scree and score plots of a numeric CSV file", allow_abbrev=False,
+                       description="Fit a private PCA of DATA (as `dppca fit`), then draw its private scree (--scree) and "
+                                   "its private score plot (--scores, by --group), each written as a PNG with its public "
+                                   "record FILE.json beside it; the directions and the pictures are spent on one ledger "
+                                   "of --epsilon and --delta, whose guarantee is printed.")
+    f.add_argument("data", metavar="DATA", help="numeric CSV file, one record per row (.gz: gzip-compressed)")
+    f.add_argument("--method", required=True, metavar="METHOD", help="a method of `dppca fit` that releases components")
+    f.add_argument("-k", dest="n_components", default="2", metavar="K", help="number of components (default 2)")
+    f.add_argument("--epsilon", required=True, metavar="E", help="privacy loss of the whole: directions and pictures")
+    f.add_argument("--delta", default=None, metavar="D", help="failure probability of the whole (the pictures need one)")
+    f.add_argument("--seed", dest="random_state", default=None, metavar="S", help="seed of the noise")
+    f.add_argument("--scree", default=None, metavar="FILE.png", help="write the private scree here (its record: FILE.json)")
+    f.add_argument("--scores", default=None, metavar="FILE.png", help="write the private score plot here (its record: FILE.json)")
+    f.add_argument("--group", default=None, metavar="COLUMN",
+                   help="a column of DATA (name or 1-based number) holding each record's group: one histogram per "
+                        "group; the column is left out of the features")
+    f.add_argument("--groups", default=None, metavar="LIST",
+                   help="the public list of groups, comma-separated (default: the column's distinct values, at most 20, "
+                        "taken as public); a record of another group enters no histogram")
+    f.add_argument("--scree-method", default="clipped", choices=SCREE_METHODS + ("released",),
+                   help="the scree's estimator (default clipped; 'released': the fit's own private variances, nothing spent)")
+    f.add_argument("--bins", type=int, default=15, metavar="B", help="bins per axis of the score plot (default 15)")
+    f.add_argument("--picture-share", type=float, default=PICTURE_SHARE, metavar="S",
+                   help=f"the pictures' share of epsilon and delta, split evenly between those that spend (default {PICTURE_SHARE}; "
+                        "none spends: all to the directions)")
+    cols = f.add_mutually_exclusive_group()
+    cols.add_argument("--columns", default=None, metavar="LIST", help="the features: only these columns (names or 1-based numbers)")
+    cols.add_argument("--drop", default=None, metavar="LIST", help="the features: every column but these (and the --group column)")
+    f.add_argument("--delimiter", default=",", metavar="C", help="field delimiter (default ',')")
+    f.add_argument("--force", action="store_true", help="overwrite the PNG and JSON files if they exist")
+
 # %% ../nbs/09_cli/00_cli.ipynb #4579e422
 _FIT_FLAGS = ("DATA", "--method", "--mean", "--columns", "--drop", "--bounds", "--scale", "--scale-share", "--out",
               "--force", "--delimiter", "--explain", "--diagnostics")
@@ -1571,6 +1609,7 @@ def build_parser(fit: bool = True) -> argparse.ArgumentParser:
     if fit: _fit_parser(sub)
     else: sub.add_parser("fit", help=_FIT_HELP)
     _other_parsers(sub)
+    _plot_parser(sub)
     return p
 
 # %% ../nbs/09_cli/00_cli.ipynb #0ce1756a
@@ -1697,6 +1736,132 @@ def _cmd_app(a):
 def _cmd_docs(a):
     print(f"Docs: {render_docs(a.out, a.only, mathjax=a.mathjax, api=not a.no_api, site=False if a.plain else None)}")
 
+# %% ../nbs/09_cli/00_cli.ipynb #2821c541
+MAX_GROUPS = 20          # distinct values of --group taken as the public list of groups (more: give --groups)
+
+def _picture_files(path, flag: str, data, force: bool) -> tuple:
+    "(FILE.png, FILE.json) of --scree or --scores, checked before any private work."
+    png = Path(path)
+    if png.suffix.lower() != ".png": raise CLIError(f"{flag}: expected a file name ending in .png, got {path!r}")
+    files = (png, png.with_suffix(".json"))
+    for f in files:
+        if not f.parent.is_dir(): raise CLIError(f"{flag}: the folder {f.parent} of {f} does not exist")
+        if f.exists() and Path(data).exists() and os.path.samefile(f, data): raise CLIError(f"{flag}: {f} is the input file DATA")
+        if f.exists() and not force: raise CLIError(f"{flag}: {f} exists; add --force to overwrite it")
+    return files
+
+def read_group(path, spec: str, delimiter: str = ",") -> tuple:
+    """(labels, column name, 0-based position) of the column `spec` (a header name or a 1-based number) of a CSV:
+    one label per data row, as text. Errors name --group."""
+    import gzip
+    p = Path(path)
+    if str(path) == "-" or not p.is_file(): raise CLIError(f"--group: needs DATA as a file, got {path!r}")
+    with open(p, "rb") as fh: gz = fh.read(2) == b"\x1f\x8b"
+    with (gzip.open(p, "rt", encoding="utf-8-sig") if gz else open(p, encoding="utf-8-sig", newline="")) as fh:
+        rows = [r for r in csv.reader(fh, delimiter=delimiter) if r and any(x.strip() for x in r)]
+    if not rows: raise CLIError(f"--group: DATA {p} is empty")
+    header = [x.strip() for x in rows[0]] if any(_not_number(x) for x in rows[0]) else None
+    try: idx = select_columns(spec, header, len(rows[0]), flag="--group")
+    except TableError as e: raise CLIError(str(e)) from None
+    if len(idx) != 1: raise CLIError(f"--group: expected one column, got {spec!r}")
+    j = idx[0]
+    return [r[j].strip() if j < len(r) else "" for r in rows[1 if header else 0:]], (header[j] if header else str(j + 1)), j
+
+def _not_number(x) -> bool:
+    try: float(x); return False
+    except ValueError: return True
+
+def public_groups(labels, spec) -> tuple:
+    "(the public list of groups, where it came from): --groups, else the distinct labels (at most MAX_GROUPS)."
+    if spec is not None:
+        groups = [g.strip() for g in str(spec).split(",")]
+        if not all(groups) or len(set(groups)) != len(groups):
+            raise CLIError(f"--groups: expected a comma-separated list of distinct labels, got {spec!r}")
+        return groups, "--groups"
+    groups = sorted(set(labels))
+    if len(groups) > MAX_GROUPS:
+        raise CLIError(f"--group: the column has {len(groups)} distinct values, more than {MAX_GROUPS}; give the public "
+                       "list with --groups")
+    return groups, "the column's distinct values, taken as public"
+
+# %% ../nbs/09_cli/00_cli.ipynb #69a3f18d
+def _plot_budget(a, alg, n_pictures: int) -> tuple:
+    "((epsilon, delta) of the directions, (epsilon, delta) of each of the `n_pictures` that spend, total delta) from --epsilon, --delta and the share."
+    eps = float(parse_option(a.epsilon, "epsilon", alg, "--epsilon"))
+    dlt = None if a.delta is None else float(parse_option(a.delta, "delta", alg, "--delta"))
+    if not math.isfinite(eps): raise CLIError("--epsilon: a private picture needs a finite epsilon")
+    if not dlt: raise CLIError("--delta: the pictures add Gaussian noise and need --delta in (0, 1), e.g. 1e-5")
+    s = a.picture_share
+    if not 0 < s < 1: raise CLIError(f"--picture-share: expected a number in (0, 1), got {s}")
+    if n_pictures == 0: return (eps, None if alg.measure == "pure" else dlt), (0.0, 0.0), dlt   # nothing else spends
+    fit_dlt = None if alg.measure == "pure" else (1 - s) * dlt       # a pure fit takes no delta: all of it to the pictures
+    pic_dlt = (dlt if fit_dlt is None else s * dlt) / n_pictures
+    return ((1 - s) * eps, fit_dlt), (s * eps / n_pictures, pic_dlt), dlt
+
+def _save(ax, png: Path) -> None:
+    "Write the figure of `ax` (or of the first of several) to png and close it (pyplot: imported by plot_scree / plot_scores)."
+    fig = np.atleast_1d(ax)[0].figure
+    fig.savefig(png, dpi=120, bbox_inches="tight")
+    sys.modules["matplotlib.pyplot"].close(fig)
+
+# %% ../nbs/09_cli/00_cli.ipynb #3a34944f
+def _cmd_plot(a):
+    require_extra("experiments", "dppca plot", ("matplotlib",))     # before any private work
+    from dppca_nb.algorithms.pictures import private_scree, private_scores, picture_record, plot_scree, plot_scores
+    from dppca_nb.privacy.accounting import PrivacyAccountant
+    asked = [(f, v) for f, v in (("--scree", a.scree), ("--scores", a.scores)) if v is not None]
+    if not asked: raise CLIError("--scree, --scores: give at least one picture to draw")
+    alg = get_method(a.method)
+    if not hasattr(estimator_for(a.method), "private_scree"):
+        raise CLIError(f"--method {a.method}: releases no components to draw (a covariance method); choose a subspace method")
+    k = parse_option(a.n_components, "n_components", alg, "-k")
+    seed = None if a.random_state is None else parse_option(a.random_state, "random_state", alg, "--seed")
+    if a.scores is not None and not (isinstance(k, int) and k >= 2): raise CLIError(f"-k: the score plot needs -k 2 or more, got {k}")
+    if a.bins < 2: raise CLIError(f"--bins: expected an integer >= 2, got {a.bins}")
+    spending = [f for f, _ in asked if not (f == "--scree" and a.scree_method == "released")]   # 'released': post-processing
+    (fe, fd), (pe, pd), dlt = _plot_budget(a, alg, len(spending))
+    files = {flag: _picture_files(v, flag, a.data, a.force) for flag, v in asked}
+    labels = column = groups = None
+    if a.group is not None:
+        labels, column, j = read_group(a.data, a.group, a.delimiter)
+        groups, groups_from = public_groups(labels, a.groups)
+    elif a.groups is not None: raise CLIError("--groups: only with --group COLUMN")
+    drop = a.drop if a.group is None or a.columns is not None else ",".join(x for x in (a.drop, str(j + 1)) if x)
+    t = _read_csv_table(a.data, a.delimiter, a.columns, drop, progress=False)
+    large_delta(dlt, len(t.X))
+    rngs = [None if seed is None else np.random.default_rng([seed, i]) for i in (1, 2)]
+    with PrivacyAccountant(float(parse_option(a.epsilon, "epsilon", alg, "--epsilon")), dlt) as acc, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = fit_estimator(a.method, t.X, k, fe, fd, random_state=seed)
+        pics = {}
+        try:
+            if a.scree is not None:
+                pics["--scree"] = private_scree(est, t.X, pe, pd, method=a.scree_method, random_state=rngs[0])
+            if a.scores is not None:
+                pics["--scores"] = private_scores(est, t.X, pe, pd, bins=(a.bins, a.bins), labels=labels, groups=groups,
+                                                  random_state=rngs[1])
+        except (ValueError, TypeError) as e: raise _flag_error(e, alg) from None
+    public, released = collect_warnings(caught, alg, set())            # the fit's published warnings, as `fit` prints them
+    whole = dict(epsilon=float(acc.spent()), delta=float(dlt), composition=acc.composition,
+                 ledger=[dict(label=s.label, epsilon=s.epsilon, delta=s.delta) for s in acc.ledger])
+    line = (f"Guarantee: ({whole['epsilon']:.4g}, {dlt:.3g})-DP as a whole (neighbours: one record replaced, its group "
+            f"included): the {est.n_components_} directions and the " + " and the ".join(
+                "scree" if f == "--scree" else "score plot" for f in pics) + f", composed on one ledger ({acc.composition})")
+    for flag, pic in pics.items():
+        png, side = files[flag]
+        ax = plot_scree(pic) if flag == "--scree" else plot_scores(pic)
+        _save(ax, png)
+        rec = picture_record(pic)
+        rec["public"].update(method=method_name(alg), columns=list(t.names), whole=whole, guarantee=line,
+                             **({} if column is None else dict(group_column=column, groups_from=groups_from)))
+        side.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+        what = ("proportions of variance " + ", ".join(f"{v:.3f}" for v in pic.values["pve"]) if flag == "--scree" else
+                f"components 1 and 2, {a.bins} x {a.bins} bins" + ("" if groups is None else f", by {column}: {', '.join(groups)}"))
+        print(f"{'Scree' if flag == '--scree' else 'Scores'}: {png} (record {side}): {what}")
+    print(line)
+    for w in public + released: print(f"dppca plot: warning: {w}", file=sys.stderr)
+
 # %% ../nbs/09_cli/00_cli.ipynb #da161f59
 def main(argv=None) -> int:
     """Entry point of the `dppca` console script; returns the exit status.
@@ -1717,7 +1882,7 @@ def main(argv=None) -> int:
     if a.command is None: parser.print_help(); return 0
     try:
         {"fit": _cmd_fit, "reproduce": _cmd_reproduce, "studies": _cmd_studies, "app": _cmd_app,
-         "docs": _cmd_docs}[a.command](a)
+         "docs": _cmd_docs, "plot": _cmd_plot}[a.command](a)
     except (CLIError, MissingExtraError) as e:
         print(f"dppca {a.command}: error: {e}", file=sys.stderr); return 2
     except (ValueError, TypeError, KeyError, OSError, RuntimeError) as e:   # RuntimeError: a sampler that gave up

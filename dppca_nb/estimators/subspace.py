@@ -16,6 +16,7 @@ from ..core.linalg import random_subspace_level
 from ..privacy.mechanisms import NOISE_SHAPES
 from ..privacy.centering import check_radius_bounds
 from ..backends.statistics import is_dask
+from ..algorithms import pictures as _pictures
 from .params import _clips
 from .fit import _PrivateFit, _validate_X, _validate_dask
 from dppca_nb.estimators.quality import (error_model_value, SIMULATION_MAX_ENTRIES, UTILITY_LEVEL, UtilityWarning, 
@@ -409,3 +410,51 @@ def _inverse_transform(self, X):
 _DPPCA.inverse_transform = _inverse_transform
 _DPPCA._n_features_out = property(lambda self: self.components_.shape[0])
 
+
+# %% ../../nbs/06_estimators/00_estimators/03_subspace.ipynb #72cf4e96
+def _private_scree(self, X, epsilon: float = 1.0, delta: float = 1e-6, **kw):
+    """A private scree plot of the records X on this estimator's released components (`pictures.private_scree`).
+
+    Parameters
+    ----------
+    X : array (n, p)
+        The records (the fit's, or others of the same table).
+    epsilon : float > 0
+        Privacy loss of the scree (spent on `accountant_`, beside the fit's).
+    delta : float in (0, 1)
+        Its failure probability.
+    **kw
+        k, method ('clipped', 'pmwm', 'huber', 'released'), order, level, random_state and the plan's options.
+
+    Returns
+    -------
+    Picture
+        The released scree; `picture_record` gives its JSON record, `plot_scree` draws it.
+    """
+    check_is_fitted(self, "components_")
+    return _pictures.private_scree(self, X, epsilon, delta, **kw)
+
+def _private_scores(self, X, epsilon: float = 1.0, delta: float = 1e-6, **kw):
+    """A private score plot of the records X on two of this estimator's released components (`pictures.private_scores`).
+
+    Parameters
+    ----------
+    X : array (n, p)
+        The records.
+    epsilon : float > 0
+        Privacy loss of the histogram and its frame (spent on `accountant_`, beside the fit's).
+    delta : float in (0, 1)
+        Its failure probability.
+    **kw
+        axes, bins, variant ('gaussian', 'sparse'), labels with the public list groups, random_state and the plan's options.
+
+    Returns
+    -------
+    Picture
+        The released histogram; `picture_record` gives its JSON record, `plot_scores` draws it.
+    """
+    check_is_fitted(self, "components_")
+    return _pictures.private_scores(self, X, epsilon, delta, **kw)
+
+_DPPCA.private_scree, _DPPCA.private_scores = _private_scree, _private_scores
+for _name in ("private_scree", "private_scores"): getattr(_DPPCA, _name).__name__ = getattr(_DPPCA, _name).__qualname__ = _name
