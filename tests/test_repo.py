@@ -217,3 +217,15 @@ def test_every_notebook_is_in_the_learning_path():
     assert not notebooks - linked, f"notebooks missing from the learning path: {sorted(notebooks - linked)}"
     assert all(re.search(r"\| \d+ min \|$", r) for r in rows), [r[:60] for r in rows if not re.search(r"\| \d+ min \|$", r)]
     assert [int(r.split("|")[1]) for r in rows] == list(range(1, len(rows) + 1))       # numbered in reading order
+
+
+def test_no_checkout_path_in_notebook_outputs():
+    "Outputs a reader sees name files from the repository root, never a developer's or CI's absolute checkout path."
+    sys.path.insert(0, str(ROOT / "tools"))
+    from run_nb import scrub_paths
+    nb = {"cells": [{"outputs": [{"text": [f"{ROOT}/dppca_nb/x.py:3: W\n"]}, {"text": f"{ROOT}/a"}]}]}
+    scrub_paths(nb, str(ROOT))
+    assert [o["text"] for o in nb["cells"][0]["outputs"]] == [["dppca_nb/x.py:3: W\n"], "a"]
+    bad = [str(p.relative_to(ROOT)) for p in (ROOT / "nbs").rglob("*.ipynb")
+           if re.search(r"/work/(main|wt/\w+)/|" + re.escape(str(ROOT)) + "/", p.read_text(encoding="utf-8"))]
+    assert not bad, bad

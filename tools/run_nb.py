@@ -39,7 +39,20 @@ def run(fn: Path, force=()):
         if c_raw.cell_type == "code" and not skip(c_run):
             c_raw["outputs"] = c_run.get("outputs", [])
             c_raw["execution_count"] = c_run.get("execution_count")
+    root = subprocess.run(["git", "-C", str(fn.parent), "rev-parse", "--show-toplevel"], capture_output=True,
+                          text=True).stdout.strip()
+    if root: scrub_paths(raw, root)
     write_nb(raw, fn)
+
+
+def scrub_paths(nb, root: str) -> None:
+    "Outputs name the package's files from the repository root: no checkout's absolute path reaches a reader."
+    pre = root.rstrip("/") + "/"
+    for c in nb.cells:
+        for o in c.get("outputs", []) or []:
+            if "text" in o:
+                t = o["text"]
+                o["text"] = [x.replace(pre, "") for x in t] if isinstance(t, list) else t.replace(pre, "")
 
 
 if __name__ == "__main__":
