@@ -48,7 +48,7 @@ def run(fn: Path, force=()):
 def scrub_paths(nb, root: str) -> None:
     "Outputs name the package's files from the repository root: no checkout's absolute path reaches a reader."
     pre = root.rstrip("/") + "/"
-    for c in nb.cells:
+    for c in nb["cells"]:
         for o in c.get("outputs", []) or []:
             if "text" in o:
                 t = o["text"]
