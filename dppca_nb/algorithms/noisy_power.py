@@ -5,25 +5,15 @@
 # %% ../../nbs/04_algorithms/12_noisy_power.ipynb #c2337fb3
 from __future__ import annotations
 import math
-from scipy import optimize
 from ..core.validation import check_data, check_k, check_epsilon, check_delta, check_positive, check_int
 from ..backends.statistics import clip_rows
 from ..core.linalg import random_orthonormal, orthonormalize
-from ..privacy.accounting import zcdp_to_dp, gaussian_rho
+from ..privacy.accounting import zcdp_to_dp, gaussian_rho, zcdp_rho_for
 from ..privacy.contract import Contract, Plan, Release
 from .registry import Algorithm, Parameter, PublicFunction, register
 
 # %% auto #0
-__all__ = ['noisy_power', 'zcdp_rho_for', 'noisy_power_sigma', 'plan_noisy_power']
-
-# %% ../../nbs/04_algorithms/12_noisy_power.ipynb #24de7459
-def zcdp_rho_for(epsilon: float, delta: float) -> float:
-    "The largest rho whose rho-zCDP guarantee converts to (epsilon, delta)-DP (`zcdp_to_dp`, cks), by bisection."
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    f = lambda rho: zcdp_to_dp(rho, dlt) - eps
-    hi = eps
-    while f(hi) < 0: hi *= 2
-    return float(optimize.brentq(f, 1e-300, hi, xtol=1e-15, rtol=1e-12))
+__all__ = ['noisy_power', 'noisy_power_sigma', 'plan_noisy_power']
 
 # %% ../../nbs/04_algorithms/12_noisy_power.ipynb #8618aa87
 def noisy_power_sigma(n: int, epsilon: float, delta: float, iterations: int, radius: float = 1.0) -> tuple:

@@ -17,9 +17,9 @@ from .mechanisms import gaussian_epsilon, gaussian_sigma, gaussian_delta
 from .contract import Contract, _over
 
 # %% auto #0
-__all__ = ['gaussian_rho', 'zcdp_to_dp', 'zcdp_delta', 'BudgetExceededError', 'Spend', 'compose', 'PrivacyAccountant',
-           'LedgerProcessError', 'exact_gaussian', 'split_budget', 'worker_process', 'default_accountant',
-           'set_default_accountant', 'Reservation']
+__all__ = ['gaussian_rho', 'zcdp_to_dp', 'zcdp_delta', 'zcdp_rho_for', 'BudgetExceededError', 'Spend', 'compose',
+           'PrivacyAccountant', 'LedgerProcessError', 'exact_gaussian', 'split_budget', 'worker_process',
+           'default_accountant', 'set_default_accountant', 'Reservation']
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #a9b94f97
 def gaussian_rho(sigma: float, sensitivity: float) -> float:
@@ -103,6 +103,15 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     res = optimize.minimize_scalar(logd, bounds=(t0 - 15, t0 + 15), method="bounded", options=dict(xatol=1e-10))
     return float(min(1.0, math.exp(min(res.fun, logd(t0)))))
 
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #6285e7b7
+def zcdp_rho_for(epsilon: float, delta: float) -> float:
+    "The largest rho whose rho-zCDP guarantee converts to (epsilon, delta)-DP (`zcdp_to_dp`, cks), by bisection."
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    f = lambda rho: zcdp_to_dp(rho, dlt) - eps
+    hi = eps
+    while f(hi) < 0: hi *= 2
+    return float(optimize.brentq(f, 1e-300, hi, xtol=1e-15, rtol=1e-12))
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #d64274b8
 class BudgetExceededError(ValueError):
