@@ -117,16 +117,16 @@ def _flatten(msg, prefix=""):
 
 def _sent(monkeypatch, run, X, seed):
     "{(block, field): value} of every message a partition's task returned to the client during run(X, seed)."
-    import dppca_nb.backends.statistics as stats
-    real, out = stats._block_task, {}
+    import dppca_nb.backends.blocks as blocks      # map_blocks builds its tasks from blocks._block_task
+    real, out = blocks._block_task, {}
     def spy(func, x, args, s, finite=True):
         r = real(func, x, args, s, finite)
         key = (getattr(func, "__name__", "?"), None if s is None else tuple(s.spawn_key))
         for f, v in _flatten(r).items(): out[key + (f,)] = v
         return r
-    monkeypatch.setattr(stats, "_block_task", spy)
+    monkeypatch.setattr(blocks, "_block_task", spy)
     try: run(X, seed)
-    finally: monkeypatch.setattr(stats, "_block_task", real)
+    finally: monkeypatch.setattr(blocks, "_block_task", real)
     return out
 
 
