@@ -61,6 +61,10 @@ if __name__ == "__main__":
     for a in it:
         if a == "--flags": force += next(it).split()
         else: args.append(a)
+    if len(args) > 1:        # one process per notebook: registries and caches never carry from one into the next
+        flags = ["--flags", " ".join(force)] if force else []
+        for a in args: subprocess.run([sys.executable, __file__, a, *flags], check=True)
+        sys.exit(0)
     for a in args:
         fn = Path(a).resolve()
         print(f"running {fn.name}", flush=True)
