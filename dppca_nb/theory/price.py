@@ -36,10 +36,12 @@ def _price_points(n_epsilon, n, epsilon):
 
 # %% ../../nbs/05_theory/04_price.ipynb #b4b9c4c3
 def price_of_privacy(method: str, p: int, k: int, eigenvalues, n_epsilon, *, n=None, epsilon=None, delta: float = 1e-5,
-                     reps: int = 3, random_state=0) -> dict:
+                     reps: int = 3, random_state=0, simulate=None) -> dict:
     """The curves of the price of privacy of one registered algorithm along n*epsilon (one of n, epsilon fixed): its
     measured mean error and standard error (V uniform, `reps` runs per point), its own bounds (`error_bounds`; nan
-    where it has none), the minimax lower bound of its privacy class and the non-private floor."""
+    where it has none), the minimax lower bound of its privacy class and the non-private floor. `simulate(Sigma, n, k,
+    epsilon, delta, rng)`, if given, returns the algorithm's subspace in place of sampling n rows and running it: an
+    exact cheaper path (a Wishart draw of the second moment) for large n."""
     from dppca_nb.algorithms.registry import get_algorithm
     from dppca_nb.theory.error_bounds import error_bounds
     from dppca_nb.data.datasets import sample_gaussian
@@ -61,8 +63,11 @@ def price_of_privacy(method: str, p: int, k: int, eigenvalues, n_epsilon, *, n=N
         errs = []
         for _ in range(reps):
             S, V = prior.draw(rng)
-            X = sample_gaussian(S, int(n_), random_state=rng)
-            errs.append(subspace_distance(a.run(X, k, float(e_), d_run, random_state=rng, **a.quick).value, V))
+            if simulate is None:
+                X = sample_gaussian(S, int(n_), random_state=rng)
+                U = a.run(X, k, float(e_), d_run, random_state=rng, **a.quick).value
+            else: U = simulate(S, int(n_), k, float(e_), d_run, rng)
+            errs.append(subspace_distance(U, V))
         out["mean"][i] = np.mean(errs)
         out["se"][i] = np.std(errs, ddof=1) / math.sqrt(reps) if reps > 1 else np.nan
     return dict(out, method=method, privacy_class=cls, p=p, k=k, delta=d_run, n=ns, epsilon=es, n_epsilon=ne,
