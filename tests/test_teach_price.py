@@ -9,23 +9,24 @@ pytest.importorskip("ipywidgets")
 
 # the algorithm each mechanism explorer is about (its first figure's subject)
 MECHANISMS = {"bounds": "local_gaussian_pca", "local_sparse": "local_sparse_pca",
-              "smooth_sensitivity": "smooth_sensitivity_pca", "robustness": "g_dppca"}
+              "threshold": "dp_threshold_covariance", "smooth_sensitivity": "smooth_sensitivity_pca", "robustness": "g_dppca"}
 
 
 @pytest.mark.parametrize("name, method", MECHANISMS.items())
 def test_price_view_draws_theory_price_curves(name, method):
     import matplotlib.pyplot as plt
     from dppca_nb.teach.widgets import explorers
-    from dppca_nb.theory.price import price_of_privacy
+    from dppca_nb.theory.price import price_of_privacy, price_of_privacy_covariance
     fig = explorers()[name].price()
     try:
         c = fig.curves
         assert c["method"] == method
-        fresh = price_of_privacy(**c["call"])                  # the same call, uncached: the same numbers, seed for seed
+        price = price_of_privacy_covariance if "Sigma" in c["call"] else price_of_privacy
+        fresh = price(**c["call"])                             # the same call, uncached: the same numbers, seed for seed
         for key in ("n_epsilon", "n", "epsilon", "mean", "se", "lower", "upper", "class_lower", "floor"):
             np.testing.assert_array_equal(c[key], fresh[key], err_msg=f"{name}: {key}")
         lines = {ln.get_label(): ln.get_ydata() for ln in fig.axes[0].get_lines()}
-        cls = f"minimax ({c['privacy_class']}): no such algorithm does better"
+        cls = c.get("class_label", f"minimax ({c['privacy_class']}): no such algorithm does better")
         np.testing.assert_array_equal(lines[cls], c["class_lower"])
         np.testing.assert_array_equal(lines["non-private floor: no estimator does better"], c["floor"])
         assert fig.verdict.startswith("Privacy costs") and method in fig.verdict

@@ -603,7 +603,7 @@ def price_figure(c: dict, n_epsilon=None):
     if n_epsilon is not None:
         ax.axvline(n_epsilon, color="k", ls="--", lw=0.8, label=f"this setting: n*epsilon = {_ne(n_epsilon)}")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_ylabel("mean ||P_hat - P||_F (no unit)")
+    ax.set_ylabel(ax.get_ylabel() + (" (no unit)" if c.get("k") is not None else " (variance units)"))
     fig.curves, fig.verdict = c, price_caption(c)
     fig.tight_layout()
     return fig
