@@ -16,7 +16,7 @@ from ..algorithms.baselines import analyze_gauss
 from ..experiments.robust import robust_sample
 from ..theory.error_bounds import error_bounds, clip_probability, projection_cap
 from .local import (draw_bracket, log_axes, minimax_along, optimality_clause, verdict, verdict_html, MINIMAX_STYLE,
-                                  ERROR_LABEL, figure_caption, more_layers, price_curves, price_figure, view_toggle,
+                                  ERROR_LABEL, more_layers, price_curves, price_figure, view_toggle,
                                   view_caption)
 from .widgets import Explorer, register_explorer
 

@@ -17,7 +17,7 @@ from ..algorithms.smooth import (smooth_sensitivity_pca, smooth_sensitivity_para
                                         candidate_neighbours, realised_sensitivity, perturb_frame, smooth_sensitivity_release)
 from ..theory.error_bounds import error_bounds
 from .local import (draw_bracket, draw_band, log_axes, minimax_along, optimality_clause, verdict, verdict_html,
-                                  MINIMAX_STYLE, ERROR_LABEL, figure_caption, more_layers, bound_options,
+                                  MINIMAX_STYLE, ERROR_LABEL, more_layers, bound_options,
                                   RELEASE_NOISE_SHAPE, price_curves, price_figure, view_toggle, view_caption)
 from .widgets import Explorer, register_explorer
 

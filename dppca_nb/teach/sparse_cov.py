@@ -14,7 +14,7 @@ from ..algorithms.sparse_cov import plan_dp_threshold_covariance
 from ..theory.bounds import gaussian_gamma
 from ..theory.error_bounds import error_bounds
 from .local import (draw_bracket, log_axes, minimax_along, optimality_clause, verdict, verdict_html, MINIMAX_STYLE,
-                                  figure_caption, more_layers, price_figure, view_toggle, view_caption, _read_only)
+                                  more_layers, price_figure, view_toggle, view_caption, _read_only)
 from ..theory.price import price_of_privacy_covariance
 from .widgets import Explorer, register_explorer
 
