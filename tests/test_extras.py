@@ -218,6 +218,7 @@ def test_every_explorer_draws_without_pandas():
     "The app's pages need no pandas: scikit-learn imports it only if installed (the reason test_browser allows it)."
     import subprocess, sys
     code = ("import sys; sys.modules['pandas'] = None\nimport matplotlib; matplotlib.use('Agg')\n"
-            "from dppca_nb.teach.widgets import explorer, explorers\nfor n in explorers(): explorer(n)\n")
+            "from dppca_nb.teach.widgets import explorer, explorers\nfor n in explorers(): explorer(n)\n"
+            "for e in explorers().values():\n    if e.price is not None: e.price()\n")       # and each price view
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]

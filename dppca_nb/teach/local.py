@@ -9,10 +9,11 @@ import inspect
 import math
 import numpy as np
 from ..data.datasets import spiked_covariance, wishart_second_moment
+from ..theory.price import price_of_privacy, draw_price_of_privacy
 from ..core.linalg import subspace_distance, random_subspace_level, top_k_eigvecs
 from ..privacy.releases import plan_second_moment
-from ..algorithms.local import local_second_moment_wishart, local_noise_sigma
-from ..algorithms.local_sparse import sparse_penalty
+from ..algorithms.local import local_second_moment_wishart, local_noise_sigma, local_gaussian_pca_wishart
+from ..algorithms.local_sparse import sparse_penalty, local_sparse_pca_wishart
 from ..algorithms.fantope import fantope_admm
 from ..algorithms.registry import get_algorithm
 from ..theory.error_bounds import error_bounds
@@ -24,12 +25,14 @@ from .widgets import Explorer, register_explorer
 # %% auto #0
 __all__ = ['LOCAL_NOISE_SHAPE', 'RELEASE_NOISE_SHAPE', 'MINIMAX_STYLE', 'NEAR_OPTIMAL', 'RATE_STYLE', 'ADAPTIVE_MAX_ENTRIES',
            'ADAPTIVE', 'ADAPTIVE_RATE', 'FIGSIZE', 'LAYOUT', 'SIMPLE_FIGSIZE', 'SIMPLE_LAYOUT', 'ERROR_LABEL',
-           'MORE_LAYERS', 'BOUNDS_NOTICE', 'LOCAL_SPARSE_NOTICE', 'BOUNDS_QUESTION', 'LOCAL_SPARSE_QUESTION',
-           'BOUNDS_CAPTION', 'LOCAL_SPARSE_CAPTION', 'bound_options', 'bounds_along', 'log_axes', 'draw_bracket',
-           'measured', 'draw_measured', 'draw_band', 'minimax_along', 'draw_minimax', 'fmt_n', 'optimality_clause',
-           'verdict', 'rate_class', 'rate_along', 'rate_note', 'draw_rates', 'bounds_measure', 'theorem2_offset',
-           'offset_note', 'adaptive_measure', 'finish_simple', 'bounds_figure', 'sparse_measure', 'local_sparse_figure',
-           'figure_load', 'verdict_html', 'figure_caption', 'more_layers', 'bounds_explorer', 'local_sparse_explorer']
+           'PRICE_REPS', 'PRICE_COSTS', 'PRICE_NS_LOCAL', 'MORE_LAYERS', 'PRICE_QUESTION', 'PRICE_CAPTION',
+           'BOUNDS_NOTICE', 'LOCAL_SPARSE_NOTICE', 'BOUNDS_QUESTION', 'LOCAL_SPARSE_QUESTION', 'BOUNDS_CAPTION',
+           'LOCAL_SPARSE_CAPTION', 'bound_options', 'bounds_along', 'log_axes', 'draw_bracket', 'measured',
+           'draw_measured', 'draw_band', 'minimax_along', 'draw_minimax', 'fmt_n', 'optimality_clause', 'verdict',
+           'rate_class', 'rate_along', 'rate_note', 'draw_rates', 'bounds_measure', 'theorem2_offset', 'offset_note',
+           'adaptive_measure', 'finish_simple', 'bounds_figure', 'sparse_measure', 'local_sparse_figure', 'figure_load',
+           'price_curves', 'price_caption', 'price_figure', 'bounds_price', 'local_sparse_price', 'verdict_html',
+           'figure_caption', 'more_layers', 'view_toggle', 'view_caption', 'bounds_explorer', 'local_sparse_explorer']
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f66958b2
 # the noise shapes the package's releases use by default; the explorers pass them to the release and to error_bounds alike
@@ -553,6 +556,81 @@ def figure_load(fig) -> dict:
     unlabelled = sum(not (a.get_xlabel() and a.get_ylabel()) for a in panels)
     return dict(panels=len(panels), legend_entries=entries, notes=notes, unlabelled_axes=unlabelled)
 
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #bed880d0
+PRICE_REPS = 3       # runs per point of the price view: enough for its mean, cheap enough for a widget
+PRICE_COSTS = 2.0    # privacy "costs" where the class bound is above this multiple of the non-private floor
+
+def _read_only(c: dict) -> dict:
+    for v in c.values():
+        if isinstance(v, np.ndarray): v.setflags(write=False)
+    return c
+
+@functools.lru_cache(maxsize=32)
+def price_curves(method: str, p: int, k: int, eigenvalues: tuple, epsilon: float, delta: float, ns: tuple, *,
+                 simulate=None, reps: int = PRICE_REPS, seed: int = 0) -> dict:
+    "`price_of_privacy`'s curves of `method` at n in `ns` and the explorer's epsilon, cached (read-only), and its `call`."
+    call = dict(method=method, p=p, k=k, eigenvalues=np.array(eigenvalues), n_epsilon=np.array(ns, dtype=float) * epsilon,
+                epsilon=epsilon, delta=delta, reps=reps, random_state=seed, simulate=simulate)
+    return _read_only(dict(price_of_privacy(**call), call=call))
+
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #f96a8387
+def _ne(v) -> str: return f"{v:.2g}".replace("e+0", "e").replace("e+", "e")
+
+def price_caption(c: dict) -> str:
+    "One sentence from `price_of_privacy`'s curves: where privacy costs (class bound over floor) and what the algorithm pays."
+    x, r, cls = c["n_epsilon"], c["class_lower"] / c["floor"], c["privacy_class"]
+    costs = r > PRICE_COSTS
+    if costs.all(): where = f"Privacy costs over the whole range: the {cls} bound stays {_span(r)} the non-private floor"
+    elif not costs.any(): where = (f"Privacy costs nothing the bounds can see here: the {cls} bound is within "
+                                   f"{PRICE_COSTS:g}x of the non-private floor at every n*epsilon")
+    else:
+        first, last, most = _ne(x[costs].min()), _ne(x[costs].max()), f"the {cls} bound up to {_times(r.max())} the non-private floor"
+        where = (f"Privacy costs from n*epsilon = {first} on ({most}), nothing the bounds can see below it" if costs[-1] and not costs[0]
+                 else f"Privacy costs up to n*epsilon = {last} ({most}), nothing the bounds can see beyond it" if costs[0] and not costs[-1]
+                 else f"Privacy costs between n*epsilon = {first} and {last} ({most})")
+    g, h, m = c["mean"] / c["floor"], c["mean"][-1] / c["class_lower"][-1], c["method"]
+    i = int(np.argmax(g))
+    last = f"{_times(g[-1])} the floor ({_times(h)} its class bound) at n*epsilon = {_ne(x[-1])}"
+    pays = last if i == x.size - 1 else f"up to {_times(g[i])} the floor (at n*epsilon = {_ne(x[i])}) and {last}"
+    return f"{where}; {m} measures {pays}."
+
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #705a77d0
+def price_figure(c: dict, n_epsilon=None):
+    "The explorer's price view: `draw_price_of_privacy` of the curves `c`, a marker at `n_epsilon`, and `price_caption`."
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(8.8, 4.2))
+    draw_price_of_privacy(c, ax)
+    if n_epsilon is not None:
+        ax.axvline(n_epsilon, color="k", ls="--", lw=0.8, label=f"this setting: n*epsilon = {_ne(n_epsilon)}")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_ylabel(ax.get_ylabel() + (" (no unit)" if c.get("k") is not None else " (variance units)"))
+    fig.curves, fig.verdict = c, price_caption(c)
+    fig.tight_layout()
+    return fig
+
+# %% ../../nbs/08_teach/00_local_explorer.ipynb #e6a072de
+PRICE_NS_LOCAL = tuple(np.logspace(3, 12, 7))       # the n slider's range
+
+def _local_wishart(S, n, k, epsilon, delta, rng): return local_gaussian_pca_wishart(S, n, k, epsilon, delta, random_state=rng)
+
+def _local_sparse_wishart(S, n, k, epsilon, delta, rng):
+    return local_sparse_pca_wishart(S, n, k, epsilon, delta, random_state=rng, **get_algorithm("local_sparse_pca").quick)
+
+def _local_price(method, simulate, n, p, k, epsilon, delta, spike, seed):
+    ev = tuple(_spiked(p, k, p, spike, seed)[2])       # the spectrum does not depend on s
+    return price_figure(price_curves(method, p, k, ev, float(epsilon), float(delta), PRICE_NS_LOCAL, simulate=simulate),
+                        n * epsilon)
+
+def bounds_price(n: float = 1e5, p: int = 40, k: int = 5, s: int | None = None, epsilon: float = 0.5, delta: float = 1e-4,
+                 spike: float = 1.0, *, seed: int = 0, **_):
+    "The price view of the `bounds` explorer: Algorithm 1 (`local_gaussian_pca`) at the explorer's spectrum, epsilon, delta."
+    return _local_price("local_gaussian_pca", _local_wishart, n, p, k, epsilon, delta, spike, seed)
+
+def local_sparse_price(n: float = 1e8, p: int = 40, k: int = 1, s: int | None = 8, epsilon: float = 0.5,
+                       delta: float = 1e-4, spike: float = 1.0, *, seed: int = 0, **_):
+    "The price view of the `local_sparse` explorer: Algorithm 2 (`local_sparse_pca`), V drawn uniformly (not sparse)."
+    return _local_price("local_sparse_pca", _local_sparse_wishart, n, p, k, epsilon, delta, spike, seed)
+
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f391a53f
 def _sliders_local(W, p_max=160, **values):
     v = dict(dict(n=1e5, p=40, k=5, s=40, epsilon=0.5, delta=1e-4, spike=1.0), **values)
@@ -583,25 +661,40 @@ def more_layers(W, description=MORE_LAYERS):
     "The check box that turns an explorer's simple figure into the full one (`detail=True`)."
     return W.Checkbox(value=False, description=description, indent=False, layout=W.Layout(width="auto"))
 
-def _explorer(figure, sl, title, notice, caption):
+PRICE_QUESTION = "Where does privacy cost accuracy, and where not?"
+PRICE_CAPTION = ("Against n*epsilon at the slider's epsilon: dots are this algorithm's measured error, the band its own "
+                 "bounds, red what no algorithm of its privacy class can beat, grey what no estimator can beat without "
+                 "privacy. Privacy costs where red stands above grey.")
+
+def view_toggle(W):
+    "The buttons that switch an explorer between its own question's figure and its price of privacy."
+    return W.ToggleButtons(options=[("its question", "question"), ("the price of privacy", "price")], value="question",
+                           style={"button_width": "auto"})
+
+def view_caption(view: str, question: str, caption: str) -> str:
+    "The caption over the figure the toggle `view` shows."
+    return figure_caption(question, caption) if view == "question" else figure_caption(PRICE_QUESTION, PRICE_CAPTION)
+
+def _explorer(figure, sl, title, notice, caption, price):
     import ipywidgets as W
     import matplotlib.pyplot as plt
     from IPython.display import display
-    out, here, more = W.Output(), W.HTML(), more_layers(W)
+    out, here, more, view, cap = W.Output(), W.HTML(), more_layers(W), view_toggle(W), W.HTML()
     def redraw(*_):
         p = sl["p"].value
         sl["k"].max = p - 1; sl["s"].max = p; sl["s"].min = sl["k"].value
         with out:
             out.clear_output(wait=True)
-            fig = figure(sl["n"].value, p, min(sl["k"].value, p - 1), min(max(sl["s"].value, sl["k"].value), p),
-                         sl["epsilon"].value, sl["delta"].value, sl["spike"].value, detail=more.value)
-            here.value = verdict_html(fig)
+            draw = figure if view.value == "question" else price
+            fig = draw(sl["n"].value, p, min(sl["k"].value, p - 1), min(max(sl["s"].value, sl["k"].value), p),
+                       sl["epsilon"].value, sl["delta"].value, sl["spike"].value, detail=more.value)
+            here.value, cap.value = verdict_html(fig), view_caption(view.value, title, caption)
+            more.layout.visibility = "visible" if view.value == "question" else "hidden"
             display(fig); plt.close(fig)
-    for w in (*sl.values(), more): w.observe(redraw, names="value")
+    for w in (*sl.values(), more, view): w.observe(redraw, names="value")
     redraw()
     head = W.HTML(f"<h3>{title}</h3><p><b>What to notice.</b> {notice}</p>")
-    return W.VBox([head, W.HBox([W.VBox(list(sl.values())[:4]), W.VBox(list(sl.values())[4:])]), here,
-                   W.HTML(figure_caption(title, caption)), more, out])
+    return W.VBox([head, W.HBox([W.VBox(list(sl.values())[:4]), W.VBox(list(sl.values())[4:])]), here, cap, more, view, out])
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #f391a541
 BOUNDS_NOTICE = ("Both errors fall inside their bands as n grows, and the local one (orange) needs about the square of "
@@ -626,16 +719,16 @@ LOCAL_SPARSE_CAPTION = ("Algorithm 1 (orange) and the sparse Algorithm 2 (green)
 def bounds_explorer():
     "Sliders for n (log scale, up to 1e12), p, k, s, epsilon, delta and the spike lambda, redrawing `bounds_figure`."
     import ipywidgets as W
-    return _explorer(bounds_figure, _sliders_local(W), BOUNDS_QUESTION, BOUNDS_NOTICE, BOUNDS_CAPTION)
+    return _explorer(bounds_figure, _sliders_local(W), BOUNDS_QUESTION, BOUNDS_NOTICE, BOUNDS_CAPTION, bounds_price)
 
 def local_sparse_explorer():
     "Sliders for n, p, k, s, epsilon, delta and lambda, redrawing `local_sparse_figure` (Algorithm 2 against Algorithm 1)."
     import ipywidgets as W
     return _explorer(local_sparse_figure, _sliders_local(W, p_max=80, n=1e8, k=1, s=8), LOCAL_SPARSE_QUESTION, LOCAL_SPARSE_NOTICE,
-                     LOCAL_SPARSE_CAPTION)
+                     LOCAL_SPARSE_CAPTION, local_sparse_price)
 
 # %% ../../nbs/08_teach/00_local_explorer.ipynb #5d80e6b2
 _ = register_explorer(Explorer("bounds", BOUNDS_QUESTION, BOUNDS_NOTICE, "04_algorithms/01_local.ipynb", bounds_explorer,
-                               bounds_figure))
+                               bounds_figure, bounds_price))
 _ = register_explorer(Explorer("local_sparse", LOCAL_SPARSE_QUESTION, LOCAL_SPARSE_NOTICE, "04_algorithms/03_local_sparse.ipynb",
-                               local_sparse_explorer, local_sparse_figure))
+                               local_sparse_explorer, local_sparse_figure, local_sparse_price))

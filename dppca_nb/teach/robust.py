@@ -16,13 +16,15 @@ from ..algorithms.baselines import analyze_gauss
 from ..experiments.robust import robust_sample
 from ..theory.error_bounds import error_bounds, clip_probability, projection_cap
 from .local import (draw_bracket, log_axes, minimax_along, optimality_clause, verdict, verdict_html, MINIMAX_STYLE,
-                                  ERROR_LABEL, figure_caption, more_layers)
+                                  ERROR_LABEL, more_layers, price_curves, price_figure, view_toggle,
+                                  view_caption)
 from .widgets import Explorer, register_explorer
 
 # %% auto #0
-__all__ = ['ROBUST_EXPLORER_METHODS', 'ROBUST_DELTA', 'AG_NOISE_SHAPE', 'ROBUST_FRACTIONS', 'SIMPLE_METHODS', 'ROBUST_QUESTION',
-           'ROBUST_NOTICE', 'ROBUST_CAPTION', 'robustness_errors', 'robust_scatter_eigenvalues', 'robustness_bounds',
-           'robustness_minimax', 'robustness_outcome', 'robustness_figure', 'robustness_explorer']
+__all__ = ['ROBUST_EXPLORER_METHODS', 'ROBUST_DELTA', 'AG_NOISE_SHAPE', 'ROBUST_FRACTIONS', 'SIMPLE_METHODS', 'PRICE_NS_ROBUST',
+           'ROBUST_QUESTION', 'ROBUST_NOTICE', 'ROBUST_CAPTION', 'robustness_errors', 'robust_scatter_eigenvalues',
+           'robustness_bounds', 'robustness_minimax', 'robustness_outcome', 'robustness_figure', 'robustness_price',
+           'robustness_explorer']
 
 # %% ../../nbs/08_teach/03_robust_explorer.ipynb #ee6098f2
 ROBUST_EXPLORER_METHODS = ("g-DPPCA (spherical)", "g-DPPCA (winsorized)", "AG (R=sqrt p)", "AG (R=5 sqrt p)")
@@ -240,6 +242,16 @@ def _finish_robust_axes(ax, fr, half, level, fraction, df, n, epsilon, low, deta
     ax.set_title(f"{dft}, n={n}, eps={epsilon:g}; dotted: {100 * fraction:.0f}% outliers", fontsize=9)
     ax.legend(fontsize=6, loc="lower right", ncol=2, framealpha=0.9)
 
+# %% ../../nbs/08_teach/03_robust_explorer.ipynb #45c7d500
+PRICE_NS_ROBUST = tuple(np.logspace(2, 4.5, 7))     # around the n slider's range, 250 to 3000
+
+def robustness_price(df: float = float("inf"), fraction: float = 0.05, n: int = 2000, epsilon: float = 1.0, *,
+                     random_state: int = 0, **_):
+    "The explorer's price view: g-DPPCA (`g_dppca`, spherical) on Gaussian rows of the explorer's scatter, against n*epsilon."
+    c = price_curves("g_dppca", 10, 2, tuple(robust_scatter_eigenvalues(10, 2)), float(epsilon), ROBUST_DELTA,
+                     PRICE_NS_ROBUST, seed=random_state)
+    return price_figure(c, n * epsilon)
+
 # %% ../../nbs/08_teach/03_robust_explorer.ipynb #41e23c78
 ROBUST_QUESTION = "Which is more robust to heavy tails and outliers: g-DPPCA or Analyze Gauss?"
 ROBUST_NOTICE = ("Raise the outlier fraction: Analyze Gauss with the large radius breaks first, at a few percent, "
@@ -264,22 +276,22 @@ def robustness_explorer():
     import ipywidgets as w
     import matplotlib.pyplot as plt
     from IPython.display import display
-    sliders, out, here = _robust_sliders(w), w.Output(), w.HTML()
+    sliders, out, here, view, cap = _robust_sliders(w), w.Output(), w.HTML(), view_toggle(w), w.HTML()
     more = more_layers(w, "all layers: the brackets, the minimax bound, g-DPPCA (winsorized), the data")
-    def redraw(**kw):
+    def redraw(view, **kw):
         with out:
             out.clear_output(wait=True)
-            fig = robustness_figure(**kw)
-            here.value = verdict_html(fig)
+            fig = robustness_figure(**kw) if view == "question" else robustness_price(**kw)
+            here.value, cap.value = verdict_html(fig), view_caption(view, ROBUST_QUESTION, ROBUST_CAPTION)
+            more.layout.visibility = "visible" if view == "question" else "hidden"
             display(fig); plt.close(fig)
-    w.interactive_output(redraw, {**sliders, "detail": more})
+    w.interactive_output(redraw, {**sliders, "detail": more, "view": view})
     title = w.HTML(f"<h3>{ROBUST_QUESTION}</h3>")
     notice = w.HTML(f"<p><b>What to notice:</b> {ROBUST_NOTICE} Lower the t degrees of freedom: nothing breaks, since "
                     "every method bounds each row's influence, and g-DPPCA's bracket still applies (t rows are elliptical).</p>")
     return w.VBox([title, notice, w.HBox([w.VBox([sliders["df"], sliders["fraction"]]),
-                                          w.VBox([sliders["n"], sliders["epsilon"]])]), here,
-                   w.HTML(figure_caption(ROBUST_QUESTION, ROBUST_CAPTION)), more, out])
+                                          w.VBox([sliders["n"], sliders["epsilon"]])]), here, cap, more, view, out])
 
 # %% ../../nbs/08_teach/03_robust_explorer.ipynb #5d80e6b8
 _ = register_explorer(Explorer("robustness", ROBUST_QUESTION, ROBUST_NOTICE, "04_algorithms/08_robust.ipynb",
-                               robustness_explorer, robustness_figure))
+                               robustness_explorer, robustness_figure, robustness_price))

@@ -17,14 +17,14 @@ from ..algorithms.smooth import (smooth_sensitivity_pca, smooth_sensitivity_para
                                         candidate_neighbours, realised_sensitivity, perturb_frame, smooth_sensitivity_release)
 from ..theory.error_bounds import error_bounds
 from .local import (draw_bracket, draw_band, log_axes, minimax_along, optimality_clause, verdict, verdict_html,
-                                  MINIMAX_STYLE, ERROR_LABEL, figure_caption, more_layers, bound_options,
-                                  RELEASE_NOISE_SHAPE)
+                                  MINIMAX_STYLE, ERROR_LABEL, more_layers, bound_options,
+                                  RELEASE_NOISE_SHAPE, price_curves, price_figure, view_toggle, view_caption)
 from .widgets import Explorer, register_explorer
 
 # %% auto #0
-__all__ = ['SMOOTH_FLOOR', 'BASELINE', 'NAMES', 'SUBJECTS', 'SMOOTH_QUESTION', 'SMOOTH_NOTICE', 'SMOOTH_CAPTION',
-           'release_errors', 'smooth_spectrum', 'gaussian_spike', 'smooth_errors', 'smooth_sensitivity_figure',
-           'smooth_gap_figure', 'smooth_sensitivity_explorer']
+__all__ = ['SMOOTH_FLOOR', 'BASELINE', 'NAMES', 'SUBJECTS', 'PRICE_NS_SMOOTH', 'SMOOTH_QUESTION', 'SMOOTH_NOTICE',
+           'SMOOTH_CAPTION', 'release_errors', 'smooth_spectrum', 'gaussian_spike', 'smooth_errors',
+           'smooth_sensitivity_figure', 'smooth_gap_figure', 'smooth_price', 'smooth_sensitivity_explorer']
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #5a796554
 def release_errors(X, V, k: int, epsilon: float, delta: float, reps: int, random_state=None, *, U=None):
@@ -244,6 +244,20 @@ def smooth_gap_figure(n: int = 100_000, epsilon: float = 1.0, delta: float = 1e-
     if own: fig.subplots_adjust(left=0.09, right=0.6, bottom=0.13, top=0.92)
     return fig
 
+# %% ../../nbs/08_teach/02_smooth_explorer.ipynb #5a6a0317
+PRICE_NS_SMOOTH = tuple(np.logspace(3, 7, 5))       # around the n slider's range, 1e4 to 1e6 (its bounds cost 0.3 s a point)
+
+def _smooth_wishart(S, n, k, epsilon, delta, rng):
+    "The smooth-sensitivity release (Gaussian, or Cauchy at delta = 0) on one exact Wishart draw of n rows' second moment."
+    return smooth_sensitivity_release(wishart_second_moment(S, n, rng) / n, n, k, epsilon, delta, random_state=rng)
+
+def smooth_price(gap: float = 0.01, n: int = 100_000, epsilon: float = 1.0, delta: float = 1e-5, beta=None, *,
+                 p: int = 10, k: int = 1, seed: int = 0, **_):
+    "The explorer's price view: `smooth_sensitivity_pca` at the explorer's spectrum, epsilon and delta, against n*epsilon."
+    c = price_curves("smooth_sensitivity_pca", p, k, tuple(smooth_spectrum(p, k, gap)), float(epsilon), float(delta),
+                     PRICE_NS_SMOOTH, simulate=_smooth_wishart, seed=seed)
+    return price_figure(c, n * epsilon)
+
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #816f1c67
 SMOOTH_QUESTION = "When does the eigengap make PCA cheap to privatise?"
 SMOOTH_NOTICE = ("Grow the eigengap or n: the smooth sensitivity (left) falls below the global one, and the smooth "
@@ -270,22 +284,25 @@ def smooth_sensitivity_explorer(p: int = 10, k: int = 1):
     import matplotlib.pyplot as plt
     from IPython.display import display
     c, out, here, more = _smooth_controls(w), w.Output(), w.HTML(), more_layers(w, "all layers: every draw, the minimax bounds, the realised change")
+    view, cap = view_toggle(w), w.HTML()
     def redraw(*_):
         with out:
             out.clear_output(wait=True)
-            fig = smooth_sensitivity_figure(c["gap"].value, c["n"].value, c["eps"].value, 0.0 if c["pure"].value else c["delta"].value,
-                                            c["beta"].value, p=p, k=k, detail=more.value)
-            here.value = verdict_html(fig)
+            draw = smooth_sensitivity_figure if view.value == "question" else smooth_price
+            fig = draw(c["gap"].value, c["n"].value, c["eps"].value, 0.0 if c["pure"].value else c["delta"].value,
+                       c["beta"].value, p=p, k=k, detail=more.value)
+            here.value, cap.value = verdict_html(fig), view_caption(view.value, SMOOTH_QUESTION, SMOOTH_CAPTION)
+            more.layout.visibility = "visible" if view.value == "question" else "hidden"
             display(fig); plt.close(fig)
-    for s in (*c.values(), more): s.observe(redraw, names="value")
+    for s in (*c.values(), more, view): s.observe(redraw, names="value")
     redraw()
     title = w.HTML(f"<h3>{SMOOTH_QUESTION}</h3>")
     notice = w.HTML(f"<p><b>What to notice.</b> {SMOOTH_NOTICE} Raise &beta; (left) and the smooth curve hugs the local "
                     "bound sooner, but the release always uses the admissible &beta;. Tick 'pure DP': Cauchy noise, whose "
                     "bracket is wide, its heavy tail being hard to bound from both sides (and takes a few seconds to evaluate).</p>")
     return w.VBox([title, notice, w.HBox([w.VBox([c["gap"], c["n"], c["eps"]]), w.VBox([c["delta"], c["pure"], c["beta"]])]), here,
-                   w.HTML(figure_caption(SMOOTH_QUESTION, SMOOTH_CAPTION)), more, out])
+                   cap, more, view, out])
 
 # %% ../../nbs/08_teach/02_smooth_explorer.ipynb #5d80e6b6
 _ = register_explorer(Explorer("smooth_sensitivity", SMOOTH_QUESTION, SMOOTH_NOTICE, "04_algorithms/05_smooth.ipynb",
-                               smooth_sensitivity_explorer, smooth_sensitivity_figure))
+                               smooth_sensitivity_explorer, smooth_sensitivity_figure, smooth_price))

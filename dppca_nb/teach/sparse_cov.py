@@ -14,13 +14,14 @@ from ..algorithms.sparse_cov import plan_dp_threshold_covariance
 from ..theory.bounds import gaussian_gamma
 from ..theory.error_bounds import error_bounds
 from .local import (draw_bracket, log_axes, minimax_along, optimality_clause, verdict, verdict_html, MINIMAX_STYLE,
-                                  figure_caption, more_layers)
+                                  more_layers, price_figure, view_toggle, view_caption, _read_only)
+from ..theory.price import price_of_privacy_covariance
 from .widgets import Explorer, register_explorer
 
 # %% auto #0
-__all__ = ['THRESHOLD_QUESTION', 'THRESHOLD_NOTICE', 'THRESHOLD_CAPTION', 'sparse_test_covariance', 'dp_threshold_draw',
-           'threshold_snapshot', 'threshold_errors', 'threshold_minimax', 'threshold_figure', 'threshold_curve_figure',
-           'threshold_explorer']
+__all__ = ['PRICE_NS_THRESHOLD', 'THRESHOLD_QUESTION', 'THRESHOLD_NOTICE', 'THRESHOLD_CAPTION', 'sparse_test_covariance',
+           'dp_threshold_draw', 'threshold_snapshot', 'threshold_errors', 'threshold_minimax', 'threshold_figure',
+           'threshold_curve_figure', 'threshold_price', 'threshold_explorer']
 
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #0c0ef888
 def sparse_test_covariance(p: int, s: int, *, structure: str = "block", correlation: float = 0.6, trace: float = 0.2) -> np.ndarray:
@@ -247,6 +248,23 @@ def _curve_verdict(x, mm) -> str:
     return verdict(optimality_clause("DP-Thresholding", x, mm["mean"], mm["lower"], 2 * mm["level"],
                                      bound="the sparse-covariance minimax bound"))
 
+# %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #c7d68a8e
+PRICE_NS_THRESHOLD = tuple(np.logspace(2, 7, 6))    # the n slider's range, 1e3 to 1e7, and below it
+
+@functools.lru_cache(maxsize=32)
+def _threshold_price_curves(p, s, structure, epsilon, delta, gamma, seed=0):
+    Sigma = sparse_test_covariance(p, s, structure=structure)
+    simulate = lambda S, n, e, d, rng: dp_threshold_draw(S, n, e, d, gamma, rng).value
+    call = dict(method="dp_threshold_covariance", Sigma=Sigma, s=max(s, 1), n_epsilon=np.array(PRICE_NS_THRESHOLD) * epsilon,
+                epsilon=epsilon, delta=delta, reps=3, random_state=seed, simulate=simulate, gamma=gamma)
+    return _read_only(dict(price_of_privacy_covariance(**call), call=call))
+
+def threshold_price(n: int = 100_000, p: int = 40, s: int = 3, epsilon: float = 1.0, delta: float = 1e-5,
+                    gamma: float | None = None, *, structure: str = "block", seed: int = 0, **_):
+    "The explorer's price view: DP-Thresholding at the explorer's Sigma, epsilon, delta and gamma (the model's if None)."
+    g = gaussian_gamma(sparse_test_covariance(p, s, structure=structure)) if gamma is None else float(gamma)
+    return price_figure(_threshold_price_curves(int(p), int(s), structure, float(epsilon), float(delta), g, seed), n * epsilon)
+
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #8103632b
 THRESHOLD_QUESTION = "When does a threshold remove the privacy noise from a sparse covariance?"
 THRESHOLD_NOTICE = ("At the start the threshold removes the noise that covers the whole noisy map and keeps every block "
@@ -282,13 +300,16 @@ def threshold_explorer():
     model_gamma = lambda: gaussian_gamma(sparse_test_covariance(c["p"].value, min(c["s"].value, c["p"].value - 1), structure=c["structure"].value))
     c["gamma"].value = model_gamma()
     out, here, quiet, more = w.Output(), w.HTML(), [False], more_layers(w, "all layers: the entries against tau, the errors in their bounds")        # quiet: set while gamma follows the model (one redraw, not two)
+    view, cap = view_toggle(w), w.HTML()
     def redraw(*_):
         if quiet[0]: return
         with out:
             out.clear_output(wait=True)
-            fig = threshold_figure(int(round(c["n"].value)), c["p"].value, min(c["s"].value, c["p"].value - 1), c["eps"].value,
-                                   c["delta"].value, c["gamma"].value, structure=c["structure"].value, detail=more.value)
-            here.value = verdict_html(fig)
+            draw = threshold_figure if view.value == "question" else threshold_price
+            fig = draw(int(round(c["n"].value)), c["p"].value, min(c["s"].value, c["p"].value - 1), c["eps"].value,
+                       c["delta"].value, c["gamma"].value, structure=c["structure"].value, detail=more.value)
+            here.value, cap.value = verdict_html(fig), view_caption(view.value, THRESHOLD_QUESTION, THRESHOLD_CAPTION)
+            more.layout.visibility = "visible" if view.value == "question" else "hidden"
             display(fig); plt.close(fig)
     def follow_model(*_):                                   # the model's gamma depends on p, s and Sigma
         quiet[0] = True
@@ -297,15 +318,15 @@ def threshold_explorer():
         redraw()
     c["model"].on_click(follow_model)
     for k in ("n", "eps", "delta", "gamma"): c[k].observe(redraw, names="value")
-    more.observe(redraw, names="value")
+    more.observe(redraw, names="value"); view.observe(redraw, names="value")
     for k in ("p", "s", "structure"): c[k].observe(follow_model, names="value")
     redraw()
     head = w.HTML(f"<h3>{THRESHOLD_QUESTION}</h3><p><b>What to notice.</b> {THRESHOLD_NOTICE} Moving p, s or Sigma "
                   "resets gamma to the model's 4 max_j Sigma_jj; push gamma to 2 (the safe worst-case value) and everything "
                   "is killed.</p>")
     return w.VBox([head, w.HBox([w.VBox([c["n"], c["p"], c["s"], c["structure"]]), w.VBox([c["eps"], c["delta"], c["gamma"], c["model"]])]),
-                   here, w.HTML(figure_caption(THRESHOLD_QUESTION, THRESHOLD_CAPTION)), more, out])
+                   here, cap, more, view, out])
 
 # %% ../../nbs/08_teach/01_sparse_cov_explorer.ipynb #5d80e6b4
 _ = register_explorer(Explorer("threshold", THRESHOLD_QUESTION, THRESHOLD_NOTICE, "04_algorithms/04_sparse_cov.ipynb",
-                               threshold_explorer, threshold_figure))
+                               threshold_explorer, threshold_figure, threshold_price))

@@ -33,6 +33,7 @@ class Explorer:
     notebook: str             # the tutorial notebook that explains the algorithm (in nbs/)
     explorer: Callable        # () -> ipywidgets layout
     figure: Callable          # the pure plotting callback, (...) -> matplotlib Figure
+    price: Callable | None = None   # its price-of-privacy view, (...) -> Figure with `curves` (theory.price); None: none
 
     def build(self):
         "The explorer's ipywidgets layout, its labels made readable (see `readable`)."

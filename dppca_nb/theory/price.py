@@ -11,7 +11,7 @@ from ..core.extras import require_extra
 from .minimax import MinimaxPrior, minimax_lower_bound, _check_spectrum
 
 # %% auto #0
-__all__ = ['privacy_class', 'price_of_privacy', 'draw_price_of_privacy']
+__all__ = ['privacy_class', 'price_of_privacy', 'price_of_privacy_covariance', 'draw_price_of_privacy']
 
 # %% ../../nbs/05_theory/04_price.ipynb #6b1e0ca7
 def privacy_class(method: str, delta: float) -> str:
@@ -36,10 +36,12 @@ def _price_points(n_epsilon, n, epsilon):
 
 # %% ../../nbs/05_theory/04_price.ipynb #b4b9c4c3
 def price_of_privacy(method: str, p: int, k: int, eigenvalues, n_epsilon, *, n=None, epsilon=None, delta: float = 1e-5,
-                     reps: int = 3, random_state=0) -> dict:
+                     reps: int = 3, random_state=0, simulate=None) -> dict:
     """The curves of the price of privacy of one registered algorithm along n*epsilon (one of n, epsilon fixed): its
     measured mean error and standard error (V uniform, `reps` runs per point), its own bounds (`error_bounds`; nan
-    where it has none), the minimax lower bound of its privacy class and the non-private floor."""
+    where it has none), the minimax lower bound of its privacy class and the non-private floor. `simulate(Sigma, n, k,
+    epsilon, delta, rng)`, if given, returns the algorithm's subspace in place of sampling n rows and running it: an
+    exact cheaper path (a Wishart draw of the second moment) for large n."""
     from dppca_nb.algorithms.registry import get_algorithm
     from dppca_nb.theory.error_bounds import error_bounds
     from dppca_nb.data.datasets import sample_gaussian
@@ -61,12 +63,48 @@ def price_of_privacy(method: str, p: int, k: int, eigenvalues, n_epsilon, *, n=N
         errs = []
         for _ in range(reps):
             S, V = prior.draw(rng)
-            X = sample_gaussian(S, int(n_), random_state=rng)
-            errs.append(subspace_distance(a.run(X, k, float(e_), d_run, random_state=rng, **a.quick).value, V))
+            if simulate is None:
+                X = sample_gaussian(S, int(n_), random_state=rng)
+                U = a.run(X, k, float(e_), d_run, random_state=rng, **a.quick).value
+            else: U = simulate(S, int(n_), k, float(e_), d_run, rng)
+            errs.append(subspace_distance(U, V))
         out["mean"][i] = np.mean(errs)
         out["se"][i] = np.std(errs, ddof=1) / math.sqrt(reps) if reps > 1 else np.nan
     return dict(out, method=method, privacy_class=cls, p=p, k=k, delta=d_run, n=ns, epsilon=es, n_epsilon=ne,
                 random_level=random_subspace_level(p, k))
+
+# %% ../../nbs/05_theory/04_price.ipynb #841154ca
+def price_of_privacy_covariance(method: str, Sigma, s: int, n_epsilon, *, n=None, epsilon=None, delta: float = 1e-5,
+                                reps: int = 3, random_state=0, simulate=None, **options) -> dict:
+    """`price_of_privacy` for a registered algorithm that releases a covariance: its measured mean ||Sigma_hat - Sigma||_2
+    at the fixed `Sigma` (Gaussian rows), its own bounds, the sparse-covariance minimax bound (central, `s` off-diagonal
+    non-zeros per row) and its floor. `simulate(Sigma, n, epsilon, delta, rng)` returns the estimate in place of rows."""
+    from dppca_nb.algorithms.registry import get_algorithm
+    from dppca_nb.theory.error_bounds import error_bounds
+    from dppca_nb.data.datasets import sample_gaussian
+    a = get_algorithm(method)
+    if a.output != "covariance": raise ValueError(f"method: expected an algorithm that returns a covariance, got {method!r} ({a.output})")
+    S = np.array(Sigma, dtype=np.float64)
+    if S.ndim != 2 or S.shape[0] != S.shape[1] or not np.allclose(S, S.T): raise ValueError("Sigma: expected a symmetric p x p matrix")
+    p, (ne, ns, es) = S.shape[0], _price_points(n_epsilon, n, epsilon)
+    rng = as_generator(random_state)
+    out = {key: np.full(ne.size, np.nan) for key in ("mean", "se", "lower", "upper", "class_lower", "floor")}
+    for i, (n_, e_) in enumerate(zip(ns, es)):
+        mm = minimax_lower_bound("sparse_covariance", n=int(n_), p=p, epsilon=float(e_), delta=delta, eigenvalues=np.diag(S), s=s)
+        out["class_lower"][i], out["floor"][i] = mm.lower, mm.statistical
+        eb = error_bounds(method, int(n_), p, epsilon=float(e_), delta=delta, Sigma=S, **options)
+        out["lower"][i], out["upper"][i] = eb.lower, eb.upper
+        errs = []
+        for _ in range(reps):
+            if simulate is None:
+                est = a.run(sample_gaussian(S, int(n_), random_state=rng), None, float(e_), delta, random_state=rng, **options).value
+            else: est = simulate(S, int(n_), float(e_), delta, rng)
+            errs.append(np.linalg.norm(est - S, 2))
+        out["mean"][i] = np.mean(errs)
+        out["se"][i] = np.std(errs, ddof=1) / math.sqrt(reps) if reps > 1 else np.nan
+    return dict(out, method=method, privacy_class=a.model, p=p, k=None, s=s, delta=delta, n=ns, epsilon=es, n_epsilon=ne,
+                random_level=float(np.linalg.norm(S, 2)), metric="||Sigma_hat - Sigma||_2", level_label="the zero estimate",
+                class_label="minimax (sparse covariance, central): no algorithm does better on every such Sigma")
 
 # %% ../../nbs/05_theory/04_price.ipynb #c3c623e1
 def draw_price_of_privacy(curves: dict, ax=None):
@@ -77,12 +115,14 @@ def draw_price_of_privacy(curves: dict, ax=None):
     x, m = curves["n_epsilon"], curves["method"]
     if np.isfinite(curves["upper"]).any():
         ax.fill_between(x, curves["lower"], curves["upper"], color="C0", alpha=0.15, label=f"{m}: its own lower and upper bounds")
-    ax.plot(x, curves["class_lower"], "-", color="C3", lw=2, label=f"minimax ({curves['privacy_class']}): no such algorithm does better")
+    ax.plot(x, curves["class_lower"], "-", color="C3", lw=2,
+            label=curves.get("class_label", f"minimax ({curves['privacy_class']}): no such algorithm does better"))
     ax.plot(x, curves["floor"], "-", color="0.45", lw=1.5, label="non-private floor: no estimator does better")
     ax.errorbar(x, curves["mean"], yerr=2 * np.nan_to_num(curves["se"]), fmt="o", color="C0", ms=4, label=f"{m} (measured, mean +- 2 se)")
-    ax.axhline(curves["random_level"], color="0.6", ls=":", lw=1, label="random level")
+    ax.axhline(curves["random_level"], color="0.6", ls=":", lw=1, label=curves.get("level_label", "random level"))
     fixed = f"n = {curves['n'][0]:,}" if np.all(curves["n"] == curves["n"][0]) else f"epsilon = {curves['epsilon'][0]:g}"
+    size = f"s = {curves['s']}" if curves.get("k") is None else f"k = {curves['k']}"
     ax.set_xscale("log"); ax.set_yscale("log")
-    ax.set_xlabel(f"n * epsilon  ({fixed}, p = {curves['p']}, k = {curves['k']})"); ax.set_ylabel("mean ||P_hat - P||_F")
+    ax.set_xlabel(f"n * epsilon  ({fixed}, p = {curves['p']}, {size})"); ax.set_ylabel(f"mean {curves.get('metric', '||P_hat - P||_F')}")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return ax
