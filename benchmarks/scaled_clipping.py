@@ -141,6 +141,12 @@ def report(rows) -> str:
           f"error already does; tables {sorted({r['table'] for r, x in over})}), {len(under)} under-state it "
           f"(tables {sorted({r['table'] for r, x in under})}; the released bias there: "
           + ", ".join(f"{abs(x['bias']):.2f}" for r, x in under) + ")."]
+    cov = lambda v: (sum(iv[0] <= m <= iv[1] for iv, m in v), len(v), float(np.mean([iv[1] - iv[0] for iv, m in v])))
+    c0 = cov([(r["today_interval"], r["today_measured"]) for r in rows if r.get("today_interval")])
+    c1 = cov([(x["interval"], x["measured"]) for r, x in chosen if x.get("interval")])
+    L += ["", f"The interval holds the measured error in {c0[0]}/{c0[1]} fits today (mean width {c0[2]:.2f}: where the released "
+          f"clipped share is large the CLI already widens it to the random level) and in {c1[0]}/{c1[1]} with the check "
+          f"(mean width {c1[2]:.2f})."]
     L += ["", "## By table and method (share 0.1, outer bound 2 sqrt(p); mean over the seeds)", "",
           "| table | method | k | eps | measured today | printed today | measured with the check | fit's own expected | bias (released) | expected with the check | within 2x today / with |",
           "|---|---|---|---|---|---|---|---|---|---|---|"]
