@@ -12,15 +12,18 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
 from .core.validation import (as_generator, check_epsilon, check_delta, PrivacyWarning, Diagnostics)
-from .privacy.mechanisms import gaussian_sigma
+from typing import NamedTuple
+from .privacy.mechanisms import gaussian_sigma, snapping_scale, snapping_laplace, snapping_grid, snapping_epsilon
 from .privacy.accounting import PrivacyAccountant, default_accountant
 from .privacy.contract import Contract
 from .privacy.centering import ClippingWarning
 from .estimators import _PrivateFit, _validate_X, spend_on, CLIP_WARNING_SHARE
 
 # %% auto #0
-__all__ = ['scaler_contract', 'PrivateStandardScaler', 'is_private_step', 'uncertified_steps', 'check_pipeline',
-           'pipeline_ledger', 'PrivatePipeline', 'private_pipeline']
+__all__ = ['CLIP_CHECK_SHARE', 'CLIP_CHECK_FACTOR', 'TURN_BOUND', 'scaler_contract', 'PrivateStandardScaler', 'is_private_step',
+           'uncertified_steps', 'check_pipeline', 'pipeline_ledger', 'PrivatePipeline', 'private_pipeline',
+           'clipping_turn_contract', 'clipping_turn_statistic', 'ClippingTurn', 'turn_bias', 'release_clipping_turn',
+           'with_clipping_turn']
 
 # %% ../nbs/06_estimators/01_preprocessing.ipynb #9c73ed6e
 def _check_bounds(bounds, p):
@@ -417,3 +420,119 @@ def _share_accountant(pipe, accountant):
     for _, s in pipe.steps:
         if isinstance(s, PrivatePipeline): _share_accountant(s, accountant)
         elif is_private_step(s): s.set_params(accountant=accountant)
+
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #7e85c2c4
+CLIP_CHECK_SHARE = 0.1      # the check's share of a scaled fit's epsilon (measured in benchmarks/scaled_clipping.md)
+CLIP_CHECK_FACTOR = 2.0     # the outer bound R_2 = CLIP_CHECK_FACTOR x the fit's radius
+TURN_BOUND = 8.0            # the public clamp of t, per sqrt(k) (a turn of tan 83 degrees and more: saturated)
+
+def _turn_weights(ev, rest) -> np.ndarray:
+    "1 / (lambda_i - rest) from the released variances (inf where a component's variance does not exceed the rest's)."
+    g = np.asarray(ev, dtype=np.float64) - float(rest)
+    return np.where(g > 0, 1.0 / np.where(g > 0, g, 1.0), np.inf)
+
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #d64a1d00
+def clipping_turn_contract(n: int, p: int, k: int, epsilon: float, *, radius: float, outer_radius: float,
+                           ev, rest: float) -> Contract | None:
+    """The Contract of `release_clipping_turn`, from public and released values only (None where a released variance
+    does not exceed the rest's: no turn is defined, and nothing is released).
+
+    Parameters
+    ----------
+    n, p, k : int
+        Rows (public), columns, components.
+    epsilon : float > 0
+        The check's budget (pure DP).
+    radius, outer_radius : float, 0 < radius < outer_radius
+        The fit's public bound R and the larger public bound R_2.
+    ev, rest : array (k,), float
+        The released variances of the components and the released mean variance of the other directions.
+
+    Returns
+    -------
+    Contract or None
+        Pure epsilon-DP, replace-one, n public: snapping Laplace on t, l1 sensitivity (R_2^2 - R^2) max 1/(ev - rest) / n.
+    """
+    eps = check_epsilon(epsilon)
+    if not 0 < radius < outer_radius: raise ValueError(f"outer_radius: expected a number above radius={radius!r}, got {outer_radius!r}")
+    w = _turn_weights(ev, rest)
+    if not np.isfinite(w).all(): return None
+    sens = (outer_radius ** 2 - radius ** 2) * float(w.max()) / n
+    B = max(TURN_BOUND * math.sqrt(k), 4 * sens / eps)                  # Mironov's scale < B: from public values only
+    lam = snapping_scale(eps, sens, B)
+    return Contract("snapping Laplace on t = ||(I - V V') A V D||_F, the first-order turn of the released components by "
+                    f"the rows' parts between the norm bounds {radius:.4g} and {outer_radius:.4g}", eps, 0.0,
+                    measure="pure", sensitivity=sens, sensitivity_norm="l1", noise="laplace", noise_scale=lam,
+                    calibration="snapping", grid=snapping_grid(lam), epsilon_certified=snapping_epsilon(lam, sens, B),
+                    domain="rows of the privately scaled table", n=n, p=p, k=k, notes=(f"clamping bound {B!r}",))
+
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #8559b07e
+def clipping_turn_statistic(Z, V, ev, rest, radius: float, outer_radius: float) -> float:
+    """t = ||(I - V V') A V D||_F of the rows Z (exact: for the curator, and what `release_clipping_turn` noises).
+
+    Parameters
+    ----------
+    Z : array (n, p)
+        The privately scaled rows (not modified).
+    V : array (p, k)
+        The released components, orthonormal columns.
+    ev, rest : array (k,), float
+        Their released variances and the mean variance of the others.
+    radius, outer_radius : float
+        R and R_2.
+
+    Returns
+    -------
+    float
+        t (inf where a variance does not exceed the rest's).
+    """
+    Z, V = np.asarray(Z, dtype=np.float64), np.asarray(V, dtype=np.float64)
+    D = _turn_weights(ev, rest)
+    if not np.isfinite(D).all(): return math.inf
+    sq = np.einsum("ij,ij->i", Z, Z)
+    w = np.clip(np.minimum(sq, outer_radius ** 2) - radius ** 2, 0.0, None)
+    keep = w > 0
+    if not keep.any(): return 0.0
+    u = Z[keep] / np.sqrt(sq[keep])[:, None]
+    AV = (u * w[keep][:, None]).T @ (u @ V) / Z.shape[0]              # A V
+    AV -= V @ (V.T @ AV)                                              # (I - V V') A V
+    return float(np.linalg.norm(AV * D[None, :]))
+
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #49b8ad14
+class ClippingTurn(NamedTuple):
+    "A released clipping check: t (snapped), the bias it implies and its upper end (t + 3 noise s.d.), the contract."
+    released: float
+    bias: float
+    bias_high: float
+    contract: Contract | None
+
+def turn_bias(t: float, k: int, cap: float) -> float:
+    "sqrt(2) ||sin Theta||_F from the tangents' norm t, k angles alike: sqrt(2) t / sqrt(1 + t^2 / k), at most `cap`."
+    t = max(float(t), 0.0)
+    if not math.isfinite(t): return float(cap)
+    return min(math.sqrt(2.0) * t / math.sqrt(1.0 + t * t / k), float(cap))
+
+def release_clipping_turn(Z, V, ev, rest, *, radius: float, outer_radius: float, epsilon: float, cap: float,
+                          accountant=None, random_state=None) -> ClippingTurn:
+    """Release t (`clipping_turn_statistic`) by the snapping Laplace mechanism of `clipping_turn_contract`, spent on
+    `accountant` (None: the default ledger) before the rows are read; the bias `turn_bias` implies is post-processing.
+    Where no turn is defined nothing is released nor spent, and the bias is `cap` (the random level)."""
+    n, p = np.shape(Z)
+    k = np.shape(V)[1]
+    c = clipping_turn_contract(n, p, k, epsilon, radius=radius, outer_radius=outer_radius, ev=ev, rest=rest)
+    if c is None: return ClippingTurn(math.inf, float(cap), float(cap), None)
+    spend_on(accountant if accountant is not None else default_accountant(), [(c, "clipping_turn")],
+             owner="release_clipping_turn")
+    B = float(c.notes[0].split()[-1])
+    t = clipping_turn_statistic(Z, V, ev, rest, radius, outer_radius)
+    r = float(snapping_laplace(t, c.noise_scale, B, random_state))
+    return ClippingTurn(r, turn_bias(r, k, cap), turn_bias(r + 3 * math.sqrt(2) * c.noise_scale, k, cap), c)
+
+# %% ../nbs/06_estimators/01_preprocessing.ipynb #d3551977
+def with_clipping_turn(expected: float, interval, turn: ClippingTurn, level: float) -> tuple:
+    """(expected error, interval) of a scaled fit with its clipping check: the bias added to the error (the noise's part
+    and the clipping's, a triangle inequality), the interval's upper end raised by the bias's upper end; both capped at
+    the random `level`. Post-processing of released values."""
+    e = min(float(expected) + turn.bias, level)
+    lo, hi = (e, e) if interval is None else interval
+    return e, (min(float(lo), e), min(float(hi) + turn.bias_high, level))
