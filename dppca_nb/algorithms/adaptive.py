@@ -16,20 +16,20 @@ from ..privacy.mechanisms import gaussian_epsilon, gaussian_sigma, symmetric_gau
 from ..privacy.contract import Contract, Plan, Release
 from ..privacy.centering import (quantile_contract, radius_grid, radius_grid_value, log_norm_cells, _radius_scores,
                                         _exact_exponential_index)
-from .registry import Algorithm, Parameter, register, release_rows
+from .registry import Algorithm, Parameter, ErrorModel, register, release_rows
 from .adaptive_budget import (  # noqa: F401 (re-exported: the steps' building blocks)
     pure_losses, pure_gaussian_delta, gaussian_after_pure, gaussian_shares,
     SPREAD_NEED, spread_need, reliable_batch, MIN_BATCH_SHARE, run_rows, _share, adaptive_budget, default_steps,
     batch_sizes, max_steps, pass_steps, pass_schedule, STEP_TARGET, MAX_STEPS, eigengap_steps)
 
 # %% auto #0
-__all__ = ['SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN', 'MATRIX_CHUNK_ENTRIES', 'clip_block', 'deviation_norms',
-           'gradient_distances', 'clip_matrices', 'matrix_gradients', 'spread_bounds', 'window_offsets',
-           'spread_histogram', 'release_spread', 'clipped_gradient_sum', 'clipped_matrix_sum', 'gradient_sensitivity',
-           'release_gradient', 'oja_step', 'cap_center', 'ritz_center', 'choose_mode', 'adaptive_contract',
-           'matrix_chunk', 'row_batches', 'matrix_input', 'moment_sum', 'spreads_affordable', 'plan_gauss',
-           'plan_adaptive_dp_pca', 'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca',
-           'adaptive_expected_error']
+__all__ = ['SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN', 'MATRIX_CHUNK_ENTRIES', 'ADAPTIVE_ERROR_NOTE', 'ERROR_MODEL_ROWS',
+           'clip_block', 'deviation_norms', 'gradient_distances', 'clip_matrices', 'matrix_gradients', 'spread_bounds',
+           'window_offsets', 'spread_histogram', 'release_spread', 'clipped_gradient_sum', 'clipped_matrix_sum',
+           'gradient_sensitivity', 'release_gradient', 'oja_step', 'cap_center', 'ritz_center', 'choose_mode',
+           'adaptive_contract', 'matrix_chunk', 'row_batches', 'matrix_input', 'moment_sum', 'spreads_affordable',
+           'plan_gauss', 'plan_adaptive_dp_pca', 'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca',
+           'adaptive_expected_error', 'clipping_factor', 'adaptive_error_model']
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #aaae6b6e
 def clip_block(blk, radius: float, *, owned: bool = False) -> tuple:
@@ -369,17 +369,17 @@ def _gauss_finish(X, st, n, p, rng, S0, center) -> tuple:
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #8192a315
 def _runs(X, st, n, p, rng, diag, warm, center) -> tuple:
-    "The passes of each run: (V, spreads, schedules, the steps, rows clipped in the last pass)."
+    "The passes of each run: (V, spreads, schedules, the steps, rows clipped in the last pass, the error's released inputs)."
     k, width, P, R = st["k"], st["width"], st["n_passes"], st["radius"]
     S0, Q, lam = (warm["S0"], warm["Q"], warm["lam"]) if warm else (None, None, None)
     T = st["n_steps"] or (eigengap_steps(lam, k, st["warm_sd"])[0] if warm else default_steps(min(run_rows(n, k, st["subspace"]))))
     perm = rng.permutation(n) if st["shuffle"] else np.arange(n)
-    V, spreads, schedules, start, clipped = np.zeros((p, 0)), [], [], 0, 0
+    V, spreads, schedules, start, clipped, rayleigh, step_sd = np.zeros((p, 0)), [], [], 0, 0, [], []
     for j, n_j in enumerate(run_rows(n, k, st["subspace"]) if width == 1 else [n]):
         own_rows, start = perm[start:start + n_j], start + n_j
         sched = pass_schedule(n_j, T, P, st["growth"], st["b_min"])
         W, C = _start(j, width, p, S0, Q, V, rng, R)
-        taus, G = [], None
+        taus, G, sds = [], None, []
         for i, sizes in enumerate(sched):
             if i and not st["carry_center"]: C = np.zeros_like(C)
             order = rng.permutation(own_rows) if st["shuffle"] else (None if n_j == n else own_rows)
@@ -387,11 +387,14 @@ def _runs(X, st, n, p, rng, diag, warm, center) -> tuple:
             W, C, t, G, m = _pass(row_batches(X, sizes, order, center, st["chunk"]), sizes, W, C, V, st["mu_pass"][i],
                                   st["spread_passes"][i], st, rng, diag, first)
             taus += t; clipped += m if i == P - 1 else 0
-        if G is not None and width > 1:                       # order the block by the released Rayleigh quotients
-            M = W.T @ G
-            W = W @ np.linalg.eigh((M + M.T) / 2)[1][:, ::-1]
+            sds.append([gradient_sensitivity(x, R, int(b), width, st["matrices"]) / st["mu_pass"][i] for x, b in zip(t, sizes)])
+        M = W.T @ G                                           # the released Rayleigh quotients of the last step
+        if width > 1:                                         # order the block by them
+            ev, U = np.linalg.eigh((M + M.T) / 2)
+            W, M = W @ U[:, ::-1], ev[::-1]
         V = np.hstack([V, W]); spreads.append(np.asarray(taus)); schedules.append([s.tolist() for s in sched])
-    return V, spreads, schedules, int(T), clipped
+        rayleigh.append(np.ravel(M)); step_sd.append(sds)
+    return V, spreads, schedules, int(T), clipped, dict(rayleigh=np.concatenate(rayleigh), step_sd=step_sd)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #92a3b426
 def _release(X, rng, c, st, center=None) -> Release:
@@ -406,10 +409,12 @@ def _release(X, rng, c, st, center=None) -> Release:
     if warm: extras.update(warm_eigenvalues=warm["lam"], probe_spread=warm["tau0"])
     if warm and warm["mode"] == "gauss":
         V, lam = _gauss_finish(X, st, n, p, rng, warm["S0"], ctr)
-        return Release(V, c, diag, {**extras, "mode": "gauss", "eigenvalues": lam, "spreads": [], "n_steps": 0})
-    V, spreads, schedules, T, clipped = _runs(X, st, n, p, rng, diag, warm, ctr)
+        return Release(V, c, diag, {**extras, "mode": "gauss", "eigenvalues": lam, "spreads": [], "n_steps": 0,
+                                    "eigenvalue_sd": st["warm_sd"] * st["mu_warm"] / st["mu_all"]})
+    V, spreads, schedules, T, clipped, err = _runs(X, st, n, p, rng, diag, warm, ctr)
     if not warm: diag["n_clipped"] = clipped
-    return Release(V, c, diag, {**extras, "mode": "adaptive", "spreads": spreads, "n_steps": T, "schedule": schedules})
+    return Release(V, c, diag, {**extras, "mode": "adaptive", "spreads": spreads, "n_steps": T, "schedule": schedules,
+                                **err})
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #a3b4c537
 def spreads_affordable(n: int, k: int, budget: dict, subspace: str, quantile: float) -> bool:
@@ -435,7 +440,7 @@ def plan_gauss(n: int, p: int, k: int, epsilon: float, delta: float, *, radius: 
         ctr = None if center is None or not np.any(center) else np.asarray(center, dtype=np.float64)
         lam, Q = np.linalg.eigh(moment_sum(X, R, n, p, diag, ctr, matrices) / n + symmetric_gaussian(p, sd, rng, kind="vecd"))
         return Release(np.ascontiguousarray(Q[:, ::-1][:, :k]), c, diag, {"mode": "gauss", "spreads": [],
-                       "eigenvalues": lam[::-1].copy(), "n_steps": 0})
+                       "eigenvalues": lam[::-1].copy(), "n_steps": 0, "eigenvalue_sd": sd})
     return Plan(c, run, inputs=() if matrices else ("center",))
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #c5d6e759
@@ -625,6 +630,65 @@ def adaptive_expected_error(spectrum, n: int, k: int, epsilon: float, delta: flo
     e = math.sqrt(e2)
     return e, (e / 1.5, 1.5 * e)
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #a7d0c3f1
+ADAPTIVE_ERROR_NOTE = ("E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, first order: the warm "
+                       "start's error and each step's public noise sd, carried step to step by the clipping centre, over "
+                       "the released Rayleigh quotients (post-processing of released values)")
+ERROR_MODEL_ROWS = 2000              # Gaussian rows of the released spectrum behind the mean clipping factor
+
+def clipping_factor(spectrum, k: int, quantile: float, factor: float, rows: int = ERROR_MODEL_ROWS) -> float:
+    """The mean clipping factor mean_i min(1, tau / d_i) of Gaussian rows of `spectrum` (in its eigenbasis) at the top-k
+    iterate W and centre W Lambda, tau = `factor` times the `quantile` of the distances d_i (seed fixed: post-processing)."""
+    lam = np.maximum(np.asarray(spectrum, dtype=np.float64), 0.0)
+    Y = np.random.default_rng(0).standard_normal((rows, lam.size)) * np.sqrt(lam)
+    W = np.eye(lam.size)[:, :k]
+    d = deviation_norms(Y, W, W * lam[:k])
+    tau = factor * float(np.quantile(d, quantile))
+    return float(np.mean(np.minimum(1.0, tau / np.maximum(d, 1e-300))))
+
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #a7d0c3f2
+def _carried_error(a0, off, rho, bulk, fbar, sds, carry) -> float:
+    """Per-entry variance of one direction's error after the steps: the warm start's a0, then per step
+    a <- (g^2 a + s^2) / rho^2, g = (1 - fbar) rho + fbar bulk the gain of the error through the centre and the gradients
+    (the first step: its centre S_0 W carries the warm noise, off-diagonal sd `off`, instead of rho times the error)."""
+    a = a0
+    for i, run in enumerate(sds):
+        for t, s in enumerate(run):
+            if i == 0 and t == 0: a = ((1 - fbar) ** 2 * off ** 2 + bulk ** 2 * a + s * s) / rho ** 2
+            else:
+                g = (1 - fbar) * rho * (carry or t > 0) + fbar * bulk
+                a = (g * g * a + s * s) / rho ** 2
+    return a
+
+def adaptive_error_model(contract: Contract, extras: dict, public: dict) -> ErrorModel | None:
+    """The `expected_error` hook, from released values and public quantities only: the adaptive steps' error as a
+    k-frame plus noise (`_carried_error` per direction, from the warm start's released spectrum and noise scale, each
+    step's public noise sd and the released Rayleigh quotients); Analyze Gauss's finish by its released eigenvalues."""
+    p, k = public["p"], public["k"]
+    if k >= p: return None
+    if extras.get("mode") == "gauss" and "eigenvalue_sd" in extras:
+        sd = extras["eigenvalue_sd"]
+        return ErrorModel("matrix", ADAPTIVE_ERROR_NOTE, spectrum=np.asarray(extras["eigenvalues"], dtype=np.float64),
+                          scale=float(sd), noise_sd=float(sd) / math.sqrt(2))
+    lam = extras.get("warm_eigenvalues")
+    if lam is None or "rayleigh" not in extras: return None                # no warm start: simulated instead
+    warm_sd = dict(contract.parts)["warm start"].noise_scale
+    o = {a: v.default for a, v in inspect.signature(plan_adaptive_dp_kpca).parameters.items() if v.default is not v.empty}
+    o.update({a: v for a, v in (public.get("options") or {}).items() if a in o})
+    lam, off = np.asarray(lam, dtype=np.float64), warm_sd / math.sqrt(2)
+    bulk = max(float(lam[k:].mean()), 0.0)                              # the noise adds nothing to the trace on average
+    edge = 4 * p * off ** 2                                              # a spike t is lifted to t + p off^2 / t
+    top = np.maximum((lam[:k] + np.sqrt(np.maximum(lam[:k] ** 2 - edge, 0.0))) / 2, bulk * (1 + 1e-9) + 1e-300)
+    fbar = clipping_factor(np.r_[top, np.full(p - k, bulk)], k, o["spread_quantile"], o["spread_factor"])
+    rho, sds, width, a = np.asarray(extras["rayleigh"], dtype=np.float64), extras["step_sd"], k // len(extras["step_sd"]), []
+    for j, r in enumerate(rho):
+        run = sds[j // width]
+        lam2 = r * r - p * run[-1][-1] ** 2                               # the noise's share of the released quotient
+        if lam2 <= 0: return ErrorModel("frame", ADAPTIVE_ERROR_NOTE, scale=1e6)     # no signal above the noise
+        a0 = min(off ** 2 / max(top[j] - bulk, 1e-300) ** 2, 1.0)             # the warm start's, at most a random one's
+        a.append(_carried_error(a0, off, math.sqrt(lam2), bulk, fbar, run, o["carry_center"]))
+    return ErrorModel("frame", ADAPTIVE_ERROR_NOTE, scale=math.sqrt(float(np.mean(a))))
+
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #00e11e19
 _P = lambda name, kind, doc, *acc: Parameter(name, kind, doc, tuple(acc))
 register(Algorithm(
@@ -632,7 +696,7 @@ register(Algorithm(
     "Adaptive-noise DP-PCA (Liu, Kong, Jain & Oh 2022; k > 1: Düngler & Sanyal 2025): an Analyze Gauss warm start, then "
     "passes of private power steps, each minibatch's gradient mean released with noise scaled to its private spread",
     estimator="AdaptiveNoisePCA", aliases=("adaptive-dp-pca", "adaptive_dp_pca", "adaptive", "dp-pca", "k-dp-pca"),
-    dask=True, attributes={"spreads_": "spreads"}, simulate_error=True,
+    dask=True, attributes={"spreads_": "spreads"}, simulate_error=True, expected_error=adaptive_error_model,
     parameters=[
         _P("subspace", "{'block', 'deflation'}", "k > 1: 'block' (one run of p x k iterates, every minibatch used for "
            "all k directions) or 'deflation' (Düngler & Sanyal: one eigenvector per run, each run on its own share of "
