@@ -108,3 +108,20 @@ def test_clipping_factor():
     f = clipping_factor(lam, 1, 0.5, 1.0)
     assert 0.5 < f < 1
     assert clipping_factor(lam, 1, 0.5, 1e6) == 1.0
+
+
+def test_gauss_finish_after_the_warm_start():
+    """Where the probe sends the passes' budget to a second Analyze Gauss release, the combination w0 S0 + (1 - w0) S1
+    (w0 = mu_0^2 / mu^2) has diagonal noise sd sqrt(w0^2 s0^2 + (1 - w0)^2 s1^2) = s0 mu_0 / mu, s1 = s0 mu_0 / mu_rest."""
+    from dppca_nb.data.datasets import signed_spike
+    n, p, k = 20_000, 100, 3
+    X, _ = signed_spike(n, p, k, spike=[0.5, 0.4, 0.3], sigma0=1e-3, random_state=7)
+    rel = plan_adaptive_dp_kpca(n, p, k, 1.0, 1e-5).release(X, 4)
+    assert rel.extras["mode"] == "gauss" and "warm_eigenvalues" in rel.extras
+    bud = adaptive_budget(n, k, 1.0, 1e-5, subspace="block", n_passes=2, warm_share=0.1, final_share=0.75,
+                          spread_share=0.1, spread_quantile=0.5)
+    s0 = dict(rel.contract.parts)["warm start"].noise_scale
+    mu, mu0 = bud["mu"], bud["mu_warm"]
+    w0, s1 = mu0 ** 2 / mu ** 2, s0 * mu0 / math.sqrt(mu ** 2 - mu0 ** 2)
+    assert math.isclose(rel.extras["eigenvalue_sd"], math.sqrt(w0 ** 2 * s0 ** 2 + (1 - w0) ** 2 * s1 ** 2), rel_tol=1e-12)
+    assert math.isclose(rel.extras["eigenvalue_sd"], s0 * mu0 / mu, rel_tol=1e-12)

@@ -271,7 +271,7 @@ def test_simulated_error_is_post_processing_of_the_release():
 
 @pytest.mark.parametrize("which", ["adaptive", "nsggd"])
 def test_simulated_error_within_a_factor_two_of_the_measured(which):
-    "Mean over 4 seeds of the simulated prediction against the measured distance to the clipped rows' PCA, within 2x."
+    "Mean over 4 seeds of the prediction (adaptive: from its own release; NSGGD: simulated) against the measured error, within 2x."
     from dppca_nb.core.linalg import subspace_distance, top_k_eigvecs
     for eps in (0.5, 4.0):
         if which == "adaptive":
