@@ -1,7 +1,7 @@
 "The adaptive k-PCA on a stream of matrices: the study's lazy stream, and neighbouring streams' published metadata."
 import numpy as np
 from dppca_nb.experiments.adaptive import SpikedMatrices, spiked_sigma, matrix_radius
-from dppca_nb.algorithms.adaptive import adaptive_stochastic_kpca, plan_adaptive_stochastic_kpca
+from dppca_nb.algorithms.adaptive_matrices import adaptive_stochastic_kpca, plan_adaptive_stochastic_kpca
 
 
 def test_spiked_matrices_same_record_every_read():

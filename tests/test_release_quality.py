@@ -251,24 +251,27 @@ def _nsggd_estimator():
 
 
 def test_simulated_error_is_post_processing_of_the_release():
-    "The prediction is recomputed from the released variances and total, the released radius and public quantities."
+    "The prediction is recomputed from the released variances and total and public quantities (NSGGD: simulated)."
     from dppca_nb.algorithms.registry import get_algorithm
     from dppca_nb.estimators import simulated_subspace_error
-    est = ESTIMATORS["AdaptiveNoisePCA"](2, epsilon=3.0, radius="private", random_state=1).fit(X8)
-    rel = est._plan(*X8.shape, 2).release(X8, 1)
+    alg = get_algorithm("nsggd")
+    X = X8[:1000]
+    est = _nsggd_estimator()(2, epsilon=4.0, n_iter=50, random_state=1).fit(X)
+    assert est.expected_error_ is not None
+    rel = est._plan(*X.shape, 2).release(X, 1)
     w, t, c = rel.extras["order_variances"], rel.extras["order_total"], rel.extras["main_contract"]
     spec = np.r_[w, np.full(6, (t - w.sum()) / 6)]
-    opts = {a: getattr(est, a) for a in get_algorithm("adaptive_dp_kpca").options} | {"radius": rel.extras["radius"]}
-    e, iv = simulated_subspace_error("adaptive_dp_kpca", spec, X8.shape[0], 2, c.epsilon, c.delta, options=opts)
+    opts = {a: getattr(est, a) for a in alg.options} | ({"radius": rel.extras["radius"]} if "radius" in alg.options else {})
+    e, iv = simulated_subspace_error(alg, spec, X.shape[0], 2, c.epsilon, c.delta, options=opts)
     assert (e, iv) == (est.expected_error_, est.expected_error_interval_)
     # the simulated runs are the release's own mechanism: the same plan, the same contract
-    sim = get_algorithm("adaptive_dp_kpca").plan(X8.shape[0], 8, 2, c.epsilon, c.delta, **opts).contract
+    sim = alg.plan(X.shape[0], 8, 2, c.epsilon, c.delta, **opts).contract
     assert (sim.epsilon, sim.delta, sim.mechanism, sim.noise_scale) == (c.epsilon, c.delta, c.mechanism, c.noise_scale)
 
 
 @pytest.mark.parametrize("which", ["adaptive", "nsggd"])
 def test_simulated_error_within_a_factor_two_of_the_measured(which):
-    "Mean over 4 seeds of the simulated prediction against the measured distance to the clipped rows' PCA, within 2x."
+    "Mean over 4 seeds of the prediction (adaptive: from its own release; NSGGD: simulated) against the measured error, within 2x."
     from dppca_nb.core.linalg import subspace_distance, top_k_eigvecs
     for eps in (0.5, 4.0):
         if which == "adaptive":
@@ -290,12 +293,21 @@ def test_simulated_error_within_a_factor_two_of_the_measured(which):
 
 
 def test_simulated_error_says_when_it_cannot_tell():
-    "Variances buried in the ordering step's noise (a radius 20 times the rows' norms): no prediction, and why."
-    est = ESTIMATORS["AdaptiveNoisePCA"](2, epsilon=1.0, radius=20.0, random_state=0).fit(X8)
+    "Variances buried in the ordering step's noise (a radius 20 times the rows' norms): no simulated prediction, and why."
+    est = _nsggd_estimator()(2, epsilon=1.0, n_iter=50, random_state=0).fit(X8[:1000] * 0.02)
     assert est.expected_error_ is None and "do not stand above the ordering step's noise" in est.expected_error_note_
-    off = ESTIMATORS["AdaptiveNoisePCA"](2, order_share=0.0, random_state=0).fit(X8)
+    off = _nsggd_estimator()(2, order_share=0.0, n_iter=50, random_state=0).fit(X8[:1000])
     assert off.expected_error_ is None and "order_share > 0" in off.expected_error_note_
     assert not hasattr(off, "explained_variance_") and "order" not in dict(off.contract_.parts)
+
+
+def test_adaptive_error_needs_no_variances():
+    "AdaptiveNoisePCA's expected error comes from its own released values: there at a radius 20 times the rows' norms and without the ordering step."
+    est = ESTIMATORS["AdaptiveNoisePCA"](2, epsilon=1.0, radius=20.0, random_state=0).fit(X8)
+    assert est.expected_error_ is not None and est.expected_error_note_.startswith("E||P_hat - P||_F")
+    off = ESTIMATORS["AdaptiveNoisePCA"](2, order_share=0.0, random_state=0).fit(X8)
+    assert off.expected_error_ is not None and not hasattr(off, "explained_variance_")
+    assert "order" not in dict(off.contract_.parts)
 
 
 def test_whiten_refuses_a_zero_variance():

@@ -8,7 +8,6 @@ import inspect
 import math
 from dataclasses import replace
 import numpy as np
-from scipy import optimize, stats
 from ..core.validation import (check_epsilon, check_delta, check_positive, check_int, check_choice, check_k,
                                       Diagnostics, as_generator)
 from ..core.linalg import random_orthonormal, orthonormalize
@@ -17,152 +16,20 @@ from ..privacy.mechanisms import gaussian_epsilon, gaussian_sigma, symmetric_gau
 from ..privacy.contract import Contract, Plan, Release
 from ..privacy.centering import (quantile_contract, radius_grid, radius_grid_value, log_norm_cells, _radius_scores,
                                         _exact_exponential_index)
-from .registry import Algorithm, Parameter, register, release_rows
+from .registry import Algorithm, Parameter, ErrorModel, register, release_rows
+from .adaptive_budget import (  # noqa: F401 (re-exported: the steps' building blocks)
+    pure_losses, pure_gaussian_delta, gaussian_after_pure, gaussian_shares,
+    SPREAD_NEED, spread_need, reliable_batch, MIN_BATCH_SHARE, run_rows, _share, adaptive_budget, default_steps,
+    batch_sizes, max_steps, pass_steps, pass_schedule, STEP_TARGET, MAX_STEPS, eigengap_steps)
 
 # %% auto #0
-__all__ = ['SPREAD_NEED', 'MIN_BATCH_SHARE', 'STEP_TARGET', 'MAX_STEPS', 'SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN',
-           'MATRIX_CHUNK_ENTRIES', 'pure_losses', 'pure_gaussian_delta', 'gaussian_after_pure', 'gaussian_shares',
-           'spread_need', 'reliable_batch', 'run_rows', 'adaptive_budget', 'default_steps', 'batch_sizes', 'max_steps',
-           'pass_steps', 'pass_schedule', 'eigengap_steps', 'clip_block', 'deviation_norms', 'gradient_distances',
-           'clip_matrices', 'matrix_gradients', 'spread_bounds', 'window_offsets', 'spread_histogram', 'release_spread',
-           'clipped_gradient_sum', 'clipped_matrix_sum', 'gradient_sensitivity', 'release_gradient', 'oja_step',
-           'cap_center', 'ritz_center', 'choose_mode', 'adaptive_contract', 'matrix_chunk', 'row_batches',
-           'matrix_input', 'moment_sum', 'spreads_affordable', 'plan_gauss', 'plan_adaptive_dp_pca',
-           'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca', 'plan_adaptive_stochastic_kpca',
-           'adaptive_stochastic_kpca', 'noisy_power_method', 'projector_perturbation', 'adaptive_expected_error']
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #113cefbb
-def pure_losses(epsilon_pure) -> tuple:
-    "(values, probabilities) of L = sum_j s_j a_j, s_j = +1 with probability e^a_j / (1 + e^a_j): randomized responses' loss."
-    vals = {0.0: 1.0}
-    for a in np.atleast_1d(np.asarray(epsilon_pure, dtype=np.float64)):
-        q, nxt = 1.0 / (1.0 + math.exp(-float(a))), {}
-        for v, w in vals.items():
-            for s, pr in ((float(a), q), (-float(a), 1.0 - q)):
-                key = round(v + s, 12)                      # equal shares merge: a binomial, not 2^P terms
-                nxt[key] = nxt.get(key, 0.0) + w * pr
-        vals = nxt
-    v = np.array(sorted(vals, reverse=True))
-    return v, np.array([vals[x] for x in v])
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #8d1c6a20
-def pure_gaussian_delta(epsilon: float, epsilon_pure, mu: float) -> float:
-    "Exact delta(epsilon) of epsilon_pure-DP releases (a number or one per part) composed with a Gaussian mechanism of ratio mu."
-    m = float(mu)
-    dG = lambda t: stats.norm.cdf(-t / m + m / 2) - math.exp(t) * stats.norm.cdf(-t / m - m / 2)
-    out = 0.0
-    for v, w in zip(*pure_losses(epsilon_pure)): out += w * dG(epsilon - v)
-    return float(out)
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #008465ce
-def gaussian_after_pure(epsilon: float, delta: float, epsilon_pure) -> float:
-    "The largest total ratio mu = sensitivity / sd of the Gaussian parts that keeps them and the pure parts epsilon_pure (epsilon, delta)-DP."
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    a = [check_positive(x, "epsilon_pure", allow_zero=True) for x in np.atleast_1d(epsilon_pure)]
-    if not sum(a) < eps: raise ValueError(f"epsilon_pure: expected a total below epsilon = {eps:g}, got {sum(a):g}")
-    f = lambda m: pure_gaussian_delta(eps, a, m) - dlt
-    hi = 1.0
-    while f(hi) < 0: hi *= 2
-    return float(optimize.brentq(f, 1e-12, hi, xtol=1e-15, rtol=1e-14)) * (1 - 1e-9)     # a hair inside the budget
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #4b7e11a2
-def gaussian_shares(n_passes: int, warm_share: float, final_share: float) -> np.ndarray:
-    "The shares of mu^2 of the warm start and of each pass: warm_share; final_share last; the rest evenly over the earlier passes."
-    P = check_int(n_passes, "n_passes")
-    if P == 1: return np.array([warm_share, 1.0 - warm_share])
-    rest = 1.0 - warm_share - final_share
-    if not rest > 0: raise ValueError(f"final_share: expected less than 1 - warm_share = {1 - warm_share:g} with "
-                                      f"n_passes = {P}, got {final_share:g}")
-    return np.array([warm_share] + [rest / (P - 1)] * (P - 1) + [final_share])
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #7d2f3e4a
-SPREAD_NEED = 10.0          # a spread is reliable when a min(q, 1 - q) b / 2 >= 10: e^-10 per far grid point
-
-def spread_need(b: int, quantile: float) -> float:
-    "The pure epsilon a spread of b distances needs: 2 SPREAD_NEED / (min(q, 1 - q) b)."
-    return 2 * SPREAD_NEED / (min(quantile, 1 - quantile) * max(1, int(b)))
-
-def reliable_batch(epsilon_spread: float, quantile: float) -> int:
-    "The fewest distances a spread at pure epsilon_spread serves reliably: the inverse of `spread_need`."
-    return int(math.ceil(2 * SPREAD_NEED / (min(quantile, 1 - quantile) * epsilon_spread) - 1e-9))
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #a05c6b7d
-MIN_BATCH_SHARE = 16         # no minibatch of a pass with several steps below n / 16 rows
-
-def run_rows(n: int, k: int, subspace: str) -> list:
-    "The rows of each run: all n for 'block'; k near-equal shares for 'deflation'."
-    check_choice(subspace, "subspace", ("deflation", "block"))
-    return [n] if subspace == "block" else [n // k + (j < n % k) for j in range(k)]
-
-def _share(v, name, allow_zero=False):
-    s = check_positive(v, name, allow_zero=allow_zero)
-    if not s < 1: raise ValueError(f"{name}: expected a number in {'[0' if allow_zero else '(0'}, 1), got {s:g}")
-    return s
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #b16d7c8e
-def adaptive_budget(n, k, epsilon, delta, *, subspace, n_passes, warm_share, final_share, spread_share,
-                    spread_quantile) -> dict:
-    "The public budget: the total Gaussian ratio mu, its split (warm start, passes), each spread's pure epsilon and each pass's least minibatch."
-    eps, dlt, P = check_epsilon(epsilon), check_delta(delta), check_int(n_passes, "n_passes")
-    w, f = _share(warm_share, "warm_share", True), _share(final_share, "final_share")
-    q, s = _share(spread_quantile, "spread_quantile"), _share(spread_share, "spread_share")
-    n_run = min(run_rows(n, k, subspace))
-    cap = s * eps / (P + (w > 0))                                 # the probe (with a warm start) and each pass
-    want = [max(1, n_run // MIN_BATCH_SHARE)] * (P - 1) + [n_run if P > 1 else max(1, n_run // MIN_BATCH_SHARE)]
-    a = [min(cap, spread_need(b, q)) for b in want]
-    probe = min(cap, spread_need(n, q)) if w > 0 else 0.0
-    mu = gaussian_after_pure(eps, dlt, ([probe] if w > 0 else []) + a)
-    g = np.sqrt(gaussian_shares(P, w, f)) * mu
-    return dict(mu=mu, mu_warm=float(g[0]), mu_pass=[float(x) for x in g[1:]], spread_epsilon=a, probe_epsilon=probe,
-                b_min=[min(n_run, max(b, reliable_batch(x, q))) for b, x in zip(want, a)])
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #169834bb
-def default_steps(n: int) -> int:
-    "The number of steps without a warm start: floor(log2(n / 100)), between 2 and 6 (a public function of n)."
-    return int(min(6, max(2, math.floor(math.log2(max(int(n), 1) / 100)))))
-
-def batch_sizes(n: int, n_steps: int | None = None, growth: float = 2.0) -> np.ndarray:
-    "The public sizes of one pass's minibatches: `n_steps` (None: `default_steps(n)`) growing by `growth`, each >= 1 row, adding up to n."
-    n, g = check_int(n, "n", minimum=0), check_positive(growth, "batch_growth")
-    if g < 1: raise ValueError(f"batch_growth: expected a number >= 1, got {g:g}")
-    T = default_steps(n) if n_steps is None else check_int(n_steps, "n_steps")
-    if n == 0: return np.zeros(0, dtype=np.int64)
-    w = g ** np.arange(max(1, min(T, n)), dtype=np.float64)
-    s = np.maximum(1, np.floor(w / w.sum() * n)).astype(np.int64)
-    while s.sum() > n: s[np.argmax(s)] -= 1
-    s[-1] += n - s.sum()
-    return s
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #6e880558
-def max_steps(n: int, growth: float, b_min: int) -> int:
-    "The most steps one pass of n rows can take with every minibatch at least b_min rows."
-    T = 1
-    while T < n and batch_sizes(n, T + 1, growth)[0] >= b_min: T += 1
-    return T
-
-def pass_steps(n_steps: int, n_passes: int) -> list:
-    "Steps per pass: with several passes the last takes one step and the earlier share the other n_steps - 1 (at least one each)."
-    T, P = check_int(n_steps, "n_steps"), check_int(n_passes, "n_passes")
-    if P == 1: return [T]
-    r = max(T - 1, P - 1)
-    return [r // (P - 1) + (j < r % (P - 1)) for j in range(P - 1)] + [1]
-
-def pass_schedule(n: int, n_steps: int, n_passes: int, growth: float, b_min) -> list:
-    "The minibatch sizes of each pass over n rows: `pass_steps`, each pass capped so that no minibatch is below its b_min."
-    return [batch_sizes(n, min(t, max_steps(n, growth, b)), growth) for t, b in zip(pass_steps(n_steps, n_passes), b_min)]
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #4f8e9a0b
-STEP_TARGET, MAX_STEPS = 0.05, 12
-
-def eigengap_steps(eigenvalues, k: int, noise_sd: float, *, target: float = STEP_TARGET, max_steps: int = MAX_STEPS) -> tuple:
-    "(steps, r): r = (lambda_{k+1} - sqrt(2p) noise_sd)_+ / lambda_k from released eigenvalues; steps = ceil(ln target / ln r) in [2, max_steps]."
-    lam = np.asarray(eigenvalues, dtype=np.float64)
-    p = lam.size
-    if k >= p: return 2, 0.0
-    r = max(lam[k] - math.sqrt(2 * p) * noise_sd, 0.0) / lam[k - 1] if lam[k - 1] > 0 else 1.0
-    if r >= 1: return max_steps, 1.0
-    if r <= 0: return 2, 0.0
-    return int(min(max_steps, max(2, math.ceil(math.log(target) / math.log(r))))), float(r)
+__all__ = ['SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN', 'MATRIX_CHUNK_ENTRIES', 'ADAPTIVE_ERROR_NOTE', 'ERROR_MODEL_ROWS',
+           'clip_block', 'deviation_norms', 'gradient_distances', 'clip_matrices', 'matrix_gradients', 'spread_bounds',
+           'window_offsets', 'spread_histogram', 'release_spread', 'clipped_gradient_sum', 'clipped_matrix_sum',
+           'gradient_sensitivity', 'release_gradient', 'oja_step', 'cap_center', 'ritz_center', 'choose_mode',
+           'adaptive_contract', 'matrix_chunk', 'row_batches', 'matrix_input', 'moment_sum', 'spreads_affordable',
+           'plan_gauss', 'plan_adaptive_dp_pca', 'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca',
+           'adaptive_expected_error', 'clipping_factor', 'adaptive_error_model']
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #aaae6b6e
 def clip_block(blk, radius: float, *, owned: bool = False) -> tuple:
@@ -502,17 +369,17 @@ def _gauss_finish(X, st, n, p, rng, S0, center) -> tuple:
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #8192a315
 def _runs(X, st, n, p, rng, diag, warm, center) -> tuple:
-    "The passes of each run: (V, spreads, schedules, the steps, rows clipped in the last pass)."
+    "The passes of each run: (V, spreads, schedules, the steps, rows clipped in the last pass, the error's released inputs)."
     k, width, P, R = st["k"], st["width"], st["n_passes"], st["radius"]
     S0, Q, lam = (warm["S0"], warm["Q"], warm["lam"]) if warm else (None, None, None)
     T = st["n_steps"] or (eigengap_steps(lam, k, st["warm_sd"])[0] if warm else default_steps(min(run_rows(n, k, st["subspace"]))))
     perm = rng.permutation(n) if st["shuffle"] else np.arange(n)
-    V, spreads, schedules, start, clipped = np.zeros((p, 0)), [], [], 0, 0
+    V, spreads, schedules, start, clipped, rayleigh, step_sd = np.zeros((p, 0)), [], [], 0, 0, [], []
     for j, n_j in enumerate(run_rows(n, k, st["subspace"]) if width == 1 else [n]):
         own_rows, start = perm[start:start + n_j], start + n_j
         sched = pass_schedule(n_j, T, P, st["growth"], st["b_min"])
         W, C = _start(j, width, p, S0, Q, V, rng, R)
-        taus, G = [], None
+        taus, G, sds = [], None, []
         for i, sizes in enumerate(sched):
             if i and not st["carry_center"]: C = np.zeros_like(C)
             order = rng.permutation(own_rows) if st["shuffle"] else (None if n_j == n else own_rows)
@@ -520,11 +387,14 @@ def _runs(X, st, n, p, rng, diag, warm, center) -> tuple:
             W, C, t, G, m = _pass(row_batches(X, sizes, order, center, st["chunk"]), sizes, W, C, V, st["mu_pass"][i],
                                   st["spread_passes"][i], st, rng, diag, first)
             taus += t; clipped += m if i == P - 1 else 0
-        if G is not None and width > 1:                       # order the block by the released Rayleigh quotients
-            M = W.T @ G
-            W = W @ np.linalg.eigh((M + M.T) / 2)[1][:, ::-1]
+            sds.append([gradient_sensitivity(x, R, int(b), width, st["matrices"]) / st["mu_pass"][i] for x, b in zip(t, sizes)])
+        M = W.T @ G                                           # the released Rayleigh quotients of the last step
+        if width > 1:                                         # order the block by them
+            ev, U = np.linalg.eigh((M + M.T) / 2)
+            W, M = W @ U[:, ::-1], ev[::-1]
         V = np.hstack([V, W]); spreads.append(np.asarray(taus)); schedules.append([s.tolist() for s in sched])
-    return V, spreads, schedules, int(T), clipped
+        rayleigh.append(np.ravel(M)); step_sd.append(sds)
+    return V, spreads, schedules, int(T), clipped, dict(rayleigh=np.concatenate(rayleigh), step_sd=step_sd)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #92a3b426
 def _release(X, rng, c, st, center=None) -> Release:
@@ -539,10 +409,12 @@ def _release(X, rng, c, st, center=None) -> Release:
     if warm: extras.update(warm_eigenvalues=warm["lam"], probe_spread=warm["tau0"])
     if warm and warm["mode"] == "gauss":
         V, lam = _gauss_finish(X, st, n, p, rng, warm["S0"], ctr)
-        return Release(V, c, diag, {**extras, "mode": "gauss", "eigenvalues": lam, "spreads": [], "n_steps": 0})
-    V, spreads, schedules, T, clipped = _runs(X, st, n, p, rng, diag, warm, ctr)
+        return Release(V, c, diag, {**extras, "mode": "gauss", "eigenvalues": lam, "spreads": [], "n_steps": 0,
+                                    "eigenvalue_sd": st["warm_sd"] * st["mu_warm"] / st["mu_all"]})
+    V, spreads, schedules, T, clipped, err = _runs(X, st, n, p, rng, diag, warm, ctr)
     if not warm: diag["n_clipped"] = clipped
-    return Release(V, c, diag, {**extras, "mode": "adaptive", "spreads": spreads, "n_steps": T, "schedule": schedules})
+    return Release(V, c, diag, {**extras, "mode": "adaptive", "spreads": spreads, "n_steps": T, "schedule": schedules,
+                                **err})
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #a3b4c537
 def spreads_affordable(n: int, k: int, budget: dict, subspace: str, quantile: float) -> bool:
@@ -568,7 +440,7 @@ def plan_gauss(n: int, p: int, k: int, epsilon: float, delta: float, *, radius: 
         ctr = None if center is None or not np.any(center) else np.asarray(center, dtype=np.float64)
         lam, Q = np.linalg.eigh(moment_sum(X, R, n, p, diag, ctr, matrices) / n + symmetric_gaussian(p, sd, rng, kind="vecd"))
         return Release(np.ascontiguousarray(Q[:, ::-1][:, :k]), c, diag, {"mode": "gauss", "spreads": [],
-                       "eigenvalues": lam[::-1].copy(), "n_steps": 0})
+                       "eigenvalues": lam[::-1].copy(), "n_steps": 0, "eigenvalue_sd": sd})
     return Plan(c, run, inputs=() if matrices else ("center",))
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #c5d6e759
@@ -707,72 +579,6 @@ def adaptive_dp_kpca(X, k: int, epsilon: float, delta: float, *, subspace: str =
                         carry_center=carry_center, shuffle=shuffle, mode=mode, random_state=random_state,
                         return_release=return_release)
 
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #d6e7f86a
-def plan_adaptive_stochastic_kpca(n: int, p: int, k: int, epsilon: float, delta: float, **options) -> Plan:
-    "Stochastic k-PCA of n symmetric p x p matrices (Düngler & Sanyal 2025), fixed before the data; the options of `plan_adaptive_dp_kpca`."
-    o = {a: v.default for a, v in inspect.signature(plan_adaptive_dp_kpca).parameters.items() if v.default is not v.empty}
-    bad = sorted(set(options) - set(o))
-    if bad: raise TypeError(f"options: adaptive_stochastic_kpca takes {', '.join(o)}; got {', '.join(bad)}")
-    mech = ("stochastic k-PCA (Düngler & Sanyal 2025) of n symmetric matrices A_i: power steps on the gradients A_i W, "
-            "each minibatch's mean released with noise scaled to its private spread")
-    return _plan(check_int(n, "n", minimum=2), check_int(p, "p"), k, epsilon, delta, mechanism=mech, matrices=True,
-                 **{**o, **options})
-
-def adaptive_stochastic_kpca(A, k: int, epsilon: float, delta: float, *, random_state=None, return_release: bool = False,
-                             **options):
-    """(epsilon, delta)-DP top-k eigenvectors (p x k) of E A_i from n symmetric matrices A_i (replace-one: one A_i).
-
-    Parameters
-    ----------
-    A : array (n, p, p), numpy or dask, or a stream with `shape` (n, p, p) that slices (A[i:j], A[index array])
-        The records: symmetric matrices, each scaled to ||A_i||_F <= radius^2.
-    k : int, 1 <= k <= p
-        Dimension of the subspace.
-    epsilon, delta : float
-        The budget.
-    random_state : int, numpy Generator or None
-        Seed of the noise.
-    return_release : bool
-        Return the whole `Release`.
-    **options
-        The options of `plan_adaptive_dp_kpca`.
-
-    Returns
-    -------
-    V : ndarray (p, k), or Release
-    """
-    A, n, p = matrix_input(A)
-    r = plan_adaptive_stochastic_kpca(n, p, k, epsilon, delta, **options).release(A, random_state)
-    return r if return_release else r.value
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #f8a9b08c
-def noisy_power_method(A, k: int, epsilon: float, delta: float, *, radius: float = 1.0, n_iter: int = 5,
-                       random_state=None) -> np.ndarray:
-    """(epsilon, delta)-DP top-k eigenvectors of the mean of n symmetric matrices by the noisy power method (Hardt & Price 2014):
-    n_iter steps orth(mean(A) W + N), N of sd 2 R^2 sqrt(n_iter) / (n mu) per entry, mu the analytic Gaussian ratio (replace-one)."""
-    A, n, p = matrix_input(A)
-    k, T, R = check_k(k, p), check_int(n_iter, "n_iter"), check_positive(radius, "radius")
-    sd = 2 * R * R / n * math.sqrt(T) * gaussian_sigma(check_epsilon(epsilon), check_delta(delta), 1.0)
-    rng = as_generator(random_state)
-    M = moment_sum(A, R, n, p, Diagnostics(), matrices=True) / n   # the exact mean: each step reads it once, noised
-    W = random_orthonormal(p, k, rng)
-    for _ in range(T): W = orthonormalize(M @ W + sd * rng.standard_normal((p, k)))
-    return W
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #09b0c19d
-def projector_perturbation(A, k: int, epsilon: float, delta: float, *, gap: float, radius: float = 1.0,
-                           random_state=None) -> np.ndarray:
-    """Output perturbation: the top-k projector P of the mean of n symmetric matrices plus symmetric Gaussian noise, top-k
-    eigenvectors. (epsilon, delta)-DP only on data whose mean has eigengap lambda_k - lambda_{k+1} >= `gap` (public): then
-    replacing one A_i moves P by at most 2 sqrt 2 (2 R^2 / n) / gap in Frobenius norm (Davis-Kahan in Yu, Wang & Samworth's form)."""
-    A, n, p = matrix_input(A)
-    k, R, g = check_k(k, p), check_positive(radius, "radius"), check_positive(gap, "gap")
-    sens = 2 * math.sqrt(2) * (2 * R * R / n) / g
-    rng = as_generator(random_state)
-    Q = np.linalg.eigh(moment_sum(A, R, n, p, Diagnostics(), matrices=True) / n)[1][:, ::-1][:, :k]
-    P = Q @ Q.T + symmetric_gaussian(p, gaussian_sigma(check_epsilon(epsilon), check_delta(delta), sens), rng, kind="vecd")
-    return np.ascontiguousarray(np.linalg.eigh(P)[1][:, ::-1][:, :k])
-
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #4e5f6071
 def _perp_terms(Y, k, W_clip=None):
     "Per-row (i > k, j <= k) entries x_i x_j of the rows Y (eigen-axes), weighted per row by W_clip (the clipping factors)."
@@ -824,6 +630,65 @@ def adaptive_expected_error(spectrum, n: int, k: int, epsilon: float, delta: flo
     e = math.sqrt(e2)
     return e, (e / 1.5, 1.5 * e)
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #a7d0c3f1
+ADAPTIVE_ERROR_NOTE = ("E||P_hat - P||_F against the non-private PCA of the clipped, centered rows, first order: the warm "
+                       "start's error and each step's public noise sd, carried step to step by the clipping centre, over "
+                       "the released Rayleigh quotients (post-processing of released values)")
+ERROR_MODEL_ROWS = 2000              # Gaussian rows of the released spectrum behind the mean clipping factor
+
+def clipping_factor(spectrum, k: int, quantile: float, factor: float, rows: int = ERROR_MODEL_ROWS) -> float:
+    """The mean clipping factor mean_i min(1, tau / d_i) of Gaussian rows of `spectrum` (in its eigenbasis) at the top-k
+    iterate W and centre W Lambda, tau = `factor` times the `quantile` of the distances d_i (seed fixed: post-processing)."""
+    lam = np.maximum(np.asarray(spectrum, dtype=np.float64), 0.0)
+    Y = np.random.default_rng(0).standard_normal((rows, lam.size)) * np.sqrt(lam)
+    W = np.eye(lam.size)[:, :k]
+    d = deviation_norms(Y, W, W * lam[:k])
+    tau = factor * float(np.quantile(d, quantile))
+    return float(np.mean(np.minimum(1.0, tau / np.maximum(d, 1e-300))))
+
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #a7d0c3f2
+def _carried_error(a0, off, rho, bulk, fbar, sds, carry) -> float:
+    """Per-entry variance of one direction's error after the steps: the warm start's a0, then per step
+    a <- (g^2 a + s^2) / rho^2, g = (1 - fbar) rho + fbar bulk the gain of the error through the centre and the gradients
+    (the first step: its centre S_0 W carries the warm noise, off-diagonal sd `off`, instead of rho times the error)."""
+    a = a0
+    for i, run in enumerate(sds):
+        for t, s in enumerate(run):
+            if i == 0 and t == 0: a = ((1 - fbar) ** 2 * off ** 2 + bulk ** 2 * a + s * s) / rho ** 2
+            else:
+                g = (1 - fbar) * rho * (carry or t > 0) + fbar * bulk
+                a = (g * g * a + s * s) / rho ** 2
+    return a
+
+def adaptive_error_model(contract: Contract, extras: dict, public: dict) -> ErrorModel | None:
+    """The `expected_error` hook, from released values and public quantities only: the adaptive steps' error as a
+    k-frame plus noise (`_carried_error` per direction, from the warm start's released spectrum and noise scale, each
+    step's public noise sd and the released Rayleigh quotients); Analyze Gauss's finish by its released eigenvalues."""
+    p, k = public["p"], public["k"]
+    if k >= p: return None
+    if extras.get("mode") == "gauss" and "eigenvalue_sd" in extras:
+        sd = extras["eigenvalue_sd"]
+        return ErrorModel("matrix", ADAPTIVE_ERROR_NOTE, spectrum=np.asarray(extras["eigenvalues"], dtype=np.float64),
+                          scale=float(sd), noise_sd=float(sd) / math.sqrt(2))
+    lam = extras.get("warm_eigenvalues")
+    if lam is None or "rayleigh" not in extras: return None                # no warm start: simulated instead
+    warm_sd = dict(contract.parts)["warm start"].noise_scale
+    o = {a: v.default for a, v in inspect.signature(plan_adaptive_dp_kpca).parameters.items() if v.default is not v.empty}
+    o.update({a: v for a, v in (public.get("options") or {}).items() if a in o})
+    lam, off = np.asarray(lam, dtype=np.float64), warm_sd / math.sqrt(2)
+    bulk = max(float(lam[k:].mean()), 0.0)                              # the noise adds nothing to the trace on average
+    edge = 4 * p * off ** 2                                              # a spike t is lifted to t + p off^2 / t
+    top = np.maximum((lam[:k] + np.sqrt(np.maximum(lam[:k] ** 2 - edge, 0.0))) / 2, bulk * (1 + 1e-9) + 1e-300)
+    fbar = clipping_factor(np.r_[top, np.full(p - k, bulk)], k, o["spread_quantile"], o["spread_factor"])
+    rho, sds, width, a = np.asarray(extras["rayleigh"], dtype=np.float64), extras["step_sd"], k // len(extras["step_sd"]), []
+    for j, r in enumerate(rho):
+        run = sds[j // width]
+        lam2 = r * r - p * run[-1][-1] ** 2                               # the noise's share of the released quotient
+        if lam2 <= 0: return ErrorModel("frame", ADAPTIVE_ERROR_NOTE, scale=1e6)     # no signal above the noise
+        a0 = min(off ** 2 / max(top[j] - bulk, 1e-300) ** 2, 1.0)             # the warm start's, at most a random one's
+        a.append(_carried_error(a0, off, math.sqrt(lam2), bulk, fbar, run, o["carry_center"]))
+    return ErrorModel("frame", ADAPTIVE_ERROR_NOTE, scale=math.sqrt(float(np.mean(a))))
+
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #00e11e19
 _P = lambda name, kind, doc, *acc: Parameter(name, kind, doc, tuple(acc))
 register(Algorithm(
@@ -831,7 +696,7 @@ register(Algorithm(
     "Adaptive-noise DP-PCA (Liu, Kong, Jain & Oh 2022; k > 1: Düngler & Sanyal 2025): an Analyze Gauss warm start, then "
     "passes of private power steps, each minibatch's gradient mean released with noise scaled to its private spread",
     estimator="AdaptiveNoisePCA", aliases=("adaptive-dp-pca", "adaptive_dp_pca", "adaptive", "dp-pca", "k-dp-pca"),
-    dask=True, attributes={"spreads_": "spreads"}, simulate_error=True,
+    dask=True, attributes={"spreads_": "spreads"}, simulate_error=True, expected_error=adaptive_error_model,
     parameters=[
         _P("subspace", "{'block', 'deflation'}", "k > 1: 'block' (one run of p x k iterates, every minibatch used for "
            "all k directions) or 'deflation' (Düngler & Sanyal: one eigenvector per run, each run on its own share of "

@@ -125,7 +125,8 @@ _DPPCA._set_variances = _set_variances
 # %% ../../nbs/06_estimators/00_estimators/03_subspace.ipynb #hook-assess
 def _hook_assessment(self, sp, rel):
     """(expected error, interval, note) from the registration's `expected_error` hook, an ErrorModel of released values
-    and public quantities; None where the algorithm has no hook or it says nothing for this release."""
+    and public quantities; None where the algorithm has no hook or it says nothing for this release. Only a model that
+    reads the ordering step's variances is checked against their noise (`_unless_unresolved`)."""
     alg, p, k = self._algorithm(), self.n_features_in_, self.n_components_
     if alg.expected_error is None: return None
     c = rel.extras.get("main_contract", self.contract_)
@@ -134,8 +135,9 @@ def _hook_assessment(self, sp, rel):
     model = alg.expected_error(c, rel.extras, public(sp))
     if model is None: return None
     predict = lambda s: error_model_value(alg.expected_error(c, rel.extras, public(s)), p, k)
+    reads_variances = alg.expected_error(c, rel.extras, public(None)) is None       # else they cannot move it
     e, iv, end = (_unless_unresolved(self, sp, predict) if sp is not None and "order_variances" in rel.extras
-                  else (*error_model_value(model, p, k), ""))
+                  and reads_variances else (*error_model_value(model, p, k), ""))
     return e, iv, (end if e is None else model.note + end)
 
 # %% ../../nbs/06_estimators/00_estimators/03_subspace.ipynb #c6b497ce

@@ -8,8 +8,8 @@ import numpy as np
 from ..core.validation import check_int, as_generator
 from ..core.linalg import subspace_distance, random_subspace_level, top_k_eigvecs, random_orthonormal
 from ..data.datasets import reference_design, sample_gaussian, signed_spike
-from ..algorithms.adaptive import (adaptive_dp_kpca, adaptive_stochastic_kpca, plan_gauss, projector_perturbation,
-                                          noisy_power_method, moment_sum)
+from ..algorithms.adaptive import adaptive_dp_kpca, plan_gauss, moment_sum
+from ..algorithms.adaptive_matrices import adaptive_stochastic_kpca, projector_perturbation, noisy_power_method
 from ..algorithms.baselines import analyze_gauss
 from ..algorithms.robust import g_dppca
 from ..algorithms.pure import pure_dp_pca
