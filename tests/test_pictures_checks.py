@@ -34,3 +34,18 @@ def test_private_scores_refusals(data):
     fct.test_fail(lambda: pg.release(X, 0, basis=V[:, :2], center=c), contains="labels")
     fct.test_fail(lambda: pg.release(X, 0, basis=V[:, :2], center=c, labels=np.full(2000, 2)), contains="group codes")
     fct.test_fail(lambda: plan_private_scores(2000, 6, 3, 2.0, 1e-5), contains="2 components")
+
+
+def test_pictures_explorer_refusals():
+    "The pictures explorer's bad input (from its chapter, nbs/08_teach/05_pictures_explorer)."
+    from dppca_nb.teach.pictures import exact_pictures, pictures_snapshot
+    fct.test_fail(lambda: exact_pictures(1), contains="bins")
+    fct.test_fail(lambda: pictures_snapshot(0.0), contains="epsilon")
+    fct.test_fail(lambda: pictures_snapshot(1.0, 1), contains="bins")
+
+
+def test_r_dppca_loader_refusals():
+    "The R dppca tables' loader refuses an unknown name and groups the adult table lacks (nbs/02_data/01_r_dppca)."
+    from dppca_nb.data.r_dppca import load_r_dppca
+    fct.test_fail(lambda: load_r_dppca("adult", return_groups=True), contains="no group label")
+    fct.test_fail(lambda: load_r_dppca("iris"), contains="name")
