@@ -260,11 +260,15 @@ def _head(stream, delimiter, what, name):
         raise TableError(f"{what}: {name} is not UTF-8 text (byte {e.start})") from None
     reader = csv.reader(iter(text), delimiter=delimiter)
     rows, first_end = [], None
-    for r in reader:
-        if r and any(x.strip() for x in r):
-            rows.append(r)
-            if first_end is None: first_end = reader.line_num
-            if len(rows) == 100: break
+    try:
+        for r in reader:
+            if r and any(x.strip() for x in r):
+                rows.append(r)
+                if first_end is None: first_end = reader.line_num
+                if len(rows) == 100: break
+    except csv.Error as e:                                  # a lone '\r' (old Mac line breaks) inside a line
+        hint = "; its line breaks are lone carriage returns ('\\r'): convert them to '\\n'" if "new-line" in str(e) else ""
+        raise TableError(f"{what}: {name} cannot be read as CSV ({e}){hint}") from None
     if not rows: raise TableError(f"{what}: {name} is empty")
     if all(len(r) == 1 for r in rows):                      # one field per row: a wrong delimiter, or a single column
         other = [d for d in (";", "\t", ",", "|") if d != delimiter and d in "".join(text)[:4096]]
@@ -384,33 +388,44 @@ def _names(header, idx):
 # %% ../../nbs/02_data/02_tables.ipynb #7f325985
 def _scan(f, start, delimiter, block_bytes, bar=None, piece=1 << 20):
     """Blocks `(first byte, end byte, records)` of the binary file `f` from byte `start`, about `block_bytes` each,
-    each ending after a line break outside quoted fields; records: the records that are not blank."""
-    d = delimiter.encode() if delimiter.isascii() and len(delimiter) == 1 else b"\n"
-    out, b0, r0 = [], start, 0                  # the open block: its first byte, the records before it
-    rows, odd, content, pos, cr = 0, 0, False, start, False
+    each ending after a line break outside quoted fields; records: those that are not blank."""
+    d = ord(delimiter) if delimiter.isascii() and len(delimiter) == 1 else 10
+    out, b0, r0, rows, tail, pos = [], start, 0, 0, b"", start      # pos: the file offset of buf[0]
     f.seek(start)
-    while buf := f.read(piece):
-        if bar is not None: bar.update(len(buf))
-        if (cr and buf[:1] != b"\n") or buf.count(b"\r") > buf.count(b"\r\n") + buf.endswith(b"\r"): raise _LoneCR
-        cr, a = buf.endswith(b"\r"), np.frombuffer(buf, np.uint8)
-        nl = np.flatnonzero(a == 10)
-        if b'"' in buf:
-            q = np.cumsum(a == 34, dtype=np.uint8)            # quotes so far, mod 256: the parity is what counts
-            ends, odd = nl[(q[nl] + odd) % 2 == 0], (odd + int(q[-1])) % 2
-        else: ends = nl[:0] if odd else nl
-        cc = np.cumsum((a > 32) & (a != 34) & (a != d[0]), dtype=np.int32)   # bytes that make a record not blank
-        at = cc[ends]
-        full = np.diff(at, prepend=0) > 0
-        if len(ends): full[0] |= content; content = bool(cc[-1] > at[-1])
-        else: content = content or bool(cc[-1])
-        done, stops = rows + np.cumsum(full), pos + ends + 1
+    while new := f.read(piece):
+        if bar is not None: bar.update(len(new))
+        buf = tail + new                                    # the open record, read again from its start
+        a = np.frombuffer(buf, np.uint8)
+        if b"\r" in buf:                                   # '\r' ends a line only before '\n' (the last: checked again)
+            cr = np.flatnonzero(a[:-1] == 13)
+            if (a[cr + 1] != 10).any(): raise _LoneCR
+        ends = np.flatnonzero(a == 10)
+        if b'"' in buf: ends = ends[np.cumsum(a == 34, dtype=np.uint8)[ends] % 2 == 0]   # quotes mod 256: parity
+        done, stops = rows + np.cumsum(_not_blank(buf, a, np.r_[0, ends[:-1] + 1], ends, d, delimiter)), pos + ends + 1
         while (k := int(np.searchsorted(stops, b0 + block_bytes))) < len(stops):
             out.append((b0, int(stops[k]), int(done[k]) - r0)); b0, r0 = int(stops[k]), int(done[k])
-        rows, pos = int(done[-1]) if len(ends) else rows, pos + len(buf)
-    if pos > b0: out.append((b0, pos, rows + content - r0))
+        if len(ends): rows, tail, pos = int(done[-1]), buf[ends[-1] + 1:], pos + int(ends[-1]) + 1
+        else: tail = buf
+    if tail: rows += int(_not_blank(tail, np.frombuffer(tail, np.uint8), np.r_[0], np.r_[len(tail)], d, delimiter)[0])
+    if pos + len(tail) > b0: out.append((b0, pos + len(tail), rows - r0))
     return out
 
+def _not_blank(buf, a, starts, ends, d, delimiter):
+    """Is each record `buf[starts:ends]` not blank, as the parser reads it (a field with more than spaces)? Decided
+    from its first bytes, or where they are spaces, delimiters or quotes, by the csv module."""
+    def mark(i):
+        b = a[np.minimum(i, len(a) - 1)]
+        return (i < ends) & (b > 32) & (b != 34) & (b != d)
+    full = mark(starts) | ((a[np.minimum(starts, len(a) - 1)] == 34) & mark(starts + 1))
+    for k in np.flatnonzero(~full):
+        try: rec = csv.reader(io.StringIO(buf[starts[k]:ends[k]].decode(), newline=""), delimiter=delimiter)
+        except UnicodeDecodeError: full[k] = True; continue            # the parser names the byte
+        try: full[k] = any(x.strip() for r in rec for x in r)
+        except csv.Error: full[k] = True
+    return full
+
 class _LoneCR(Exception): pass
+
 
 # %% ../../nbs/02_data/02_tables.ipynb #277d6c24
 class _Slice(io.RawIOBase):
