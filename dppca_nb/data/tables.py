@@ -163,13 +163,12 @@ class Table:
 # %% ../../nbs/02_data/02_tables.ipynb #beb8cbab
 def _summary(A, r0=0):
     """What the column notices need from a block of rows that starts at row `r0`: (rows, min, max, first row,
-    equal pairs, row-number offsets). A pair (i, j), i < j, is compared only where its sums and first values agree."""
+    equal pairs, row-number offsets). Columns are compared only where their sums and first values agree."""
     n, p = A.shape
     if n == 0: return None
-    s, f = A.sum(axis=0), A[0]
-    eq = np.zeros((p, p), bool)
-    for i, j in zip(*np.nonzero(np.triu((s[:, None] == s) & (f[:, None] == f), 1))):
-        eq[i, j] = np.array_equal(A[:, i], A[:, j])
+    f, same = A[0], {}
+    for j, key in enumerate(zip(A.sum(axis=0).tolist(), f.tolist())): same.setdefault(key, []).append(j)
+    eq = {(i, j) for g in same.values() for a, i in enumerate(g) for j in g[a + 1:] if np.array_equal(A[:, i], A[:, j])}
     seq = np.full(p, np.nan)                               # A[:, j] - (r0 + row) where that is one value, else NaN
     for j in np.flatnonzero(np.isin(f - r0, (0, 1))):
         if np.array_equal(A[:, j], np.arange(r0, r0 + n) + (f[j] - r0)): seq[j] = f[j] - r0
@@ -219,7 +218,7 @@ def column_notices(X, names, files, header) -> list:
     dup = []
     for j in range(len(lo)):
         if j in const: continue
-        twin = next((i for i in range(j) if i not in const and i not in dup and eq[i, j]), None)
+        twin = next((i for i in range(j) if i not in const and i not in dup and (i, j) in eq), None)
         if twin is not None: dup.append(j); add("duplicate", [j], f"{_list(names, [j])} equals column {names[twin]!r} in every row")
     rows = [j for j in range(len(lo)) if first[j] in (0, 1) and seq[j] == first[j] and j not in dup]
     if rows and n >= 3: add("row numbers", rows, f"{_list(names, rows)} hold{'s' if len(rows) == 1 else ''} the row numbers ({int(first[rows[0]])}, {int(first[rows[0]]) + 1}, ...)")
@@ -309,7 +308,7 @@ def _parse(chunks, delimiter, width, idx, label, what, name, row0=0, offset=0):
 # %% ../../nbs/02_data/02_tables.ipynb #1adac4e4
 def read_table(path, delimiter: str = ",", *, columns=None, drop=None, keep_index: bool = False, check: bool = True,
                progress: bool | None = False, what: str = "DATA", chunk_rows: int | None = None,
-               chunk_bytes: int = 1 << 22, lazy: bool = False, block_bytes: int = 1 << 25) -> Table:
+               chunk_bytes: int = 1 << 20, lazy: bool = False, block_bytes: int = 1 << 24) -> Table:
     """Read a numeric CSV (a path, a .gz file, or '-' for standard input) chunk by chunk into one float64 array, or
     (`lazy=True`, a plain file) into a Dask array of byte ranges parsed when computed.
 
@@ -384,6 +383,34 @@ def _names(header, idx):
     "(the chosen columns' names, their labels in errors): header names, or x1, x2, ... and 1-based numbers."
     if header: return [header[j] for j in idx], [repr(header[j]) for j in idx]
     return [f"x{j + 1}" for j in idx], [str(j + 1) for j in idx]
+
+# %% ../../nbs/02_data/02_tables.ipynb #2e54a7c1
+def read_numeric_csv(path, delimiter: str = ",", *, columns=None, drop=None):
+    """Read a numeric CSV (a path, a .gz file, or '-' for standard input); return `(X, column names)`.
+
+    The header is optional (a first row with a field that is not a number); without one the columns are named
+    x1, x2, ... by their position. `columns` / `drop`: comma-separated header names or 1-based column numbers (only
+    the chosen columns are parsed). Errors are one-line `TableError`s that count the data rows from 1. Every column
+    is kept (an unnamed leading one too) and no notices are computed: `read_table` does both.
+
+    Parameters
+    ----------
+    path : str or Path
+        CSV file, .gz file, or '-' for standard input.
+    delimiter : str
+        Field separator.
+    columns : str or None
+        Columns to keep (names or 1-based numbers).
+    drop : str or None
+        Columns to leave out.
+
+    Returns
+    -------
+    tuple (ndarray (n, p), list of str)
+        (X, column names).
+    """
+    t = read_table(path, delimiter, columns=columns, drop=drop, keep_index=True, check=False)
+    return t.X, t.names
 
 # %% ../../nbs/02_data/02_tables.ipynb #7f325985
 def _scan(f, start, delimiter, block_bytes, bar=None, piece=1 << 20):
@@ -490,35 +517,7 @@ def _read_lazy(path, delimiter, columns, drop, keep_index, check, progress, what
 def _lazy_summary(X):
     "The merged block summary of a Dask array (one pass over its blocks)."
     import dask
-    from ..backends.statistics import tree_reduce
+    from dppca_nb.backends.statistics import tree_reduce
     r0 = np.cumsum((0,) + X.chunks[0][:-1])
     parts = [dask.delayed(_summary)(b, int(r)) for b, r in zip(X.to_delayed().ravel(), r0)]
     return tree_reduce(parts, _merge, lazy=True)
-
-# %% ../../nbs/02_data/02_tables.ipynb #2e54a7c1
-def read_numeric_csv(path, delimiter: str = ",", *, columns=None, drop=None):
-    """Read a numeric CSV (a path, a .gz file, or '-' for standard input); return `(X, column names)`.
-
-    The header is optional (a first row with a field that is not a number); without one the columns are named
-    x1, x2, ... by their position. `columns` / `drop`: comma-separated header names or 1-based column numbers (only
-    the chosen columns are parsed). Errors are one-line `TableError`s that count the data rows from 1. Every column
-    is kept (an unnamed leading one too) and no notices are computed: `read_table` does both.
-
-    Parameters
-    ----------
-    path : str or Path
-        CSV file, .gz file, or '-' for standard input.
-    delimiter : str
-        Field separator.
-    columns : str or None
-        Columns to keep (names or 1-based numbers).
-    drop : str or None
-        Columns to leave out.
-
-    Returns
-    -------
-    tuple (ndarray (n, p), list of str)
-        (X, column names).
-    """
-    t = read_table(path, delimiter, columns=columns, drop=drop, keep_index=True, check=False)
-    return t.X, t.names
