@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import os
 import sys
 import warnings
 import zlib
@@ -153,11 +154,35 @@ class Notice:
 
 @dataclass
 class Table:
-    "What `read_table` read: the values, the chosen columns' names, whether the file had a header, and the notices."
+    "What `read_table` read: the values (a Dask array if read lazily), the chosen columns' names, whether the file had a header, and the notices."
     X: np.ndarray
     names: list
     has_header: bool
     notices: list = field(default_factory=list)
+
+# %% ../../nbs/02_data/02_tables.ipynb #beb8cbab
+def _summary(A, r0=0):
+    """What the column notices need from a block of rows that starts at row `r0`: (rows, min, max, first row,
+    equal pairs, row-number offsets). Columns are compared only where their sums and first values agree."""
+    n, p = A.shape
+    if n == 0: return None
+    f, same = A[0], {}
+    for j, key in enumerate(zip(A.sum(axis=0).tolist(), f.tolist())): same.setdefault(key, []).append(j)
+    eq = {(i, j) for g in same.values() for a, i in enumerate(g) for j in g[a + 1:] if np.array_equal(A[:, i], A[:, j])}
+    seq = np.full(p, np.nan)                               # A[:, j] - (r0 + row) where that is one value, else NaN
+    for j in np.flatnonzero(np.isin(f - r0, (0, 1))):
+        if np.array_equal(A[:, j], np.arange(r0, r0 + n) + (f[j] - r0)): seq[j] = f[j] - r0
+    return n, A.min(axis=0), A.max(axis=0), f, eq, seq
+
+def _merge(*parts):
+    "The summary of consecutive blocks from theirs (in row order; an empty block's summary is None)."
+    parts = [q for q in parts if q is not None]
+    if not parts: return None
+    n, lo, hi, f, eq, seq = parts[0]
+    for m, lo2, hi2, _, eq2, seq2 in parts[1:]:
+        n, lo, hi, eq = n + m, np.minimum(lo, lo2), np.maximum(hi, hi2), eq & eq2
+        seq = np.where(seq == seq2, seq, np.nan)
+    return n, lo, hi, f, eq, seq
 
 # %% ../../nbs/02_data/02_tables.ipynb #778a7476
 def column_notices(X, names, files, header) -> list:
@@ -165,7 +190,7 @@ def column_notices(X, names, files, header) -> list:
 
     Parameters
     ----------
-    X : ndarray (n, p)
+    X : ndarray (n, p), or the merged block summary of a lazily read table
         The values read.
     names : list of str
         The chosen columns' names.
@@ -179,24 +204,23 @@ def column_notices(X, names, files, header) -> list:
     list of Notice
         With `public=False`: each check read the data.
     """
-    n = X.shape[0]
-    if n < 2: return []
+    summary = _summary(X) if isinstance(X, np.ndarray) else X
+    if summary is None or summary[0] < 2: return []
+    n, lo, hi, first, eq, seq = summary
     tail = "(found by reading the data: the check is not private; to leave {0} out, say so publicly: --drop {1})"
-    out, lo, hi = [], X.min(axis=0), X.max(axis=0)
+    out = []
     def add(kind, cols, what):                    # --drop by header name where unambiguous, else by number
         ok = header is not None and all("," not in names[c] and header.count(names[c]) == 1 for c in cols)
         spec = ",".join(names[c] if ok else str(files[c] + 1) for c in cols)
         out.append(Notice(kind, [names[c] for c in cols], f"{what} " + tail.format("it" if len(cols) == 1 else "them", spec), False))
-    const = [j for j in range(X.shape[1]) if lo[j] == hi[j]]
+    const = [j for j in range(len(lo)) if lo[j] == hi[j]]
     if const: add("constant", const, f"{_list(names, const)} hold{'s' if len(const) == 1 else ''} one value in every row")
-    s, first, dup = X.sum(axis=0), X[0], []
-    for j in range(X.shape[1]):
+    dup = []
+    for j in range(len(lo)):
         if j in const: continue
-        twin = next((i for i in range(j) if i not in const and i not in dup and s[i] == s[j] and first[i] == first[j]
-                     and np.array_equal(X[:, i], X[:, j])), None)
+        twin = next((i for i in range(j) if i not in const and i not in dup and (i, j) in eq), None)
         if twin is not None: dup.append(j); add("duplicate", [j], f"{_list(names, [j])} equals column {names[twin]!r} in every row")
-    rows = [j for j in range(X.shape[1]) if first[j] in (0, 1) and hi[j] - lo[j] == n - 1 and j not in dup
-            and np.array_equal(X[:, j], np.arange(n) + first[j])]
+    rows = [j for j in range(len(lo)) if first[j] in (0, 1) and seq[j] == first[j] and j not in dup]
     if rows and n >= 3: add("row numbers", rows, f"{_list(names, rows)} hold{'s' if len(rows) == 1 else ''} the row numbers ({int(first[rows[0]])}, {int(first[rows[0]]) + 1}, ...)")
     return out
 
@@ -235,11 +259,15 @@ def _head(stream, delimiter, what, name):
         raise TableError(f"{what}: {name} is not UTF-8 text (byte {e.start})") from None
     reader = csv.reader(iter(text), delimiter=delimiter)
     rows, first_end = [], None
-    for r in reader:
-        if r and any(x.strip() for x in r):
-            rows.append(r)
-            if first_end is None: first_end = reader.line_num
-            if len(rows) == 100: break
+    try:
+        for r in reader:
+            if r and any(x.strip() for x in r):
+                rows.append(r)
+                if first_end is None: first_end = reader.line_num
+                if len(rows) == 100: break
+    except csv.Error as e:                                  # a lone '\r' (old Mac line breaks) inside a line
+        hint = "; its line breaks are lone carriage returns ('\\r'): convert them to '\\n'" if "new-line" in str(e) else ""
+        raise TableError(f"{what}: {name} cannot be read as CSV ({e}){hint}") from None
     if not rows: raise TableError(f"{what}: {name} is empty")
     if all(len(r) == 1 for r in rows):                      # one field per row: a wrong delimiter, or a single column
         other = [d for d in (";", "\t", ",", "|") if d != delimiter and d in "".join(text)[:4096]]
@@ -264,11 +292,25 @@ def _choose(header, width, columns, drop, keep_index):
                               "index (as pandas' to_csv writes one) and left out; --keep-index keeps it", True))
     return idx, notices
 
+# %% ../../nbs/02_data/02_tables.ipynb #4894a996
+def _parse(chunks, delimiter, width, idx, label, what, name, row0=0, offset=0):
+    "Each chunk's rows as a float64 array; errors count the data rows on from `row0` and the bytes from `offset`."
+    for lines in chunks:
+        A = _fast_chunk(lines, delimiter, width, idx)
+        if A is None:
+            data = b"".join(lines)
+            try: text = data.decode("utf-8")
+            except UnicodeDecodeError as e: raise TableError(f"{what}: {name} is not UTF-8 text (byte {offset + e.start})") from None
+            A = _csv_chunk(text, delimiter, width, idx, label, what, row0)
+        offset, row0 = offset + sum(map(len, lines)), row0 + len(A)
+        yield A
+
 # %% ../../nbs/02_data/02_tables.ipynb #1adac4e4
 def read_table(path, delimiter: str = ",", *, columns=None, drop=None, keep_index: bool = False, check: bool = True,
                progress: bool | None = False, what: str = "DATA", chunk_rows: int | None = None,
-               chunk_bytes: int = 1 << 22) -> Table:
-    """Read a numeric CSV (a path, a .gz file, or '-' for standard input) chunk by chunk into one float64 array.
+               chunk_bytes: int = 1 << 20, lazy: bool = False, block_bytes: int = 1 << 24) -> Table:
+    """Read a numeric CSV (a path, a .gz file, or '-' for standard input) chunk by chunk into one float64 array, or
+    (`lazy=True`, a plain file) into a Dask array of byte ranges parsed when computed.
 
     The header is optional (a first row with a field that is not a number); without one the columns are named
     x1, x2, ... by their position. Only the chosen columns are parsed. Errors are one-line `TableError`s that count
@@ -285,7 +327,8 @@ def read_table(path, delimiter: str = ",", *, columns=None, drop=None, keep_inde
     keep_index : bool
         Keep a leading column that the header leaves unnamed ('' or 'Unnamed: 0'); by default it is left out as an index.
     check : bool
-        Also return the curator-only notices about constant, duplicate and row-number columns (they read the data).
+        Also return the curator-only notices about constant, duplicate and row-number columns (they read the data;
+        with `lazy=True`, in one more pass over the file).
     progress : bool or None
         A progress bar on standard error for long reads; None: only if standard error is a terminal.
     what : str
@@ -294,13 +337,19 @@ def read_table(path, delimiter: str = ",", *, columns=None, drop=None, keep_inde
         Lines per chunk (None: about `chunk_bytes` bytes per chunk).
     chunk_bytes : int
         Bytes per chunk when `chunk_rows` is None.
+    lazy : bool
+        Return X as a Dask array of blocks of about `block_bytes` bytes of the file, each parsed when computed; the
+        row counts come from one pass over the bytes that parses no number. A plain file only (not '-' or .gz).
+    block_bytes : int >= 1
+        Bytes of the file per block when `lazy`.
 
     Returns
     -------
     Table
-        X (n, p) float64, the column names, whether there was a header, and the notices.
+        X (n, p) float64 (a Dask array if `lazy`), the column names, whether there was a header, and the notices.
     """
     if progress is None: progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    if lazy: return _read_lazy(path, delimiter, columns, drop, keep_index, check, progress, what, chunk_bytes, block_bytes)
     stream, name, gz, bar, size, raw = _open(path, what, progress)
     try:
         try: return _read(stream, name, size if not gz else None, delimiter, columns, drop, keep_index, check, what,
@@ -316,19 +365,12 @@ def read_table(path, delimiter: str = ",", *, columns=None, drop=None, keep_inde
 def _read(stream, name, size, delimiter, columns, drop, keep_index, check, what, chunk_rows, chunk_bytes):
     head, header, start, width = _head(stream, delimiter, what, name)
     idx, notices = _choose(header, width, columns, drop, keep_index)
-    names = [header[j] for j in idx] if header else [f"x{j + 1}" for j in idx]
-    label = [repr(h) for h in names] if header else [str(j + 1) for j in idx]
+    names, label = _names(header, idx)
     per_line = max(1, sum(map(len, head)) // max(1, len(head)))
     cap = max(16, int(1.05 * size / per_line) + 16 if size else 1024)
-    X, n, offset = np.empty((cap, len(idx))), 0, sum(map(len, head[:start]))
-    for lines in _chunks(head[start:], stream, chunk_rows, chunk_bytes):
-        A = _fast_chunk(lines, delimiter, width, idx)
-        if A is None:
-            data = b"".join(lines)
-            try: text = data.decode("utf-8")
-            except UnicodeDecodeError as e: raise TableError(f"{what}: {name} is not UTF-8 text (byte {offset + e.start})") from None
-            A = _csv_chunk(text, delimiter, width, idx, label, what, n)
-        offset += sum(map(len, lines))
+    X, n = np.empty((cap, len(idx))), 0
+    for A in _parse(_chunks(head[start:], stream, chunk_rows, chunk_bytes), delimiter, width, idx, label, what, name,
+                    0, sum(map(len, head[:start]))):
         if n + len(A) > X.shape[0]: X.resize((max(n + len(A), X.shape[0] * 3 // 2), len(idx)), refcheck=False)
         X[n:n + len(A)] = A
         n += len(A)
@@ -336,6 +378,11 @@ def _read(stream, name, size, delimiter, columns, drop, keep_index, check, what,
     X.resize((n, len(idx)), refcheck=False)
     if check: notices += column_notices(X, names, idx, header)
     return Table(X, names, header is not None, notices)
+
+def _names(header, idx):
+    "(the chosen columns' names, their labels in errors): header names, or x1, x2, ... and 1-based numbers."
+    if header: return [header[j] for j in idx], [repr(header[j]) for j in idx]
+    return [f"x{j + 1}" for j in idx], [str(j + 1) for j in idx]
 
 # %% ../../nbs/02_data/02_tables.ipynb #2e54a7c1
 def read_numeric_csv(path, delimiter: str = ",", *, columns=None, drop=None):
@@ -364,3 +411,113 @@ def read_numeric_csv(path, delimiter: str = ",", *, columns=None, drop=None):
     """
     t = read_table(path, delimiter, columns=columns, drop=drop, keep_index=True, check=False)
     return t.X, t.names
+
+# %% ../../nbs/02_data/02_tables.ipynb #7f325985
+def _scan(f, start, delimiter, block_bytes, bar=None, piece=1 << 20):
+    """Blocks `(first byte, end byte, records)` of the binary file `f` from byte `start`, about `block_bytes` each,
+    each ending after a line break outside quoted fields; records: those that are not blank."""
+    d = ord(delimiter) if delimiter.isascii() and len(delimiter) == 1 else 10
+    out, b0, r0, rows, tail, pos = [], start, 0, 0, b"", start      # pos: the file offset of buf[0]
+    f.seek(start)
+    while new := f.read(piece):
+        if bar is not None: bar.update(len(new))
+        buf = tail + new                                    # the open record, read again from its start
+        a = np.frombuffer(buf, np.uint8)
+        if b"\r" in buf:                                   # '\r' ends a line only before '\n' (the last: checked again)
+            cr = np.flatnonzero(a[:-1] == 13)
+            if (a[cr + 1] != 10).any(): raise _LoneCR
+        ends = np.flatnonzero(a == 10)
+        if b'"' in buf: ends = ends[np.cumsum(a == 34, dtype=np.uint8)[ends] % 2 == 0]   # quotes mod 256: parity
+        done, stops = rows + np.cumsum(_not_blank(buf, a, np.r_[0, ends[:-1] + 1], ends, d, delimiter)), pos + ends + 1
+        while (k := int(np.searchsorted(stops, b0 + block_bytes))) < len(stops):
+            out.append((b0, int(stops[k]), int(done[k]) - r0)); b0, r0 = int(stops[k]), int(done[k])
+        if len(ends): rows, tail, pos = int(done[-1]), buf[ends[-1] + 1:], pos + int(ends[-1]) + 1
+        else: tail = buf
+    if tail: rows += int(_not_blank(tail, np.frombuffer(tail, np.uint8), np.r_[0], np.r_[len(tail)], d, delimiter)[0])
+    if pos + len(tail) > b0: out.append((b0, pos + len(tail), rows - r0))
+    return out
+
+def _not_blank(buf, a, starts, ends, d, delimiter):
+    """Is each record `buf[starts:ends]` not blank, as the parser reads it (a field with more than spaces)? Decided
+    from its first bytes, or where they are spaces, delimiters or quotes, by the csv module."""
+    def mark(i):
+        b = a[np.minimum(i, len(a) - 1)]
+        return (i < ends) & (b > 32) & (b != 34) & (b != d)
+    full = mark(starts) | ((a[np.minimum(starts, len(a) - 1)] == 34) & mark(starts + 1))
+    for k in np.flatnonzero(~full):
+        try: rec = csv.reader(io.StringIO(buf[starts[k]:ends[k]].decode(), newline=""), delimiter=delimiter)
+        except UnicodeDecodeError: full[k] = True; continue            # the parser names the byte
+        try: full[k] = any(x.strip() for r in rec for x in r)
+        except csv.Error: full[k] = True
+    return full
+
+class _LoneCR(Exception): pass
+
+
+# %% ../../nbs/02_data/02_tables.ipynb #277d6c24
+class _Slice(io.RawIOBase):
+    "The next `size` bytes of the binary file `f`, then the end."
+    def __init__(self, f, size): self.f, self.left = f, size
+    def readable(self): return True
+    def readinto(self, b):
+        data = self.f.read(min(len(b), self.left)); k = len(data); b[:k] = data; self.left -= k
+        return k
+
+def _read_block(path, stamp, start, stop, rows, row0, delimiter, width, idx, label, what, chunk_bytes):
+    """One block of a lazily read table: bytes [start, stop) of the file parsed chunk by chunk as the eager reader
+    parses them (errors count the data rows on from `row0`), into a (rows, len(idx)) float64 array."""
+    st = os.stat(path)
+    if (st.st_size, st.st_mtime_ns) != stamp: raise TableError(f"{what}: {path} changed after it was opened lazily; read it again")
+    X, n = np.empty((rows, len(idx))), 0
+    with open(path, "rb") as f:
+        f.seek(start)
+        src = io.BufferedReader(_Slice(f, stop - start), buffer_size=1 << 16)
+        for A in _parse(_chunks([], src, None, chunk_bytes), delimiter, width, idx, label, what, str(path), row0, start):
+            if n + len(A) <= rows: X[n:n + len(A)] = A
+            n += len(A)
+    if n != rows: raise TableError(f"{what}: {path}: bytes {start} to {stop} hold {n} rows where the line count found "
+                                   f"{rows} (a field of control characters only?); read it with lazy=False")
+    return X
+
+# %% ../../nbs/02_data/02_tables.ipynb #4fadb981
+def _read_lazy(path, delimiter, columns, drop, keep_index, check, progress, what, chunk_bytes, block_bytes):
+    "`read_table(..., lazy=True)`: the header and the blocks' row counts now, a Dask array of the blocks."
+    if str(path) == "-": raise TableError(f"{what}: lazy=True reads byte ranges of a file, and standard input ('-') has "
+                                          "none: save it to a file first, or read it with lazy=False")
+    if not isinstance(block_bytes, int) or block_bytes < 1:
+        raise ValueError(f"block_bytes: expected a positive integer (bytes per block), got {block_bytes!r}")
+    try: import dask, dask.array as da
+    except ImportError: raise ImportError("lazy=True needs dask: pip install 'dppca_nb[dask]'") from None
+    stream, name, gz, _, size, raw = _open(path, what, False)
+    bar = _progress_bar(size, name) if progress else None
+    try:
+        if gz: raise TableError(f"{what}: {name} is gzip-compressed, and lazy=True reads byte ranges of a plain CSV "
+                                "file: decompress it first, or read it with lazy=False")
+        head, header, start, width = _head(stream, delimiter, what, name)
+        idx, notices = _choose(header, width, columns, drop, keep_index)
+        raw.seek(0)
+        first = (3 if raw.read(3) == b"\xef\xbb\xbf" else 0) + sum(map(len, head[:start]))
+        try: blocks = _scan(raw, first, delimiter, block_bytes, bar)
+        except _LoneCR: raise TableError(f"{what}: {name} has a line break of a lone carriage return ('\\r'); lazy=True "
+                                         "reads '\\n' or '\\r\\n' line breaks: read it with lazy=False") from None
+        st = os.fstat(raw.fileno())
+    finally:
+        raw.close()
+        if bar is not None: bar.close()
+    names, label = _names(header, idx)
+    read, parts, offsets = dask.delayed(_read_block, pure=True), [], np.cumsum([0] + [r for *_, r in blocks])
+    for (b0, b1, r), r0 in zip(blocks, offsets):
+        if r: parts.append(da.from_delayed(read(str(path), (st.st_size, st.st_mtime_ns), b0, b1, r, int(r0), delimiter,
+                                                width, idx, label, what, chunk_bytes), (r, len(idx)), np.float64))
+    if not parts: raise TableError(f"{what}: {name} has a header but no data rows")
+    X = da.concatenate(parts) if len(parts) > 1 else parts[0]
+    if check: notices += column_notices(_lazy_summary(X), names, idx, header)
+    return Table(X, names, header is not None, notices)
+
+def _lazy_summary(X):
+    "The merged block summary of a Dask array (one pass over its blocks)."
+    import dask
+    from dppca_nb.backends.statistics import tree_reduce
+    r0 = np.cumsum((0,) + X.chunks[0][:-1])
+    parts = [dask.delayed(_summary)(b, int(r)) for b, r in zip(X.to_delayed().ravel(), r0)]
+    return tree_reduce(parts, _merge, lazy=True)
