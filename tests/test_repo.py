@@ -229,3 +229,17 @@ def test_no_checkout_path_in_notebook_outputs():
     bad = [str(p.relative_to(ROOT)) for p in (ROOT / "nbs").rglob("*.ipynb")
            if re.search(r"/work/(main|wt/\w+)/|" + re.escape(str(ROOT)) + "/", p.read_text(encoding="utf-8"))]
     assert not bad, bad
+
+
+def test_notebook_figures_are_palette_pngs():
+    "Committed figures are shrunk (`tools/run_nb.py` does it on every run; `--shrink-only` on committed notebooks)."
+    import base64, io, json
+    from PIL import Image
+    bad = []
+    for p in (ROOT / "nbs").rglob("*.ipynb"):
+        for c in json.loads(p.read_text(encoding="utf-8"))["cells"]:
+            for o in c.get("outputs", []) or []:
+                png = o.get("data", {}).get("image/png")
+                if png and Image.open(io.BytesIO(base64.b64decode("".join(png)))).mode != "P":
+                    bad.append(str(p.relative_to(ROOT)))
+    assert not bad, f"run python tools/run_nb.py --shrink-only on: {sorted(set(bad))}"
