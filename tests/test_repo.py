@@ -243,3 +243,14 @@ def test_notebook_figures_are_palette_pngs():
                 if png and Image.open(io.BytesIO(base64.b64decode("".join(png)))).mode != "P":
                     bad.append(str(p.relative_to(ROOT)))
     assert not bad, f"run python tools/run_nb.py --shrink-only on: {sorted(set(bad))}"
+
+
+def test_no_cell_shows_a_figure_twice():
+    "A cell whose last line returns a drawn figure shows it twice (end it with ';'): a reader sees each picture once."
+    import json
+    bad = []
+    for p in (ROOT / "nbs").rglob("*.ipynb"):
+        for i, c in enumerate(json.loads(p.read_text(encoding="utf-8"))["cells"]):
+            imgs = ["".join(o["data"]["image/png"]) for o in c.get("outputs", []) or [] if "image/png" in o.get("data", {})]
+            if len(set(imgs)) < len(imgs): bad.append(f"{p.relative_to(ROOT)} cell {i}")
+    assert not bad, bad
