@@ -6,7 +6,6 @@
 from __future__ import annotations
 import json
 import math
-import re
 import warnings
 import numpy as np
 from ..core.linalg import top_k_eigvecs, random_subspace_level
@@ -16,24 +15,24 @@ from .methods import flag_of, get_method
 from .pipeline import SCALED_CLIP_SHARE, SCALED_CLIP_WARN, _held_warnings
 
 # %% auto #0
-__all__ = ['DIAGNOSTICS_LABEL', 'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit', 'fit_release',
-           'diagnostics_text']
+__all__ = ['OWN_ERROR', 'DIAGNOSTICS_LABEL', 'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit',
+           'fit_release', 'diagnostics_text']
 
 # %% ../../nbs/09_cli/00_cli/03_assess.ipynb #8e29a717
 def _utility_level() -> float:
     "The share of the random level at which a release is 'near' it (the estimators' UTILITY_LEVEL)."
     from dppca_nb import estimators
-    return getattr(estimators, "UTILITY_LEVEL", 0.7)
+    return estimators.UTILITY_LEVEL
 
-class _UtilityWarning(UserWarning):     # where `estimators` defines no UtilityWarning: one of the same name
-    "A release near the random level, or degenerate."
-_UtilityWarning.__name__ = _UtilityWarning.__qualname__ = "UtilityWarning"
+def _utility_warning(name: str, reasons) -> None:
+    "Warn the estimators' UtilityWarning of `name` for `reasons` (UtilityReasons), its text and fields as theirs."
+    from dppca_nb.estimators import utility_warning
+    utility_warning(name, reasons, stacklevel=3)
 
-def _utility_warning(text: str) -> None:
-    "Warn `text` as the estimators' UtilityWarning."
-    from dppca_nb import estimators
-    warnings.warn(text + " (From released values and public quantities only: this warning may be printed and "
-                  "published.)", getattr(estimators, "UtilityWarning", _UtilityWarning), stacklevel=3)
+def _reason(kind: str, head: str, advice_words: str | None = None, **numbers):
+    "A UtilityReason of the command line's own, its advice in words (None: none)."
+    from dppca_nb.estimators import Advice, UtilityReason
+    return UtilityReason(kind, head, None if advice_words is None else Advice(words=advice_words), numbers)
 
 def _main_contract(c: Contract) -> Contract:
     "The method's own release in a composed contract (the PCA of a pipeline, then its main part)."
@@ -105,40 +104,52 @@ def released_spectrum(est, k: int):
 
 
 # %% ../../nbs/09_cli/00_cli/03_assess.ipynb #c208473e
-def _near_random(name, e, level, k, p) -> str:
-    "The UtilityWarning of a released covariance whose top-k subspace is expected near the random level."
-    return (f"{name}: the expected error {e:.3g} of its top-{k} subspace is at or near the {level:.3g} of a random "
-            f"{k}-dimensional subspace of R^{p}; more rows or a larger epsilon would change that.")
+def _near_random(e, level, k, p):
+    "The UtilityReason of a released covariance whose top-k subspace is expected near the random level."
+    return _reason("error", f"the expected error {e:.3g} of its top-{k} subspace is at or near the {level:.3g} of a "
+                   f"random {k}-dimensional subspace of R^{p}", "more rows or a larger epsilon", error=e, level=level)
 
 # %% ../../nbs/09_cli/00_cli/03_assess.ipynb #ff00feda
-_ITS_ERROR = re.compile(r"^(its expected error |the expected error [\d.e+-]+ of its top-|(about|at least) \d+ rows "
-                        r"instead of |the released variances resolve no gap |more rows or a larger epsilon would change that)")   # the parts' own error, at their share
+OWN_ERROR = ("error",)       # the reasons of a method's own expected error, at its share of the budget
 
-def _whole_epsilon(text: str, pipe) -> str:
-    "A method's warning with its advised epsilon (for its share) as the whole --epsilon, both parts scaled alike."
-    ratio = pipe.contract_.epsilon / pipe[-1].epsilon
-    return re.sub(r"\bepsilon (about|at least) ([\d.e+-]+)", lambda m: f"--epsilon {m[1]} {float(m[2]) * ratio:.3g} (the whole "
-                  "budget)", text)
+def _whole_budget(reason, ratio: float):
+    """`reason` with its advised epsilon (for the method's share) restated as the whole --epsilon: the advice's number
+    times `ratio`, the whole budget's epsilon over the share's (public arithmetic on the warning's fields)."""
+    from dppca_nb.estimators import UtilityReason
+    a = reason.advice
+    if a is None or a.epsilon is None: return reason
+    eps = a.epsilon * ratio
+    return UtilityReason(reason.kind, reason.text(f"--epsilon {a.about} {eps:.3g} (the whole budget)"),
+                         numbers={**reason.numbers, "epsilon": eps})
+
+def _share_reasons(held) -> list:
+    """The reasons of the method's own warnings `held` that a scaled fit restates (its own expected error, of kind
+    OWN_ERROR, left out: the scaled fit states the whole one), each without its advice where that is about the budget."""
+    from dppca_nb.estimators import UtilityReason
+    return [UtilityReason(r.kind, r.text(advice=not (r.advice is not None and r.advice.budget)), numbers=r.numbers)
+            for w in held for r in w.reasons if r.kind not in OWN_ERROR]
 
 def _scaled_warning(pipe, name: str, total: float, iv, s: float, level: float, k: int, clipped=None) -> None:
     """One UtilityWarning for a scaled fit, in the user's terms: the expected error `fit` prints (the method's and the
     scaler's part `s`), the rows or the whole --epsilon that would bring it to half the warning level (the estimators'
-    rule), as printed (`_error_lines`), and the method's other reasons (its own error, at its share of the budget, left out)."""
+    rule), as printed (`_error_lines`), and the method's other reasons (`_share_reasons`)."""
     n, p, eps = pipe[-1].n_samples_, pipe[-1].n_features_in_, pipe.contract_.epsilon
-    why = [c for m in getattr(pipe, "method_warnings_", []) for c in m.partition(": ")[2].split("; ")
-           if not _ITS_ERROR.match(c)]
+    why = _share_reasons(getattr(pipe, "method_warnings_", []))
     if total >= _utility_level() * level:
         f = total / (0.5 * _utility_level() * level)
-        why.insert(0, f"the expected error {total:.2f}" + ("" if iv is None else f" (likely {iv[0]:.2f} to {iv[1]:.2f})")
-                   + f", the scaler's part {min(s, level):.2f} included, is at or near the {level:.2f} of a random "
-                   f"{k}-dimensional subspace of R^{p}; about {math.ceil(n * f)} rows instead of {n}, or --epsilon "
-                   f"about {eps * f:.3g} (the whole budget), or narrower --bounds would change that")
+        rows, e_need = math.ceil(n * f), eps * f
+        why.insert(0, _reason("error", f"the expected error {total:.2f}" + ("" if iv is None else
+                              f" (likely {iv[0]:.2f} to {iv[1]:.2f})") + f", the scaler's part {min(s, level):.2f} "
+                              f"included, is at or near the {level:.2f} of a random {k}-dimensional subspace of R^{p}",
+                              f"about {rows} rows instead of {n}, or --epsilon about {e_need:.3g} (the whole budget), or "
+                              "narrower --bounds", error=total, level=level, rows=rows, n=n, epsilon=e_need))
     if clipped is not None and (why or clipped >= SCALED_CLIP_WARN):
-        why.insert(0, f"a share of about {clipped:.2f} of the standardized rows lies beyond the norm bound "
-                   f"{pipe[-1].radius_:.3g} (released privately): the expected error {total:.2f} is against the PCA of the "
-                   "clipped rows, and the clipping may move the components further from the table's own PCA (a larger "
-                   "--radius clips fewer rows, at more noise)")
-    if why: _utility_warning(f"{name} after the private scaler: " + "; ".join(why) + ".")
+        why.insert(0, _reason("clipping", f"a share of about {clipped:.2f} of the standardized rows lies beyond the norm "
+                              f"bound {pipe[-1].radius_:.3g} (released privately): the expected error {total:.2f} is "
+                              "against the PCA of the clipped rows, and the clipping may move the components further "
+                              "from the table's own PCA (a larger --radius clips fewer rows, at more noise)",
+                              share=clipped, radius=pipe[-1].radius_, error=total))
+    _utility_warning(f"{name} after the private scaler", why)
 
 # %% ../../nbs/09_cli/00_cli/03_assess.ipynb #f3f42029
 def covariance_assessment(est, k: int) -> tuple:
@@ -161,13 +172,14 @@ def covariance_assessment(est, k: int) -> tuple:
     p, name = ev.size, type(est).__name__
     level = random_subspace_level(p, k)
     if k < p and ev[k - 1] - ev[k] <= 1e-12 * max(abs(ev[0]), 1e-300):
-        _utility_warning(f"{name}: the released covariance's eigenvalues {k} and {k + 1} are equal ({ev[k - 1]:.3g}): "
-                         f"its top-{k} subspace is not determined, and the components printed are one arbitrary choice "
-                         "(coordinate axes where the covariance is diagonal); more rows or a larger epsilon would change that.")
+        _utility_warning(name, [_reason("equal_eigenvalues", f"the released covariance's eigenvalues {k} and {k + 1} are "
+                                        f"equal ({ev[k - 1]:.3g}): its top-{k} subspace is not determined, and the "
+                                        "components printed are one arbitrary choice (coordinate axes where the "
+                                        "covariance is diagonal)", "more rows or a larger epsilon", eigenvalue=ev[k - 1], k=k)])
     if not hasattr(est, "subspace_expected_error"):
         return None, None, "None: no error bound from released values is derived for this covariance release"
     e, iv, note = est.subspace_expected_error(k)            # the estimator's, from released values only
-    if e is not None and e >= _utility_level() * level: _utility_warning(_near_random(name, e, level, k, p))
+    if e is not None and e >= _utility_level() * level: _utility_warning(name, [_near_random(e, level, k, p)])
     return e, iv, note
 
 
@@ -201,7 +213,8 @@ def assess_fit(est, k: int) -> tuple:
         if got is not None: pipe.method_warnings_ = getattr(pipe, "method_warnings_", []) + _held_warnings(got)
     sp = None if pipe is None or e is None else released_spectrum(est, k)
     if sp is None:
-        for m in getattr(pipe, "method_warnings_", []): _utility_warning(_whole_epsilon(m, pipe) + ".")
+        ratio = pipe.contract_.epsilon / pipe[-1].epsilon if pipe is not None else 1.0
+        for w in getattr(pipe, "method_warnings_", []): _utility_warning(w.estimator, [_whole_budget(r, ratio) for r in w.reasons])
         return e, iv, note
     level, s = random_subspace_level(sp[0].shape[0], k), scaler_error(pipe[0], *sp)
     total = min(math.hypot(e, s), level)
@@ -269,9 +282,11 @@ def fit_release(est, method: str, k=None) -> Release:
     contract = est.contract_ if pipe is None else pipe.contract_
     if e is None and math.isfinite(contract.epsilon) and len(V) < V.shape[1]:    # say so where nobody can miss it
         why = (note or "").removeprefix("None: ").removeprefix("not estimated ")
-        _utility_warning(f"{type(est).__name__}: its expected error is not estimated ({why or 'the method gives none'}), "
-                         f"so nothing tells whether this release does better than a random {len(V)}-dimensional subspace "
-                         f"of R^{V.shape[1]}, which scores {random_subspace_level(V.shape[1], len(V)):.3g}.")
+        level = random_subspace_level(V.shape[1], len(V))
+        _utility_warning(type(est).__name__, [_reason(
+            "not_estimated", f"its expected error is not estimated ({why or 'the method gives none'}), so nothing tells "
+            f"whether this release does better than a random {len(V)}-dimensional subspace of R^{V.shape[1]}, which "
+            f"scores {level:.3g}", level=level)])
     diag = est.diagnostics_not_private_ if pipe is None else Diagnostics(
         scaler=dict(pipe[0].diagnostics_not_private_), **est.diagnostics_not_private_)
     return Release(V, contract, diag, out)

@@ -216,10 +216,10 @@ def _is_utility(w) -> bool:
     return any(c.__name__ == "UtilityWarning" for c in type(w.message).__mro__)
 
 def _held_warnings(caught) -> list:
-    "Re-emit the caught warnings but the UtilityWarnings; return those texts (without the publishable note)."
+    "Re-emit the caught warnings but the UtilityWarnings; return those (their fields are read, never their text)."
     held = []
     for w in caught:
-        if _is_utility(w): held.append(str(w.message).split(". (From released values")[0])
+        if _is_utility(w): held.append(w.message)
         else: warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return held
 
