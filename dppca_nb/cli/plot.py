@@ -16,6 +16,7 @@ from ..core.extras import require_extra
 from .methods import CLIError, _flag_error, estimator_for, get_method, method_name, parse_option
 from .inputs import TableError, _read_csv_table, select_columns
 from .pipeline import fit_estimator, large_delta
+from .assess import _whole_budget
 from .report import collect_warnings
 
 # %% auto #0
@@ -83,6 +84,18 @@ def _plot_budget(a, alg, n_pictures: int) -> tuple:
     pic_dlt = (dlt if fit_dlt is None else s * dlt) / n_pictures
     return ((1 - s) * eps, fit_dlt), (s * eps / n_pictures, pic_dlt), dlt
 
+def _whole_plot_budget(caught, ratio: float) -> list:
+    """The caught warnings, the fit's UtilityWarnings with their advised epsilon (for the directions' share) restated as
+    the whole --epsilon (`_whole_budget`: the advice's number times `ratio`, the whole epsilon over the directions')."""
+    from dppca_nb.estimators import PUBLISHABLE, UtilityWarning
+    for w in caught:
+        m = w.message
+        if ratio != 1 and isinstance(m, UtilityWarning):
+            reasons = tuple(_whole_budget(r, ratio) for r in m.reasons)
+            w.message = UtilityWarning(f"{m.estimator}: " + "; ".join(r.text() for r in reasons) + ". " + PUBLISHABLE,
+                                       estimator=m.estimator, reasons=reasons)
+    return caught
+
 def _save(ax, png: Path) -> None:
     "Write the figure of `ax` (or of the first of several) to png and close it (pyplot: imported by plot_scree / plot_scores)."
     fig = np.atleast_1d(ax)[0].figure
@@ -127,7 +140,8 @@ def _cmd_plot(a):
                 pics["--scores"] = private_scores(est, t.X, pe, pd, bins=(a.bins, a.bins), labels=labels, groups=groups,
                                                   random_state=rngs[1])
         except (ValueError, TypeError) as e: raise _flag_error(e, alg) from None
-    public, released = collect_warnings(caught, alg, set())            # the fit's published warnings, as `fit` prints them
+    ratio = float(parse_option(a.epsilon, "epsilon", alg, "--epsilon")) / fe           # the whole over the directions'
+    public, released = collect_warnings(_whole_plot_budget(caught, ratio), alg, set())  # published, as `fit` prints them
     whole = dict(epsilon=float(acc.spent()), delta=float(dlt), composition=acc.composition,
                  ledger=[dict(label=s.label, epsilon=s.epsilon, delta=s.delta) for s in acc.ledger])
     line = (f"Guarantee: ({whole['epsilon']:.4g}, {dlt:.3g})-DP as a whole (neighbours: one record replaced, its group "
