@@ -212,7 +212,7 @@ def test_options_come_from_the_parameter_table():
             # every option of the planner is described; it is a flag of fit unless the table gives it none
             assert name in fit_options(alg).values() or parameter(name, alg.parameters).cli_flag is None, (alg.key, name)
     assert set(option_flags()) == set(seen)
-    src = (ROOT / "dppca_nb" / "cli.py").read_text()
+    src = "".join(p.read_text() for p in sorted((ROOT / "dppca_nb" / "cli").glob("*.py")))
     assert "TRANSITION" not in src and "_described" not in src and "spatial_sign" not in src
 
 

@@ -23,6 +23,14 @@ def tmp(tmp_path):
 
 def test_get_method_names_the_choices():
     fct.test_fail(lambda: get_method("magic"), contains=", analyze-gauss,")
+    fct.test_fail(lambda: get_method("magic"), contains="--method: unknown method 'magic'; choose one of")
+
+
+def test_a_text_column_is_named_with_its_row(tmp):
+    "A text field: its row (from 1) and column named, and how to leave it out (the CSV reader of --columns / --drop)."
+    (tmp / "s.csv").write_text("a,b,kind,c\n1,2,red,3\n4,5,blue,6\n")
+    fct.test_fail(lambda: read_numeric_csv(tmp / "s.csv"), contains="DATA row 1, column 'kind': 'red' is not a number "
+                  "(choose the numeric columns with --columns or --drop)")
 
 
 def test_budget_delta_refusals():
@@ -106,3 +114,83 @@ def test_fit_estimator_refusals():
 
 def test_render_docs_refuses_an_unknown_notebook(tmp):
     fct.test_fail(lambda: render_docs(tmp / "site", ["no_such_notebook"], api=False), contains="no notebook")
+
+
+@pytest.fixture
+def iris_species(tmp_path):
+    "iris.csv with its text column `species`, a public mean of other columns (m_named.csv), and an existing output."
+    from sklearn.datasets import load_iris
+    iris = load_iris()
+    cols = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+    rows = [",".join([*(repr(float(v)) for v in r), iris.target_names[t]]) for r, t in zip(iris.data, iris.target)]
+    (tmp_path / "iris.csv").write_text(",".join(cols + ["species"]) + "\n" + "\n".join(rows) + "\n")
+    (tmp_path / "m_named.csv").write_text("kind,c,b,a\n0,30,20,10\n")
+    (tmp_path / "iris_analyze-gauss.csv").write_text("component,a\n1,1.0\n")
+    return tmp_path
+
+
+def run_main(*args):
+    "main(args) in this process: (exit status, stdout, stderr), every warning shown."
+    import contextlib
+    import warnings
+    from dppca_nb.cli import main
+    o, e = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e), warnings.catch_warnings():
+        warnings.simplefilter("always")
+        rc = main([str(a) for a in args])
+    return rc, o.getvalue(), e.getvalue()
+
+
+def test_every_flag_error_names_its_flag(iris_species):
+    """`main` returns 2 and writes one line to standard error that names the flag (or DATA, its rows counted from 1); no
+    output is written (moved from the reading flow of nbs/09_cli/00_cli/08_commands.ipynb)."""
+    d = iris_species
+    (d / "iris_bad.csv").write_text((d / "iris.csv").read_text().replace("4.7,3.2,1.3,0.2", "4.7,3.2,oops,0.2", 1))
+    fit_ag = ("fit", d / "iris.csv", "--method", "analyze-gauss", "-k", "2", "--epsilon", "1", "--delta", "1e-5", "--drop", "species")
+    g_wins = ("fit", d / "iris.csv", "--method", "g-dppca", "-k", "2", "--epsilon", "1", "--delta", "1e-5", "--drop", "species",
+              "--pair-transform", "winsorized")          # g-DPPCA winsorizes its pair differences
+    new_bad = {
+        "--radius not a number": (fit_ag + ("--radius", "big"), "--radius: expected float > 0"),
+        "--radius <= 0": (fit_ag + ("--radius", "-1"), "--radius: expected float > 0"),
+        "--radius for g-dppca": (("fit", d / "iris.csv", "--method", "g-dppca", "-k", "2", "--epsilon", "1", "--delta", "1e-5",
+                                  "--drop", "species", "--radius", "3"), "--radius: not an option of --method g-dppca (methods that take it: "),
+        "--centering private, g-dppca": (("fit", d / "iris.csv", "--method", "g-dppca", "-k", "2", "--epsilon", "1", "--delta",
+                                          "1e-5", "--drop", "species", "--centering", "private"), "--centering: expected {'none', 'public'}, got 'private'"),
+        "--centering public, no --mean": (fit_ag + ("--centering", "public"), "--centering: 'public' needs the public mean: --mean FILE"),
+        "--mean, --centering private": (fit_ag + ("--centering", "private", "--mean", d / "m_named.csv"), "--mean: only with --centering public"),
+        "--centering wrong word": (fit_ag + ("--centering", "middle"), "--centering: expected {'private', 'public', 'none'}, got 'middle'"),
+        "--mean wrong columns": (fit_ag + ("--mean", d / "m_named.csv"), "--mean: "),
+        "bad value in row 3": (("fit", d / "iris_bad.csv") + fit_ag[2:], "DATA row 3, column 'petal_length': 'oops' is not a number"),
+        "text column": (fit_ag[:-2], "DATA row 1, column 'species': 'setosa' is not a number (choose the numeric columns"),
+        "--columns unknown": (fit_ag[:-2] + ("--columns", "petal_width,sepal"), "--columns: no column 'sepal'"),
+        "-k too large": (fit_ag[:4] + ("-k", "5") + fit_ag[6:], "-k: expected an integer between 1 and p = 4, got 5"),
+        "-k not a number": (fit_ag[:4] + ("-k", "two") + fit_ag[6:], "-k: expected int, float in (0, 1), 'mle' or None, got 'two'"),
+        "--epsilon <= 0": (fit_ag[:6] + ("--epsilon", "0") + fit_ag[8:], "--epsilon: expected float > 0 or inf, got '0'"),
+        "--delta missing": (fit_ag[:8] + fit_ag[10:], "--delta: method 'analyze-gauss' is (epsilon, delta)-DP and needs --delta"),
+        "--delta for pure": (("fit", d / "iris.csv", "--method", "pure-dp-pca", "-k", "2", "--epsilon", "1", "--delta", "1e-5",
+                              "--drop", "species"), "--delta: method 'pure-dp-pca' is pure epsilon-DP; omit --delta"),
+        "--out is DATA": (fit_ag + ("--out", d / "iris.csv"), "--out: " + str(d / "iris.csv") + " is the input file DATA"),
+        "--out folder missing": (fit_ag + ("--out", d / "nowhere" / "c.csv"), "--out: the folder"),
+        "--out a folder": (fit_ag + ("--out", d), "--out: " + str(d) + " is a directory"),
+        "--out exists": (fit_ag + ("--out", d / "iris_analyze-gauss.csv"), "iris_analyze-gauss.csv exists; add --force to overwrite it"),
+        "--scale, no --bounds": (fit_ag + ("--scale", "private"), "--bounds: --scale private needs public bounds of every column"),
+        "--scale, a local method": (("fit", d / "iris.csv", "--method", "local-gaussian-pca", "-k", "2", "--epsilon", "1", "--delta",
+                                     "1e-5", "--drop", "species", "--scale", "private", "--bounds", "0:8"), "--scale: 'private' is a central release"),
+        "--scale, pure, no --delta": (("fit", d / "iris.csv", "--method", "pure-dp-pca", "-k", "2", "--epsilon", "1", "--drop", "species",
+                                       "--scale", "private", "--bounds", "0:8"), "--delta: --scale private is an (epsilon, delta) release"),
+        "--scale-share 1": (fit_ag + ("--scale", "private", "--bounds", "0:8", "--scale-share", "1"), "--scale-share: expected a share in (0, 1)"),
+        "--bounds, too few": (fit_ag + ("--bounds", "0:8,0:8"), "--bounds: expected one LO:HI for every column, or p = 4 of them, got 2"),
+        "--bounds, no file": (fit_ag + ("--bounds", "ranges.csv"), "--bounds: no such file: ranges.csv"),
+        "--scheduler bad": (("reproduce", "--only", "mechanisms_calibration", "--scheduler", "somewhere"), "--scheduler: expected 'local' or"),
+        "--cull-idle-timeout 0": (("app", "--no-browser", "--cull-idle-timeout", "0"), "--cull-idle-timeout: expected a positive"),
+        "--winsorization-radius, AG": (fit_ag + ("--winsorization-radius", "2"),
+                                       "--winsorization-radius: not an option of --method analyze-gauss (methods that take it: g-dppca)"),
+        "--winsorization-radius <= 0": (g_wins + ("--winsorization-radius", "-1"), "--winsorization-radius: expected"),
+        "--winsorization-radius text": (g_wins + ("--winsorization-radius", "wide"), "--winsorization-radius: expected"),
+    }
+    for what, (args, expect) in new_bad.items():
+        out_given = "--out" in args or args[0] != "fit"
+        rc, out, err = run_main(*args, *(() if out_given else ("--out", d / "never.csv")))
+        assert rc == 2 and len(err.strip().splitlines()) == 1, (what, rc, err)
+        assert expect in err, (what, err)
+    assert not (d / "never.csv").exists()

@@ -99,7 +99,8 @@ def test_rows_advice_is_a_number_of_rows_not_a_multiple_of_n():
                                   _algorithm=lambda: types.SimpleNamespace(model="central"))
         sp = (spectrum, 1.8, None, 3.0 / n)
         advice = E._utility_advice(o, level, level, sp)
-        need.append(int(advice.split()[1]))
+        assert advice.text().split()[1] == str(advice.rows)          # the number printed is the field's
+        need.append(advice.rows)
     assert max(need) - min(need) <= 1, need                     # rounding up of the same number of rows
     sd = lambda m: 3.0 / m / __import__("dppca_nb.privacy.mechanisms", fromlist=["NOISE_SHAPES"]).NOISE_SHAPES["vecd"].offdiag
     target = 0.5 * E.UTILITY_LEVEL * level
@@ -110,7 +111,8 @@ def test_rows_advice_is_a_number_of_rows_not_a_multiple_of_n():
 def test_rows_advice_without_a_gap():
     o = types.SimpleNamespace(n_samples_=10, n_components_=1, epsilon=1.0,
                               _algorithm=lambda: types.SimpleNamespace(model="central"))
-    assert "resolve no gap" in E._utility_advice(o, 1.2, 1.2, (np.zeros(4), 0.0, None, 0.5))
+    advice = E._utility_advice(o, 1.2, 1.2, (np.zeros(4), 0.0, None, 0.5))
+    assert "resolve no gap" in advice.text() and advice.rows is None and advice.epsilon is None
 
 
 def test_an_unestimated_error_is_a_published_utility_warning(iris):

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE_IMPORTS = {"numpy", "scipy", "sklearn", "tqdm"}         # the core install (settings.ini `requirements`)
 
 # Where an optional import sits decides the extra that must bring it: the extra whose command runs that code.
-PLACES = [("dppca_nb/teach/", "teach"), ("dppca_nb/experiments/", "experiments"), ("dppca_nb/cli.py", "docs"),
+PLACES = [("dppca_nb/teach/", "teach"), ("dppca_nb/experiments/", "experiments"), ("dppca_nb/cli/docs.py", "docs"),
           ("tools/render_docs.py", "docs"), ("dppca_nb/privacy/audit.py", "experiments"),
           ("dppca_nb/algorithms/pictures.py", "experiments"),          # plot_scree and plot_scores draw with matplotlib
           ("dppca_nb/theory/price.py", "experiments")]                 # draw_price_of_privacy draws with matplotlib

@@ -193,3 +193,27 @@ def test_columns_and_drop_choose_the_features_beside_the_group(table, tmp_path):
         rc, _, err = plot(table[0], tmp_path, "--force", *extra)
         assert rc == 0, err
         assert json.loads((tmp_path / "scores.json").read_text())["public"]["columns"] == cols
+
+
+def test_advice_is_for_the_whole_epsilon(tmp_path):
+    """The fit's UtilityWarning advises an epsilon for the directions' share (half of --epsilon here): `plot` prints it
+    as the whole --epsilon, the field's number times the whole over the share, and the rows unchanged."""
+    from dppca_nb import estimators as E
+    from dppca_nb.cli.plot import _whole_plot_budget
+    adv = E.Advice("about", 900, 300, 1.52)
+    m = E.UtilityWarning("AnalyzeGaussPCA: x", estimator="AnalyzeGaussPCA",
+                         reasons=(E.UtilityReason("error", "its expected error 1.9 is at or near the 2.7", adv),))
+    w = warnings.WarningMessage(m, E.UtilityWarning, "f.py", 1)
+    [out] = _whole_plot_budget([w], 2.0)
+    [r] = out.message.reasons
+    assert r.numbers["epsilon"] == pytest.approx(3.04)
+    assert str(out.message) == ("AnalyzeGaussPCA: its expected error 1.9 is at or near the 2.7; about 900 rows instead of "
+                                "300, or --epsilon about 3.04 (the whole budget) would change that. " + E.PUBLISHABLE)
+    from dppca_nb.data.r_dppca import load_r_dppca                   # bundled: the R package's table, 5 groups
+    X, g = load_r_dppca("gau_g", return_groups=True)
+    data = write_table(tmp_path / "gau.csv", X, g)
+    rc, out, err = run("plot", data, "--method", "analyze-gauss", "-k", "5", "--epsilon", "3", "--delta", "1e-4",
+                       "--scores", tmp_path / "s.png", "--group", "region", "--seed", "0")
+    assert rc == 0, err
+    assert "rows instead of 5000, or --epsilon about " in err and "(the whole budget)" in err, err
+    assert ", or epsilon about" not in err, err           # not the directions' share

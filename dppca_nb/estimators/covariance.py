@@ -5,7 +5,6 @@
 # %% ../../nbs/06_estimators/00_estimators/04_covariance.ipynb #covariance-imports
 from __future__ import annotations
 import math
-import warnings
 import numpy as np
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.utils.validation import check_is_fitted
@@ -13,7 +12,7 @@ from ..core.validation import check_k
 from ..core.linalg import random_subspace_level
 from ..privacy.mechanisms import NOISE_SHAPES
 from .fit import _PrivateFit
-from .quality import UtilityWarning, debiased_spectrum, expected_subspace_error, release_noise_sd
+from .quality import Advice, UtilityReason, utility_warning, debiased_spectrum, expected_subspace_error, release_noise_sd
 from .subspace import _warn_exact_score, clipping_dominates
 
 # %% auto #0
@@ -40,8 +39,7 @@ class _DPCovariance(_PrivateFit, EmpiricalCovariance):
                                      "expected error of its top-k eigenvectors, from released values only")
         _warn_zero_covariance(self)
         if (why := clipping_dominates(self)) is not None:
-            warnings.warn(f"{type(self).__name__}: clipping, not noise, may dominate: {why}. (From released values and "
-                          "public quantities only: this warning may be printed and published.)", UtilityWarning, stacklevel=2)
+            utility_warning(type(self).__name__, [UtilityReason("clipping", f"clipping, not noise, may dominate: {why}")], 2)
         return self
 
     def score(self, X_test, y=None):
@@ -58,10 +56,10 @@ class _DPCovariance(_PrivateFit, EmpiricalCovariance):
 def _warn_zero_covariance(self):
     "A UtilityWarning when the released covariance is 0 (every entry thresholded away): from the release alone."
     if np.any(self.covariance_): return
-    warnings.warn(f"{type(self).__name__}: the released covariance is 0 (every eigenvalue is 0: each entry fell below "
-                  "the threshold the noise sets), so it says nothing about the data; more rows, a larger epsilon or a "
-                  "smaller public radius (radius=a number) would change that. (From released values and public "
-                  "quantities only: this warning may be printed and published.)", UtilityWarning, stacklevel=3)
+    utility_warning(type(self).__name__, [UtilityReason(
+        "zero_covariance", "the released covariance is 0 (every eigenvalue is 0: each entry fell below the threshold the "
+        "noise sets), so it says nothing about the data", Advice(words="more rows, a larger epsilon or a smaller public "
+                                                                 "radius (radius=a number)", budget=False))])
 
 
 # %% ../../nbs/06_estimators/00_estimators/04_covariance.ipynb #a2c67a0c

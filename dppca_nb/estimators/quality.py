@@ -6,7 +6,9 @@
 from __future__ import annotations
 import math
 import numpy as np
-from ..core.validation import check_k, check_int
+import warnings
+from dataclasses import dataclass, field
+from ..core.validation import check_k, check_int, PackageWarning
 from ..core.linalg import random_subspace_level, top_k_eigvecs, subspace_distance
 from ..privacy.contract import Contract
 from ..privacy.mechanisms import NOISE_SHAPES
@@ -17,14 +19,12 @@ from ..theory.error_bounds import noise_moments, no_sampling, noisy_top_k_bounds
 from .params import _clips
 
 # %% auto #0
-__all__ = ['EDGE_MARGIN', 'UTILITY_LEVEL', 'SIMULATION_MAX_ENTRIES', 'UtilityWarning', 'release_noise_sd', 'debiased_spectrum',
+__all__ = ['EDGE_MARGIN', 'UTILITY_LEVEL', 'SIMULATION_MAX_ENTRIES', 'PUBLISHABLE', 'release_noise_sd', 'debiased_spectrum',
            'first_order_error', 'expected_subspace_error', 'exponential_mechanism_error', 'error_model_value',
-           'simulation_reps', 'simulated_subspace_error']
+           'simulation_reps', 'simulated_subspace_error', 'Advice', 'UtilityReason', 'UtilityWarning',
+           'utility_warning']
 
 # %% ../../nbs/06_estimators/00_estimators/02_quality.ipynb #e92527a4
-class UtilityWarning(UserWarning):
-    "Warned at fit, from released values and public quantities only (it may be published), when a release is at or near the random level or degenerate."
-
 EDGE_MARGIN = 2.5         # a pure-noise top eigenvalue exceeds the edge by more than this x s p^(-1/6) about 1% of the time
 UTILITY_LEVEL = 0.7       # warn when the expected error reaches this share of a random subspace's error
 
@@ -170,3 +170,51 @@ def _simulated_expected_error(self, sp, c, opts) -> tuple:
     w = np.asarray(sp[0], dtype=np.float64)[:k]
     rest = max(sp[1] - float(w.sum()), 0.0) / (p - k)
     return simulated_subspace_error(alg, np.r_[w, np.full(p - k, rest)], n, k, c.epsilon, c.delta, options=opts)
+
+# %% ../../nbs/06_estimators/00_estimators/02_quality.ipynb #681537a5
+@dataclass(frozen=True)
+class Advice:
+    """What would bring an expected error to half the warning level: `rows` instead of `n`, or `epsilon` (None for an
+    unbounded budget), `about` where the error model itself was solved and `at least` where the first-order rule was
+    used; or, where no number can be told, only `words`. `budget`: the advice is about the rows and the budget (a fit
+    that spends a share of a larger budget restates it for the whole)."""
+    about: str | None = None
+    rows: int | None = None
+    n: int | None = None
+    epsilon: float | None = None
+    words: str | None = None
+    budget: bool = True
+
+    def text(self, epsilon_words: str | None = None) -> str:
+        "The advice in words; `epsilon_words` replaces the epsilon part (e.g. the flag of a whole budget)."
+        if self.words is not None: return self.words
+        out = f"{self.about} {self.rows} rows instead of {self.n}"
+        if self.epsilon is not None: out += ", or " + (epsilon_words or f"epsilon {self.about} {self.epsilon:.3g}")
+        return out
+
+@dataclass(frozen=True)
+class UtilityReason:
+    "One reason of a UtilityWarning: its `kind`, its words `head`, what would change it (`advice`) and its `numbers`."
+    kind: str
+    head: str
+    advice: Advice | None = None
+    numbers: dict = field(default_factory=dict)
+
+    def text(self, epsilon_words: str | None = None, advice: bool = True) -> str:
+        "The reason in words, its advice included (`advice=False`: left out)."
+        if self.advice is None or not advice: return self.head
+        return f"{self.head}; {self.advice.text(epsilon_words)} would change that"
+
+# %% ../../nbs/06_estimators/00_estimators/02_quality.ipynb #bc9c912e
+PUBLISHABLE = "(From released values and public quantities only: this warning may be printed and published.)"
+
+class UtilityWarning(PackageWarning):
+    """Warned at fit, from released values and public quantities only (it may be published), when a release is at or
+    near the random level or degenerate. Fields: `estimator` (the class's name) and `reasons` (`UtilityReason`s)."""
+
+def utility_warning(name: str, reasons, stacklevel: int = 3) -> None:
+    "Warn a UtilityWarning of `name` for `reasons` (a sequence of UtilityReason), their texts joined; nothing if none."
+    reasons = tuple(reasons)
+    if not reasons: return
+    text = f"{name}: " + "; ".join(r.text() for r in reasons) + ". " + PUBLISHABLE
+    warnings.warn(UtilityWarning(text, estimator=name, reasons=reasons), stacklevel=stacklevel + 1)

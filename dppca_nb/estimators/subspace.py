@@ -19,7 +19,7 @@ from ..backends.statistics import is_dask
 from ..algorithms import pictures as _pictures
 from .params import _clips
 from .fit import _PrivateFit, _validate_X, _validate_dask
-from dppca_nb.estimators.quality import (error_model_value, SIMULATION_MAX_ENTRIES, UTILITY_LEVEL, UtilityWarning, 
+from dppca_nb.estimators.quality import (error_model_value, SIMULATION_MAX_ENTRIES, UTILITY_LEVEL, Advice, UtilityReason, utility_warning, 
     _simulated_expected_error, 
     _unless_unresolved, debiased_spectrum, expected_subspace_error, 
     release_noise_sd)
@@ -185,9 +185,9 @@ def _resolve_expected(self):
     _clipping_assessment(self)
     level = random_subspace_level(self.n_features_in_, self.n_components_)
     if e is not None and e >= UTILITY_LEVEL * level:
-        warnings.warn(f"{type(self).__name__}: its simulated expected error {e:.3g} is at or near the {level:.3g} of a "
-                      f"random subspace; {_utility_advice(self, e, level)} would change that. (From released values and "
-                      "public quantities only: this warning may be printed and published.)", UtilityWarning, stacklevel=3)
+        utility_warning(type(self).__name__, [UtilityReason(
+            "error", f"its simulated expected error {e:.3g} is at or near the {level:.3g} of a random subspace",
+            _utility_advice(self, e, level), {"error": e, "level": level})])
 
 def _expected_attribute(name: str) -> property:
     "A fitted attribute of the expected error, computed on first access where the fit left it pending."
@@ -264,7 +264,7 @@ def noise_shrink_needed(predict, target: float, limit: float = 1e9) -> float | N
         lo, hi = (lo, mid) if predict(mid) <= target else (mid, hi)
     return hi
 
-def _utility_advice(self, e: float, level: float, sp=None) -> str:
+def _utility_advice(self, e: float, level: float, sp=None) -> Advice:
     """What would bring the expected error to half the warning level: rows, epsilon (public arithmetic on released values).
     Where the error comes from one Gaussian matrix (`sp[3]`, its noise sd), the error model itself is solved for the noise
     s times smaller (the released spectrum kept): the sd falls as 1/(n epsilon) centrally and as 1/(sqrt(n) epsilon)
@@ -276,13 +276,12 @@ def _utility_advice(self, e: float, level: float, sp=None) -> str:
         s, about = noise_shrink_needed(lambda s: expected_subspace_error(
             sp[0], k, sp[3] / NOISE_SHAPES[shape].offdiag / s, shape)[0], target), "about"
         if s is None:     # data with a gap just below the noise would need a few more rows, data with none any number
-            return (f"the released variances resolve no gap after component {k}, so how many more rows (or how much "
-                    "more epsilon) would help cannot be told from them, though fewer components, more rows or a larger epsilon")
+            return Advice(words=f"the released variances resolve no gap after component {k}, so how many more rows (or "
+                          "how much more epsilon) would help cannot be told from them, though fewer components, more rows "
+                          "or a larger epsilon")
     else: s, about = e / target, "at least"
     n_need = math.ceil(self.n_samples_ * (s * s if local else s))
-    out = f"{about} {n_need} rows instead of {self.n_samples_}"
-    if self.epsilon != math.inf: out += f", or epsilon {about} {self.epsilon * s:.3g}"
-    return out
+    return Advice(about, n_need, self.n_samples_, None if self.epsilon == math.inf else self.epsilon * s)
 
 
 # %% ../../nbs/06_estimators/00_estimators/03_subspace.ipynb #16465659
@@ -290,28 +289,31 @@ def _warn_utility(self, sp):
     "A UtilityWarning when the release is at or near the random level or degenerate (released values only: publishable)."
     p, k, name = self.n_features_in_, self.n_components_, type(self).__name__
     pending = "_expected_pending" in self.__dict__                      # simulated later: it warns then
-    level, e, why = random_subspace_level(p, k), (None if pending else self.expected_error_), []
+    level, e, why = random_subspace_level(p, k), (None if pending else self.expected_error_), []   # UtilityReasons
     if e is not None and level > 0 and e >= UTILITY_LEVEL * level:
         iv = self.expected_error_interval_
-        why.append(f"its expected error {e:.3g}" + ("" if iv is None else f" (interval {iv[0]:.3g} to {iv[1]:.3g})")
-                   + f" is at or near the {level:.3g} of a random {k}-dimensional "
-                   f"subspace of R^{p}; {_utility_advice(self, e, level, sp)} would change that")
+        why.append(UtilityReason("error", f"its expected error {e:.3g}" + ("" if iv is None else
+                                 f" (interval {iv[0]:.3g} to {iv[1]:.3g})") + f" is at or near the {level:.3g} of a "
+                                 f"random {k}-dimensional subspace of R^{p}", _utility_advice(self, e, level, sp),
+                                 {"error": e, "interval": iv, "level": level}))
     ordering = sp is not None and sp[3] is None and not self._algorithm().eigenvalues   # the ordering step's variances
     m = None if sp is None or ordering else int(sp[2][:k].sum())         # (whose noise is not the components')
     if m is not None and m < k:
-        why.append(f"only {m} of its {k} components stand above the noise (the others are directions the noise chose)"
-                   + (f": fewer components (n_components={m}) would keep the resolved ones" if m else ""))
+        why.append(UtilityReason("unresolved", f"only {m} of its {k} components stand above the noise (the others are "
+                                 "directions the noise chose)" + (f": fewer components (n_components={m}) would keep "
+                                 "the resolved ones" if m else ""), numbers={"resolved": m, "k": k}))
     if getattr(self, "_location_at_edge", ()):
-        why.append(f"the released coarse location is at an end of its public grid in coordinate(s) "
-                   f"{list(self._location_at_edge)} (the data may lie beyond it): use location='none' or 'auto'")
-    if (clip := clipping_dominates(self)) is not None: why.append(f"clipping, not noise, may dominate: {clip}")
+        why.append(UtilityReason("location_edge", f"the released coarse location is at an end of its public grid in "
+                                 f"coordinate(s) {list(self._location_at_edge)} (the data may lie beyond it): use "
+                                 "location='none' or 'auto'", numbers={"coordinates": list(self._location_at_edge)}))
+    if (clip := clipping_dominates(self)) is not None:
+        why.append(UtilityReason("clipping", f"clipping, not noise, may dominate: {clip}"))
     for r, end in _edge_radii(self):
-        why.append(f"the released {r} {getattr(self, r + '_'):.4g} is at the {end} end of its public range (the norms "
-                   f"may lie beyond it): give a public bound ({r}=a number) or radius_bounds with a "
-                   + ("smaller lower" if end == "lower" else "larger upper") + " end")
-    if why:
-        warnings.warn(f"{name}: " + "; ".join(why) + ". (From released values and public quantities only: this warning "
-                      "may be printed and published.)", UtilityWarning, stacklevel=3)
+        why.append(UtilityReason("radius_edge", f"the released {r} {getattr(self, r + '_'):.4g} is at the {end} end of "
+                                 f"its public range (the norms may lie beyond it): give a public bound ({r}=a number) "
+                                 "or radius_bounds with a " + ("smaller lower" if end == "lower" else "larger upper")
+                                 + " end", numbers={"radius": r, "value": getattr(self, r + "_"), "end": end}))
+    utility_warning(name, why)
 
 _DPPCA._warn_utility = _warn_utility
 
