@@ -745,7 +745,9 @@ EXTRA = {"AnalyzeGaussPCA": [("radius=private, f 1, mean_share .2", dict(R_PRIV,
          "AdaptiveNoisePCA": [("mean_radius=private (R = 2)", dict(mean_radius="private")),
                               ("mean_radius=private (R = 2), location none", dict(mean_radius="private", location="none")),
                               ("mean_radius=private (R = 2), location none, order_share 0", dict(mean_radius="private", location="none", order_share=0.0)),
-                              ("radius=private f 1, location none, order_share 0", dict(R_PRIV, radius_factor=1.0, location="none", order_share=0.0))],
+                              ("radius=private f 1, location none, order_share 0", dict(R_PRIV, radius_factor=1.0, location="none", order_share=0.0)),
+                              ("public bound R = 2 (radius None)", dict(radius=None)),
+                              ("public bound R = 2 (radius None), mean_radius=private", dict(radius=None, mean_radius="private"))],
          "PureDPPCA": [("mean_radius=private (R = 2)", dict(mean_radius="private")),
                        ("radius=private, q .25 f 1", dict(R_PRIV, radius_quantile=0.25, radius_factor=1.0))],
          "SmoothSensitivityPCA": [("radius=private, q .25 f 1", dict(R_PRIV, radius_quantile=0.25, radius_factor=1.0)),
@@ -861,12 +863,6 @@ WHY_NOT = {   # rows whose defaults are beyond 1.25x of the best of the grid, me
         "at epsilon 10 (0.276 vs 0.145), and digits' best there, q .9, is 4.3x the best here (1.738 vs 0.405); q .75 is "
         "2.4x here. The default q .5 is the one quantile within 1.4x of the best in every AnalyzeGaussPCA row",
     ("grid", "AnalyzeGaussPCA", "digits_raw", 10.0): "see covtype_sample_raw at epsilon 1: the same trade-off the other way",
-    ("grid", "AdaptiveNoisePCA", "anchors", 1.0):
-        "AdaptiveNoisePCA's default radius is still the public bound 2 (radius=None); radius='private' (q .5, f 1) is "
-        "within 1.00-1.18x of the best in all four of its rows. Its default is the adaptive chapter's to change",
-    ("grid", "AdaptiveNoisePCA", "shifted_t", 1.0): "as on anchors: radius='private' f 1 is the best (1.00)",
-    ("grid", "AdaptiveNoisePCA", "covtype_sample_raw", 1.0): "as on anchors: radius='private' f 1 is 1.04x the best",
-    ("grid", "AdaptiveNoisePCA", "covtype_sample_raw", 10.0): "as on anchors: radius='private' f 1 is 1.18x the best",
     ("scaled", "AnalyzeGaussPCA", "covtype_sample_scaled", 10.0):
         "the CLI's public bound sqrt(p) = 7.35 clips 16% of the standardized rows and the clipping turns the components "
         "(bias 0.54 alone, see the scaled path's terms below); a bound at the private 90% norm quantile (8.6) is best "
@@ -957,8 +953,12 @@ def report_markdown(rows) -> str:
          "given, delta 1e-4, k = 5 (2 for anchors_k2, 3 for breast_cancer). 'measured on' says whether a row's settings "
          "were rerun on the code of the commit named (`--sections refresh_all`; a rerun replaces the earlier row of the same "
          "key) or come from an earlier run; a row whose defaults are beyond 1.25x of the best says why. The sections 'What "
-         "clipping did' and 'the scaled path's terms' were rerun on the same code (9d4e65f); 'The mean's radius apart' and "
-         "the cost rows marked 'an earlier branch' come from an earlier run.", "",
+         "clipping did' and 'the scaled path's terms' were rerun on the same code (9d4e65f); AdaptiveNoisePCA's grid rows, "
+         "its 'defaults' rows of 'What clipping did' and its cost rows at n = 1e5, p = 100, k = 5 on the commit where its "
+         "default radius became 'auto' (84c4c50; its earlier default, the public bound 2, is the grid's 'public bound R = 2 "
+         "(radius None)'; the labels '(R = 2)' of the other settings name the bound they had under that default: radius_ "
+         "says what they used); 'The mean's radius apart' and the cost rows marked 'an earlier branch' come from an "
+         "earlier run.", "",
          "## Defaults against the best of a small grid", ""] + summary_table(rows) + [
          "", "## The privately scaled tables (the CLI's --scale private)", ""] + summary_table(
              rows, "scaled", "CLI scaled path", "scaled, radius=private f 1, centering none")

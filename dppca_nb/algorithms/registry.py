@@ -151,7 +151,6 @@ class Algorithm:
     eigenvalues: bool = False         # the release's extras hold all p private eigenvalues of the covariance
     simulate_error: bool = False      # no error formula: the estimator simulates the method at its released variances
     quick: dict = field(default_factory=dict)
-    adapts_clipping: bool | None = None   # the release clips adaptively itself (None: it has a `spread_share` option)
     expected_error: Callable | None = None   # hook: (contract, extras, public) -> ErrorModel or None
     target: Target | None = None      # hook: the non-private limit, where not the exact second moment's top k
     noise_limit: str = "epsilon"      # what the noise falls with: "epsilon", "delta" or "both" (the advice to users)
@@ -162,8 +161,6 @@ class Algorithm:
         check_choice(self.measure, "measure", ALGORITHM_MEASURES)
         check_choice(self.output, "output", OUTPUTS)
         check_choice(self.k_max, "k_max", ("p", "p-1"))
-        if self.adapts_clipping is None:
-            object.__setattr__(self, "adapts_clipping", "spread_share" in inspect.signature(self.planner).parameters)
         check_choice(self.noise_limit, "noise_limit", NOISE_LIMITS)
         object.__setattr__(self, "parameters", {p.name: p for p in (self.parameters.values() if isinstance(
             self.parameters, dict) else self.parameters)})

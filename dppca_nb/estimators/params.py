@@ -22,7 +22,7 @@ def fit_parameters(alg: Algorithm) -> dict:
     if alg.measure != "pure": out["delta"] = 1e-5
     out.update(alg.options)
     centering = "private" if alg.model == "central" and _clips(alg) and not alg.location_invariant else "none"
-    if centering == "private": out["radius"] = None if alg.adapts_clipping else "auto"    # see `_radii`
+    if centering == "private": out["radius"] = "auto"    # see `_radii`
     out.update(centering=centering, mean=None)
     if _clips(alg) and not alg.location_invariant:
         out.update(mean_share=0.1, mean_radius=None)

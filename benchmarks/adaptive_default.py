@@ -1,0 +1,133 @@
+"""AdaptiveNoisePCA's default radius on the adaptive chapter's Gaussian reference design: the public bound 2 against the
+private radius ('auto'), each against Analyze Gauss at the same guarantee, and the expected error's per-fit ratio.
+
+Usage: python benchmarks/adaptive_default.py [--seeds 5] [--out benchmarks/adaptive_default.jsonl]
+                                             [--report benchmarks/adaptive_default.md]
+       python benchmarks/adaptive_default.py --report-only
+
+The design (nbs/04_algorithms/10_adaptive.ipynb, `ratio_table`): `reference_design(p, k, 0.05, trace=0.25)` (rows of
+norm about 0.5), p = 50 and 100, k = 1, 2, 3, n = 100p and 300p, epsilon 1, delta 1e-5, data seed 100 + s / 200 + s
+and noise seed s for s = 0 .. seeds - 1. Per data set, the error ||P_hat - P||_F against the truth V of:
+
+- adaptive R=2: `AdaptiveNoisePCA` with radius=None (the public bound 2, private centering);
+- adaptive auto: `AdaptiveNoisePCA` with radius='auto' (the private median of the centered rows' norms where n has the
+  rows it needs, as every other central clipping estimator's default);
+- AG auto / AG R=2: `AnalyzeGaussPCA` at its defaults (radius='auto') and at radius=None (2);
+- alg adaptive / alg AG: the algorithms `adaptive_dp_kpca` and `analyze_gauss` at radius 1, no centering (the chapter's
+  ratio table);
+
+and, for the two AdaptiveNoisePCA fits, expected_error_ over the distance to the non-private PCA of the rows as the fit
+centered and clipped them (tests/test_adaptive_error.py's measure). One BLAS thread (threadpoolctl;
+OPENBLAS_NUM_THREADS=1).
+"""
+from __future__ import annotations
+import argparse
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+PS, KS, RATIOS = (50, 100), (1, 2, 3), (100, 300)
+
+
+def _clipped_pca_error(est, X, k):
+    "The distance of the fit's components to the non-private PCA of the rows as it centred and clipped them (curator-only)."
+    from dppca_nb.core.linalg import subspace_distance, top_k_eigvecs
+    Y = X - est.mean_
+    Y = Y * np.minimum(1, est.radius_ / np.linalg.norm(Y, axis=1))[:, None]
+    return subspace_distance(est.components_.T, top_k_eigvecs(Y.T @ Y, k))
+
+
+def one(p, k, r, s) -> dict:
+    "The row of one data set: every method's error, the adaptive fits' radii and expected / measured."
+    from dppca_nb.estimators import ESTIMATORS
+    from dppca_nb.data.datasets import reference_design, sample_gaussian
+    from dppca_nb.core.linalg import subspace_distance
+    from dppca_nb.algorithms.adaptive import adaptive_dp_kpca
+    from dppca_nb.algorithms.baselines import analyze_gauss
+    Sig, V = reference_design(p, k, 0.05, trace=0.25, random_state=100 + s)
+    X = sample_gaussian(Sig, r * p, 200 + s)
+    row = dict(p=p, k=k, n_over_p=r, seed=s)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lab, name, R in (("adaptive R=2", "AdaptiveNoisePCA", None), ("adaptive auto", "AdaptiveNoisePCA", "auto"),
+                             ("AG R=2", "AnalyzeGaussPCA", None), ("AG auto", "AnalyzeGaussPCA", "auto")):
+            f = ESTIMATORS[name](k, epsilon=1.0, delta=1e-5, radius=R, random_state=s).fit(X)
+            row[lab] = float(subspace_distance(f.components_.T, V))
+            if name == "AdaptiveNoisePCA":
+                row[lab + " radius"] = float(f.radius_)
+                e = f.expected_error_
+                row[lab + " expected/measured"] = None if e is None else float(e / _clipped_pca_error(f, X, k))
+        row["alg adaptive"] = float(subspace_distance(adaptive_dp_kpca(X, k, 1.0, 1e-5, random_state=s), V))
+        row["alg AG"] = float(subspace_distance(analyze_gauss(X, k, 1.0, 1e-5, random_state=s), V))
+    return row
+
+
+def report(rows) -> str:
+    import pandas as pd
+    df = pd.DataFrame(rows)
+    df["auto / AG auto"] = df["adaptive auto"] / df["AG auto"]
+    df["R=2 / AG R=2"] = df["adaptive R=2"] / df["AG R=2"]
+    df["auto / R=2"] = df["adaptive auto"] / df["adaptive R=2"]
+    df["auto / alg AG"] = df["adaptive auto"] / df["alg AG"]
+    df["alg adaptive / alg AG"] = df["alg adaptive"] / df["alg AG"]
+    seeds = sorted(df["seed"].unique())
+    L = ["# AdaptiveNoisePCA's default radius: the public bound 2 against the private radius", "",
+         f"Produced by `python benchmarks/adaptive_default.py` (rows in `benchmarks/adaptive_default.jsonl`); the design "
+         f"and the methods are in the script's docstring. One BLAS thread, 2 shared cores; {len(seeds)} data sets per "
+         "point (mean of the per-data-set errors; ratios are means of the per-data-set ratios).", "",
+         "## Errors and ratios", "",
+         "| p | k | n | adaptive R=2 | adaptive auto (radius_) | AG R=2 | AG auto | alg adaptive (R 1) | alg AG (R 1) | "
+         "auto / R=2 | auto / AG auto | R=2 / AG R=2 | auto / alg AG | alg adaptive / alg AG |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (p, k, r), g in df.groupby(["p", "k", "n_over_p"]):
+        m = g.mean(numeric_only=True)
+        L.append(f"| {p} | {k} | {r}p | {m['adaptive R=2']:.4f} | {m['adaptive auto']:.4f} ({m['adaptive auto radius']:.3f}) | "
+                 f"{m['AG R=2']:.4f} | {m['AG auto']:.4f} | {m['alg adaptive']:.4f} | {m['alg AG']:.4f} | "
+                 f"{m['auto / R=2']:.2f} | {m['auto / AG auto']:.2f} | {m['R=2 / AG R=2']:.2f} | {m['auto / alg AG']:.2f} | "
+                 f"{m['alg adaptive / alg AG']:.2f} |")
+    rng = lambda c: f"{df.groupby(['p', 'k', 'n_over_p'])[c].mean().min():.2f}-{df.groupby(['p', 'k', 'n_over_p'])[c].mean().max():.2f}"
+    L += ["", "Over the 12 points (means per point): " + "; ".join(f"{c} {rng(c)}" for c in (
+        "auto / R=2", "auto / AG auto", "R=2 / AG R=2", "auto / alg AG", "alg adaptive / alg AG")) + ".", "",
+          "## expected_error_ / measured, fit by fit (measured: to the PCA of the rows as the fit centred and clipped them)", "",
+          "| radius | fits with a number | min | median | max | within 2x |", "|---|---|---|---|---|---|"]
+    for lab in ("adaptive R=2", "adaptive auto"):
+        q = df[lab + " expected/measured"].dropna().to_numpy()
+        L.append(f"| {lab[9:]} | {len(q)}/{len(df)} | {q.min():.2f} | {np.median(q):.2f} | {q.max():.2f} | "
+                 f"{int(np.sum((q >= 0.5) & (q <= 2)))}/{len(q)} |")
+    for k in KS:
+        q = df[(df["k"] == k)]["adaptive auto expected/measured"].dropna()
+        L.append(f"\nradius 'auto', k = {k}: {q.min():.2f}-{q.max():.2f}")
+    return "\n".join(L) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--out", default=str(HERE / "adaptive_default.jsonl"))
+    ap.add_argument("--report", default=str(HERE / "adaptive_default.md"))
+    ap.add_argument("--report-only", action="store_true")
+    a = ap.parse_args(argv)
+    if not a.report_only:
+        from threadpoolctl import threadpool_limits
+        code = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE).stdout.strip()
+        with threadpool_limits(limits=1, user_api="blas"), open(a.out, "w") as f:
+            for p in PS:
+                for k in KS:
+                    for r in RATIOS:
+                        for s in range(a.seeds):
+                            row = dict(one(p, k, r, s), code=code)
+                            f.write(json.dumps(row) + "\n"); f.flush()
+                        print(f"[adaptive_default] p {p} k {k} n {r}p done", file=sys.stderr, flush=True)
+    Path(a.report).write_text(report([json.loads(x) for x in Path(a.out).read_text().splitlines()]))
+    print(f"wrote {a.report}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
