@@ -404,3 +404,18 @@ def test_private_radius_line(iris):
     assert rc == 0, err
     assert "a bound from the exact norms (--radius private)" in out
     assert "released privately" not in out and "NOT PRIVATE" in out.splitlines()[0]
+
+
+def test_lazy_reads_the_same_fit(iris, tmp_path):
+    "--lazy reads DATA as a Dask array of byte ranges: the same components, to rounding, as the eager read."
+    data = iris / "iris.csv"
+    outs = []
+    for extra in ([], ["--lazy"]):
+        out = tmp_path / f"c{len(extra)}.csv"
+        rc, _, err = run("fit", data, "--method", "analyze-gauss", "--epsilon", 1, "--delta", 1e-5, "-k", 2,
+                         "--seed", 0, "--out", out, *extra)
+        assert rc == 0, err
+        outs.append(np.loadtxt(out, delimiter=",", skiprows=1, usecols=range(1, 5)))
+    np.testing.assert_allclose(outs[0], outs[1], atol=1e-9)       # only the order of the blocks' sums differs
+    rc, _, err = run("fit", "-", "--method", "analyze-gauss", "-k", 2, "--epsilon", 1, "--delta", 1e-5, "--lazy")
+    assert rc != 0 and "lazy" in err
