@@ -254,3 +254,10 @@ def test_no_cell_shows_a_figure_twice():
             imgs = ["".join(o["data"]["image/png"]) for o in c.get("outputs", []) or [] if "image/png" in o.get("data", {})]
             if len(set(imgs)) < len(imgs): bad.append(f"{p.relative_to(ROOT)} cell {i}")
     assert not bad, bad
+
+
+def test_no_module_over_800_lines():
+    "Small modules, one responsibility each: a module past 800 lines is split into a package, one notebook per part."
+    big = {str(p.relative_to(ROOT)): n for p in (ROOT / "dppca_nb").rglob("*.py") if p.name != "_modidx.py"
+           and (n := len(p.read_text(encoding="utf-8").splitlines())) > 800}
+    assert not big, big
