@@ -110,8 +110,10 @@ class PrivateStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimato
         tags.non_deterministic = True
         return tags
 
-    # a shared accountant, as in the estimators: pickling warns (a copy spends unseen), clone passes it by reference
+    # a shared accountant, as in the estimators: pickling warns (a copy spends unseen); clone and deepcopy pass it by
+    # reference, so a copy's spends reach the same ledger
     __getstate__, __sklearn_clone__ = _PrivateFit.__getstate__, _PrivateFit.__sklearn_clone__
+    __deepcopy__ = _PrivateFit.__deepcopy__
 
 # %% ../nbs/06_estimators/01_preprocessing.ipynb #01e89ccc
 def _warn_scaler_clipping(n_clipped, n: int) -> None:

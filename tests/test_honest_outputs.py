@@ -66,6 +66,27 @@ def test_a_pickle_holds_no_curator_only_value(name):
     assert len(acc.ledger) == 3 * n
 
 
+def test_a_copied_scaler_or_pipeline_spends_on_the_same_ledger():
+    "copy.deepcopy of the private scaler (alone or in a PrivatePipeline) shares its accountant: the copy's fit is counted."
+    from dppca_nb.preprocessing import PrivatePipeline, PrivateStandardScaler
+    acc = PrivacyAccountant(None, 1e-5)
+    sc = PrivateStandardScaler(accountant=acc, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                             # no pickling warning: a deepcopy is no pickle
+        twin = copy.deepcopy(sc)
+    assert twin.accountant is acc
+    twin.fit(X)
+    assert len(acc.ledger) == 2
+    pl = PrivatePipeline([("s", PrivateStandardScaler(accountant=acc, random_state=0)),
+                          ("p", ESTIMATORS["AnalyzeGaussPCA"](n_components=1, accountant=acc, random_state=0))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pl.fit(X)
+        n = len(acc.ledger)
+        copy.deepcopy(pl).fit(X)
+    assert len(acc.ledger) == 2 * n - 2 and n > 2
+
+
 PAPER = sorted(a.estimator for a in algorithms().values() if a.estimator and "sensitivity_rule" in a.options)
 
 
