@@ -234,6 +234,8 @@ def _variance_share(est, k: int):
     w = np.clip(np.linalg.eigvalsh(np.asarray(est.covariance_))[::-1], 0.0, None)
     return w[:k] / w.sum() if w.sum() > 0 else np.zeros(k)
 
+
+# %% ../../nbs/09_cli/00_cli/03_assess.ipynb #ab91b217
 def fit_release(est, method: str, k=None) -> Release:
     """The Release an estimator (or scaled pipeline) fitted by `fit_estimator(method, ...)` published.
 

@@ -243,15 +243,25 @@ def clipping_check(pipe, X, k, epsilon: float, budget: float, random_state=None)
     pipe.contract_, pipe.privacy_ = _compose(pipe, {"clipping_turn": _stated_check(pipe.clipping_turn_.contract)})
     return pipe
 
+# %% ../../nbs/09_cli/00_cli/02_pipeline.ipynb #00665a85
+def _scaled_kw(alg, cls, kw: dict, params, shape, bounds, delta, share, clip_check: bool) -> tuple:
+    """(the scaler's budget, whether the fit checks its clipping) of a scaled fit; `kw` (the method's) changed in place
+    to its budget: `scaled_budgets` of the whole epsilon, less `CLIP_CHECK_SHARE` where a method that clips is checked."""
+    if bounds is None: raise CLIError(NEEDS_BOUNDS)
+    check = clip_check and "radius" in set(fit_options(alg).values())     # public: the method clips
+    eps = kw["epsilon"] * (1 - CLIP_CHECK_SHARE * check)
+    sc, (kw["epsilon"], d) = scaled_budgets(alg, cls, kw, shape, bounds, eps, delta, share)
+    if "delta" in params: kw["delta"] = d
+    return sc, check
+
 # %% ../../nbs/09_cli/00_cli/02_pipeline.ipynb #290c06b8
 def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None, *, random_state=None,
                   scale: str = "none", bounds=None, scale_share: float = SCALE_SHARE, clip_check: bool = True,
                   **options):
     """Fit the estimator of `--method method` on X with `k` components, the budget and `options` (its fit's parameters,
     by name); return it fitted (with `scale="private"`: a fitted `PrivatePipeline`, the private standard scaler then
-    the estimator, then for a method that clips the private check of what clipping did, `clipping_check`, at
-    `CLIP_CHECK_SHARE` of epsilon). The plan is made and spent before a record is read; the curator-only ClippingWarning is not shown
-    (an exact count of the data). Errors name the flags.
+    the estimator, then for a method that clips `clipping_check` at `CLIP_CHECK_SHARE` of epsilon). The plan is made
+    and spent before a record is read; the curator-only ClippingWarning is not shown (an exact count). Errors name the flags.
 
     Parameters
     ----------
@@ -266,7 +276,7 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
     delta : float in [0, 1) or None
         Failure probability (None: omitted, allowed for a pure method without scaling).
     random_state : int or None
-        Seed of the noise.
+        Seed of the noise (and of the scaler's and the check's streams, derived from it).
     scale : {"none", "private"}
         "private": standardize the columns by a private mean and scale first (`scaled_pipeline`).
     bounds : tuple (lo, hi) or None
@@ -274,8 +284,7 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
     scale_share : float in (0, 1)
         The private scaler's share of epsilon (and delta), before both are scaled to spend the budget (`scaled_budgets`).
     clip_check : bool
-        With `scale="private"` and a method that clips: spend `CLIP_CHECK_SHARE` of epsilon on `clipping_check` (False:
-        the scaler and the method spend it all, no check).
+        With `scale="private"`, a method that clips: `CLIP_CHECK_SHARE` of epsilon to `clipping_check` (False: none).
     **options
         Options of the method's fit (`fit_options`), e.g. radius=2.0, centering="none".
 
@@ -291,20 +300,14 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
     if "delta" in params: kw["delta"] = dlt
     if "n_components" in params: kw["n_components"] = k
     try:
-        if scale == "private":
-            if bounds is None: raise CLIError(NEEDS_BOUNDS)
-            check = clip_check and "radius" in set(fit_options(alg).values())     # public: the method clips
-            eps_fit = epsilon * (1 - CLIP_CHECK_SHARE) if check else epsilon
-            sc, (kw["epsilon"], d) = scaled_budgets(alg, cls, kw, np.shape(X), bounds, eps_fit, dlt, scale_share)
-            if "delta" in params: kw["delta"] = d
+        if scale == "private": sc, check = _scaled_kw(alg, cls, kw, params, np.shape(X), bounds, dlt, scale_share, clip_check)
         est = cls(**kw)
         if scale == "private": est = scaled_pipeline(alg, est, bounds, *sc, random_state)
         with warnings.catch_warnings(record=scale == "private") as caught:
             if caught is not None: warnings.simplefilter("always")
             warnings.simplefilter("ignore", ClippingWarning)     # an exact count of the data: never printed by the CLI
             est.fit(X)
-            if scale == "private" and check:
-                clipping_check(est, X, k, CLIP_CHECK_SHARE * epsilon, epsilon, random_state)
+            if scale == "private" and check: clipping_check(est, X, k, CLIP_CHECK_SHARE * epsilon, epsilon, random_state)
     except (ValueError, TypeError) as e: raise _flag_error(e, alg) from None
     if caught is not None: est.method_warnings_ = _held_warnings(caught)   # the method's own: assess_fit rewords them
     return est
