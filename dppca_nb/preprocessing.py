@@ -322,24 +322,28 @@ def _reference_delta(pipe, parts: dict) -> float:
     return math.fsum(c.delta for c in parts.values())
 
 # %% ../nbs/06_estimators/01_preprocessing.ipynb #790ea0c7
-def pipeline_ledger(pipe, delta: float | None = None) -> PrivacyAccountant:
-    """The ledger of a fitted pipeline: every part its private steps spent, composed as every ledger of the package
-    composes (at `delta`: None, the delta the pipeline states). `privacy_` and a shared accountant read the same."""
+def pipeline_ledger(pipe, delta: float | None = None, *, extra=None) -> PrivacyAccountant:
+    """The ledger of a fitted pipeline: every part its private steps spent, and the releases `extra` ({name: Contract},
+    made after the fit from its released values and the rows), composed as every ledger of the package composes (at
+    `delta`: None, the delta the pipeline states). `privacy_` and a shared accountant read the same."""
     parts = {name: s.contract_ for name, s in pipe.steps if is_private_step(s) and getattr(s, "contract_", None) is not None}
     led = PrivacyAccountant(None, _reference_delta(pipe, parts) if delta is None else delta)
     for name, s in pipe.steps:
         if is_private_step(s):
             for c, label in _step_spends(s): led.spend_contract(c, f"{name}.{label}")
+    for name, c in (extra or {}).items(): led.spend_contract(c, name)
     return led
 
 # %% ../nbs/06_estimators/01_preprocessing.ipynb #7eff5239
-def _compose(pipe) -> tuple:
-    "The pipeline's Contract and privacy_ statement: its steps' spends composed on one ledger (`pipeline_ledger`)."
+def _compose(pipe, extra=None) -> tuple:
+    """The pipeline's Contract and privacy_ statement: its steps' spends, and the releases `extra` after the fit
+    ({name: Contract}, parts of their own), composed on one ledger (`pipeline_ledger`)."""
     parts = {name: getattr(s, "contract_", None) for name, s in pipe.steps if is_private_step(s)}
     if not parts: raise ValueError("pipe: no private step; nothing to compose")
     bad = check_pipeline(pipe, warn=False) + [a for a, b in parts.items() if b is None]   # a nested pipeline that is not DP
     parts = {a: b for a, b in parts.items() if b is not None}
-    led = pipeline_ledger(pipe)
+    led = pipeline_ledger(pipe, extra=extra)
+    parts.update(extra or {})
     eps, dlt = float(led.spent()), float(led.delta)
     if bad or not math.isfinite(eps):   # a non-private step: the pipeline as a whole is not DP, say so
         why = (", ".join(repr(b) for b in bad) + " learn from the data without a guarantee") if bad else \
@@ -354,7 +358,8 @@ def _compose(pipe) -> tuple:
                  exact_sampler_only=any(b.exact_sampler_only for b in parts.values()),
                  domain="; ".join(f"{a}: {b.domain}" for a, b in parts.items()), parts=parts,
                  composition="the parts every step spent, composed on one ledger (basic, zCDP or exact Gaussian "
-                             "composition, the tightest; each step sees rows transformed by released parameters only)",
+                             "composition, the tightest; each step sees rows transformed by released parameters only"
+                             + (", as does " + " and ".join(extra) + ", released after the fit" if extra else "") + ")",
                  n=next(iter(parts.values())).n, p=next(iter(parts.values())).p)
     st = dict(epsilon=eps, delta=dlt, epsilon_certified=eps, epsilon_spent=eps, guarantee=c.guarantee, neighbouring=c.neighbouring, model=model,
               composition=c.composition, steps={a: b.guarantee for a, b in parts.items()}, non_private_steps=[])
@@ -510,7 +515,7 @@ class ClippingTurn(NamedTuple):
 
 def turn_bias(t: float, k: int, cap: float) -> float:
     "sqrt(2) ||sin Theta||_F from the tangents' norm t, k angles alike: sqrt(2) t / sqrt(1 + t^2 / k), at most `cap`."
-    t = max(float(t), 0.0)
+    t = max(float(t), 0.0) + 0.0                                       # + 0.0: a snapped -0.0 reads 0
     if not math.isfinite(t): return float(cap)
     return min(math.sqrt(2.0) * t / math.sqrt(1.0 + t * t / k), float(cap))
 

@@ -259,13 +259,14 @@ def _shows_count(line: str) -> bool:
     return bool(re.search("clip", line, re.I) and COUNT.search(line)) and "NOT PRIVATE" not in line
 
 
-RELEASED_SHARE = re.compile(r"the share of rows the (mean's )?norm bound clipped|\w*clipped_share\w*")
+RELEASED_SHARE = re.compile(r"the share of rows the (mean's )?norm bound clipped|\w*clipped_share\w*|the clipping check")
 
 
 def test_no_committed_output_or_readme_shows_a_clipped_count():
     assert _shows_count("ClippingWarning: AnalyzeGaussPCA: 1198 of 10000 of the rows (12%) had a norm above ...")
     assert _shows_count("150 rows were clipped") and not _shows_count("rows clipped to ||x||_2 <= 1; n=1000")
     assert not _shows_count("the budget was spent on the share of rows the norm bound clipped (1%), the mean (8.8%)")
+    assert not _shows_count("the budget was spent on the clipping check (10%), the column means and scales (45%)")
     found = []
     for f in sorted((ROOT / "nbs").rglob("*.ipynb")):
         for c in json.loads(f.read_text())["cells"]:

@@ -10,13 +10,14 @@ import warnings
 import numpy as np
 from ..core.linalg import top_k_eigvecs, random_subspace_level
 from ..core.validation import check_k, Diagnostics
-from ..privacy.contract import Contract, Release
+from ..privacy.contract import Release
+from ..preprocessing import CLIP_CHECK_SHARE, with_clipping_turn
 from .methods import flag_of, get_method
-from .pipeline import SCALED_CLIP_SHARE, SCALED_CLIP_WARN, _held_warnings
+from .pipeline import SCALED_CLIP_SHARE, SCALED_CLIP_WARN, _held_warnings, released_spectrum
 
 # %% auto #0
-__all__ = ['OWN_ERROR', 'DIAGNOSTICS_LABEL', 'scaler_error', 'released_spectrum', 'covariance_assessment', 'assess_fit',
-           'fit_release', 'diagnostics_text']
+__all__ = ['OWN_ERROR', 'DIAGNOSTICS_LABEL', 'scaler_error', 'covariance_assessment', 'assess_fit', 'fit_release',
+           'diagnostics_text']
 
 # %% ../../nbs/09_cli/00_cli/03_assess.ipynb #8e29a717
 def _utility_level() -> float:
@@ -34,11 +35,6 @@ def _reason(kind: str, head: str, advice_words: str | None = None, **numbers):
     from dppca_nb.estimators import Advice, UtilityReason
     return UtilityReason(kind, head, None if advice_words is None else Advice(words=advice_words), numbers)
 
-def _main_contract(c: Contract) -> Contract:
-    "The method's own release in a composed contract (the PCA of a pipeline, then its main part)."
-    names = dict(c.parts)
-    if "pca" in names: return _main_contract(names["pca"])
-    return names.get("main", c)
 
 # %% ../../nbs/09_cli/00_cli/03_assess.ipynb #04ebaeba
 def scaler_error(scaler, V, ev, rest: float) -> float:
@@ -76,33 +72,6 @@ def scaler_error(scaler, V, ev, rest: float) -> float:
     return math.sqrt(2 * total)
 
 
-# %% ../../nbs/09_cli/00_cli/03_assess.ipynb #b2dfec8b
-def _cov_noise_sd(est) -> float | None:
-    "Off-diagonal noise sd of a released covariance (None: not a Gaussian matrix of public scale, or thresholded after it)."
-    from dppca_nb import estimators as E
-    alg = get_method(est._algorithm_key)
-    if alg.attributes or not hasattr(E, "release_noise_sd"): return None      # thresholded after the noise (or no helper)
-    return E.release_noise_sd(_main_contract(est.contract_), getattr(est, "noise_shape", "vecd"))
-
-def released_spectrum(est, k: int):
-    """(V (p, k), the variances of the k components, the mean variance of the other directions) as released, or None.
-    Of a released covariance: its top-k eigenvectors and its eigenvalues, debiased for the noise (post-processing).
-    Of g-DPPCA after the scaler: its tau's eigenvalues, shares of the standardized rows' total variance p (approximately:
-    a spatial Kendall's tau has trace 1, and its eigenvalues follow the covariance's shares)."""
-    if hasattr(est, "components_"):
-        ev, rest = getattr(est, "explained_variance_", None), getattr(est, "noise_variance_", None)
-        if ev is None and getattr(est, "tau_eigenvalues_", None) is not None:
-            t = np.clip(np.asarray(est.tau_eigenvalues_, dtype=np.float64), 0.0, None)
-            t = t.size * t / max(t.sum(), 1e-300)
-            ev, rest = t[:k], float(t[k:].mean()) if k < t.size else 0.0
-        return None if ev is None or rest is None else (est.components_.T, np.asarray(ev, dtype=np.float64), float(rest))
-    from dppca_nb import estimators as E
-    w, U = np.linalg.eigh(np.asarray(est.covariance_))
-    w, U = w[::-1], U[:, ::-1]
-    spec = E.debiased_spectrum(w, _cov_noise_sd(est))[0] if hasattr(E, "debiased_spectrum") else np.clip(w, 0.0, None)
-    return U[:, :k], spec[:k], float(spec[k:].mean()) if k < w.size else 0.0
-
-
 # %% ../../nbs/09_cli/00_cli/03_assess.ipynb #c208473e
 def _near_random(e, level, k, p):
     "The UtilityReason of a released covariance whose top-k subspace is expected near the random level."
@@ -129,10 +98,27 @@ def _share_reasons(held) -> list:
     return [UtilityReason(r.kind, r.text(advice=not (r.advice is not None and r.advice.budget)), numbers=r.numbers)
             for w in held for r in w.reasons if r.kind not in OWN_ERROR]
 
-def _scaled_warning(pipe, name: str, total: float, iv, s: float, level: float, k: int, clipped=None) -> None:
+def _unchecked(pipe) -> str:
+    "The note's words where a scaled fit planned its clipping check and released none (its share of epsilon unspent)."
+    if pipe is None or getattr(pipe, "clipping_turn_", False) is not None: return ""
+    return (f"; no clipping check was released (a released variance does not exceed the rest's, so no turn is defined): "
+            f"its share {CLIP_CHECK_SHARE:g} of epsilon is unspent")
+
+def _turn_reason(pipe, turn, noise: float, total: float):
+    "The UtilityReason of a scaled fit whose released clipping check puts the clipping's bias above the noise's part."
+    R = pipe[-1].radius_
+    return _reason("clipping_turn", f"the private clipping check (released t = {turn.released:.3g}) puts the bias of "
+                   f"clipping the standardized rows to norm {R:.3g} at about {turn.bias:.2f} (up to {turn.bias_high:.2f}), "
+                   f"more than the noise's part {noise:.2f}: it dominates the expected error {total:.2f}, and more "
+                   "budget would not reduce it", "a larger --radius (fewer rows clipped, at more noise)",
+                   bias=turn.bias, bias_high=turn.bias_high, released=turn.released, noise=noise, error=total, radius=R)
+
+def _scaled_warning(pipe, name: str, total: float, iv, s: float, level: float, k: int, clipped=None, turn=None,
+                    noise=None) -> None:
     """One UtilityWarning for a scaled fit, in the user's terms: the expected error `fit` prints (the method's and the
     scaler's part `s`), the rows or the whole --epsilon that would bring it to half the warning level (the estimators'
-    rule), as printed (`_error_lines`), and the method's other reasons (`_share_reasons`)."""
+    rule), as printed (`_error_lines`), the method's other reasons (`_share_reasons`), and where the released clipping
+    check `turn` puts the clipping's bias above the noise's part `noise`, a reason of its own (`_turn_reason`)."""
     n, p, eps = pipe[-1].n_samples_, pipe[-1].n_features_in_, pipe.contract_.epsilon
     why = _share_reasons(getattr(pipe, "method_warnings_", []))
     if total >= _utility_level() * level:
@@ -143,7 +129,8 @@ def _scaled_warning(pipe, name: str, total: float, iv, s: float, level: float, k
                               f"included, is at or near the {level:.2f} of a random {k}-dimensional subspace of R^{p}",
                               f"about {rows} rows instead of {n}, or --epsilon about {e_need:.3g} (the whole budget), or "
                               "narrower --bounds", error=total, level=level, rows=rows, n=n, epsilon=e_need))
-    if clipped is not None and (why or clipped >= SCALED_CLIP_WARN):
+    if turn is not None and turn.bias > noise: why.insert(0, _turn_reason(pipe, turn, noise, total))
+    if clipped is not None and turn is None and (why or clipped >= SCALED_CLIP_WARN):
         why.insert(0, _reason("clipping", f"a share of about {clipped:.2f} of the standardized rows lies beyond the norm "
                               f"bound {pipe[-1].radius_:.3g} (released privately): the expected error {total:.2f} is "
                               "against the PCA of the clipped rows, and the clipping may move the components further "
@@ -187,7 +174,8 @@ def covariance_assessment(est, k: int) -> tuple:
 def assess_fit(est, k: int) -> tuple:
     """(expected error, interval, note) of what `fit` released: the estimator's own, a released covariance's top-k
     subspace's (`covariance_assessment`), and for a scaled fit that plus the scaler's part (`scaler_error`), in
-    quadrature, against the PCA of the exactly standardized table. In a scaled fit the method's own UtilityWarning
+    quadrature, against the PCA of the exactly standardized table, plus the clipping's bias where the fit released its
+    clipping check (`clipping_check`, `preprocessing.with_clipping_turn`). In a scaled fit the method's own UtilityWarning
     (its error alone, at its share of the budget) is replaced by `_scaled_warning`'s, of the error `fit` prints.
 
     Parameters
@@ -215,7 +203,7 @@ def assess_fit(est, k: int) -> tuple:
     if sp is None:
         ratio = pipe.contract_.epsilon / pipe[-1].epsilon if pipe is not None else 1.0
         for w in getattr(pipe, "method_warnings_", []): _utility_warning(w.estimator, [_whole_budget(r, ratio) for r in w.reasons])
-        return e, iv, note
+        return e, iv, note if note is None else note + _unchecked(pipe)
     level, s = random_subspace_level(sp[0].shape[0], k), scaler_error(pipe[0], *sp)
     total = min(math.hypot(e, s), level)
     iv = None if iv is None else (iv[0], min(iv[1] + 2 * s, level))
@@ -223,13 +211,18 @@ def assess_fit(est, k: int) -> tuple:
     public = hasattr(est, "_radii") and est._radii()[0] != "private"   # a private quantile clips 1 - q by design
     clip = clip if public and clip is not None and clip > SCALED_CLIP_SHARE else None
     if clip is not None: iv = (0.0 if iv is None else iv[0], level)
-    _scaled_warning(pipe, type(est).__name__, total, iv, s, level, k, clip)
+    turn, noise = getattr(pipe, "clipping_turn_", None), total
+    turn = turn if turn is not None and turn.contract is not None else None       # released: a snapped t
+    if turn is not None: total, iv = with_clipping_turn(total, iv, turn, level)
+    _scaled_warning(pipe, type(est).__name__, total, iv, s, level, k, clip, turn, noise)
     return total, iv, (
         "E||P_hat - P||_F against the non-private PCA of the standardized table: the method's own expected error and "
-        "the private scaler's first-order part (scaler_error), in quadrature" + ("" if clip is None else (
-            f"; a share of about {clip:.2f} of the standardized rows lies beyond the norm bound (released privately): "
-            "the error is against the PCA of the clipped rows, the clipping's own bias is not in it, and the interval's "
-            "upper end is the random level")))
+        "the private scaler's first-order part (scaler_error), in quadrature" + ("" if turn is None else (
+            f", plus the clipping's bias {turn.bias:.2f} from the private clipping check (with_clipping_turn; the "
+            "interval's upper end raised by the bias's upper end)")) + ("" if clip is None else (
+            f"; a share of about {clip:.2f} of the standardized rows lies beyond the norm bound (released privately)"
+            + ("" if turn is not None else ": the error is against the PCA of the clipped rows, the clipping's own "
+               "bias is not in it") + ", and the interval's upper end is the random level")) + _unchecked(pipe))
 
 # %% ../../nbs/09_cli/00_cli/03_assess.ipynb #11cebe65
 def _variance_share(est, k: int):
@@ -241,6 +234,8 @@ def _variance_share(est, k: int):
     w = np.clip(np.linalg.eigvalsh(np.asarray(est.covariance_))[::-1], 0.0, None)
     return w[:k] / w.sum() if w.sum() > 0 else np.zeros(k)
 
+
+# %% ../../nbs/09_cli/00_cli/03_assess.ipynb #ab91b217
 def fit_release(est, method: str, k=None) -> Release:
     """The Release an estimator (or scaled pipeline) fitted by `fit_estimator(method, ...)` published.
 
@@ -259,12 +254,19 @@ def fit_release(est, method: str, k=None) -> Release:
         value: the components, one per row (`components_`, or a released covariance's top-k eigenvectors,
         post-processing); contract: the fit's (the pipeline's with a scaler); diagnostics: its curator-only diagnostics
         (NOT private); extras: the values released with them (the scaler's mean and scale, a private mean, privately
-        released radii, the private eigenvalues, the variance shares, the method's released attributes) and what was
+        released radii, the private eigenvalues, the variance shares, the method's released attributes, the scaled
+        fit's released clipping check `clipping_turn`, the bias it implies `clipping_bias`, and its noise scale,
+        sensitivity and grid, computed from the released variances) and what was
         computed from them (`expected_error`, `expected_error_interval`, `expected_error_note`: `assess_fit`).
     """
     alg, out, pipe = get_method(method), {}, None
     if hasattr(est, "steps"): pipe, est = est, est[-1]
     if pipe is not None: out.update(scale_mean=pipe[0].mean_, scale=pipe[0].scale_)
+    turn = getattr(pipe, "clipping_turn_", None)
+    if turn is not None and turn.contract is not None:                          # released values only (t snapped)
+        c = turn.contract                                                          # its scale: from released variances
+        out.update(clipping_turn=turn.released, clipping_bias=turn.bias, clipping_turn_scale=c.noise_scale,
+                   clipping_turn_sensitivity=c.sensitivity, clipping_turn_grid=c.grid)
     if est.centering == "private": out["mean"] = est.mean_
     if hasattr(est, "_radii") and est._radii()[0] == "private": out["radius"] = est.radius_
     if hasattr(est, "mean_radius_"): out["mean_radius"] = est.mean_radius_           # set only when released

@@ -148,7 +148,8 @@ def _fit_own_flags(f) -> None:
                         "columns). They bound the row norms (--radius where not given) and the private scaler's values")
     f.add_argument("--scale", default="none", choices=("none", "private"),
                    help="'private': standardize the columns first by a private mean and scale (needs --bounds; spends "
-                        "--scale-share of the budget; the rows are then clipped to norm sqrt(p) unless --radius says otherwise)")
+                        "--scale-share of the budget; the rows are then clipped to norm sqrt(p) unless --radius says otherwise, and "
+                        "0.1 of epsilon goes to a private check of the turn that clipping gave the components)")
     f.add_argument("--scale-share", type=float, default=SCALE_SHARE, metavar="S",
                    help=f"the private scaler's share of epsilon and delta (default {SCALE_SHARE})")
     f.add_argument("--out", default="components.csv", metavar="FILE",

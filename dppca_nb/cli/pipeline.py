@@ -5,22 +5,25 @@
 # %% ../../nbs/09_cli/00_cli/02_pipeline.ipynb #pipeline-imports
 from __future__ import annotations
 import csv
+import dataclasses
 import inspect
 import math
 import sys
 import warnings
 from pathlib import Path
 import numpy as np
-from ..privacy.contract import Release
+from ..core.linalg import random_subspace_level
+from ..privacy.contract import Contract, Release
 from ..privacy.centering import ClippingWarning
 from ..algorithms.registry import Algorithm
 from .methods import (CLIError, _check_fit_options, _flag_error, budget_delta, estimator_for,
                                   fit_options, flag_of, get_method, method_name, parameters_of)
 from .inputs import box_radius
+from ..preprocessing import CLIP_CHECK_SHARE
 
 # %% auto #0
 __all__ = ['SCALE_SHARE', 'SCALED_CLIP_SHARE', 'SCALED_CLIP_WARN', 'NEEDS_BOUNDS', 'scaled_pipeline', 'scaled_budgets',
-           'norm_bounds', 'fit_estimator', 'large_delta', 'refuse_slow_draw']
+           'norm_bounds', 'released_spectrum', 'clipping_check', 'fit_estimator', 'large_delta', 'refuse_slow_draw']
 
 # %% ../../nbs/09_cli/00_cli/02_pipeline.ipynb #32c307d6
 SCALE_SHARE = 0.5        # the private scaler's share of the budget (--scale-share)
@@ -152,13 +155,113 @@ def norm_bounds(alg: Algorithm, options: dict, p: int, *, bounds=None, scale: st
     if centering == "private" and "mean_radius" in has: options.setdefault("mean_radius", box_radius(*bounds, 0.0))
     return "--bounds"
 
+# %% ../../nbs/09_cli/00_cli/02_pipeline.ipynb #7e5105da
+def _main_contract(c: Contract) -> Contract:
+    "The method's own release in a composed contract (the PCA of a pipeline, then its main part)."
+    names = dict(c.parts)
+    if "pca" in names: return _main_contract(names["pca"])
+    return names.get("main", c)
+
+def _cov_noise_sd(est) -> float | None:
+    "Off-diagonal noise sd of a released covariance (None: not a Gaussian matrix of public scale, or thresholded after it)."
+    from dppca_nb import estimators as E
+    alg = get_method(est._algorithm_key)
+    if alg.attributes or not hasattr(E, "release_noise_sd"): return None      # thresholded after the noise (or no helper)
+    return E.release_noise_sd(_main_contract(est.contract_), getattr(est, "noise_shape", "vecd"))
+
+def released_spectrum(est, k: int):
+    """(V (p, k), the variances of the k components, the mean variance of the other directions) as released, or None.
+    Of a released covariance: its top-k eigenvectors and its eigenvalues, debiased for the noise (post-processing).
+    Of g-DPPCA after the scaler: its tau's eigenvalues, shares of the standardized rows' total variance p (approximately:
+    a spatial Kendall's tau has trace 1, and its eigenvalues follow the covariance's shares)."""
+    if hasattr(est, "components_"):
+        ev, rest = getattr(est, "explained_variance_", None), getattr(est, "noise_variance_", None)
+        if ev is None and getattr(est, "tau_eigenvalues_", None) is not None:
+            t = np.clip(np.asarray(est.tau_eigenvalues_, dtype=np.float64), 0.0, None)
+            t = t.size * t / max(t.sum(), 1e-300)
+            ev, rest = t[:k], float(t[k:].mean()) if k < t.size else 0.0
+        return None if ev is None or rest is None else (est.components_.T, np.asarray(ev, dtype=np.float64), float(rest))
+    from dppca_nb import estimators as E
+    w, U = np.linalg.eigh(np.asarray(est.covariance_))
+    w, U = w[::-1], U[:, ::-1]
+    spec = E.debiased_spectrum(w, _cov_noise_sd(est))[0] if hasattr(E, "debiased_spectrum") else np.clip(w, 0.0, None)
+    return U[:, :k], spec[:k], float(spec[k:].mean()) if k < w.size else 0.0
+
+
+# %% ../../nbs/09_cli/00_cli/02_pipeline.ipynb #a152c600
+def _stated_check(c: Contract) -> Contract:
+    """The check's contract as the pipeline's states it: the same mechanism and guarantee, at the epsilon it was given,
+    without its sensitivity, scale, grid and clamping bound, which follow from the released variances (published with
+    the released values, `fit_release`): what the record's contract says is then the same on neighbouring tables."""
+    return dataclasses.replace(c, sensitivity=None, noise_scale=None, grid=None, epsilon_certified=None, notes=(
+        "sensitivity (R_2^2 - R^2) max 1/(ev - rest) / n, from the released variances; its scale, grid and clamping "
+        "bound are published with the released values",))
+
+def clipping_check(pipe, X, k, epsilon: float, budget: float, random_state=None):
+    """Release, after a scaled fit, the private check of the turn clipping gave its components
+    (`preprocessing.release_clipping_turn` at `epsilon`, pure DP, spent on the method's ledger) and compose it into the
+    pipeline's contract as a third part, `clipping_turn` (as `_stated_check` states it), the whole within `budget` (`epsilon` lowered by a few ulps
+    where rounding would pass it). Planned from public and released values only (the fit's bound R and 2R, the released
+    components and variances) before the rows are read again. Sets `pipe.clipping_turn_`: a ClippingTurn, or None where
+    no turn is defined (k not below p, no released variances, a variance not above the rest's): nothing released nor spent.
+
+    Parameters
+    ----------
+    pipe : PrivatePipeline
+        Fitted by `fit_estimator(..., scale="private")`, its method with a norm bound (`radius_`).
+    X : array (n, p)
+        The rows it was fitted on (not modified).
+    k : int or None
+        The components asked for (a covariance method's; a subspace method's are read from `components_`).
+    epsilon, budget : float
+        The check's epsilon, and the whole budget the pipeline's total stays within.
+    random_state : int or None
+        The fit's seed (the check draws from a stream derived from it).
+
+    Returns
+    -------
+    PrivatePipeline
+        `pipe`, with `clipping_turn_` and, where the check was released, `contract_` and `privacy_` of the three parts.
+    """
+    from dppca_nb.preprocessing import (CLIP_CHECK_FACTOR, _compose, clipping_turn_contract, pipeline_ledger,
+                                        release_clipping_turn)
+    est, (n, p) = pipe[-1], np.shape(X)
+    k = est.components_.shape[0] if hasattr(est, "components_") else k
+    pipe.clipping_turn_ = None
+    sp = released_spectrum(est, k) if isinstance(k, int) and k < p and hasattr(est, "radius_") else None
+    if sp is None: return pipe
+    R = float(est.radius_)
+    plan = lambda e: clipping_turn_contract(n, p, k, e, radius=R, outer_radius=CLIP_CHECK_FACTOR * R, ev=sp[1], rest=sp[2])
+    if plan(epsilon) is None: return pipe
+    for _ in range(64):                                          # the sum of the parts, rounded, within the budget
+        if pipeline_ledger(pipe, extra={"clipping_turn": _stated_check(plan(epsilon))}).spent() <= budget: break
+        epsilon = math.nextafter(epsilon, 0.0)
+    rng = None if random_state is None else np.random.default_rng(np.random.SeedSequence([random_state, 7]))
+    pipe.clipping_turn_ = release_clipping_turn(pipe[0].transform(X), *sp, radius=R, outer_radius=CLIP_CHECK_FACTOR * R,
+                                                epsilon=epsilon, cap=random_subspace_level(p, k),
+                                                accountant=est.accountant_, random_state=rng)
+    pipe.contract_, pipe.privacy_ = _compose(pipe, {"clipping_turn": _stated_check(pipe.clipping_turn_.contract)})
+    return pipe
+
+# %% ../../nbs/09_cli/00_cli/02_pipeline.ipynb #00665a85
+def _scaled_kw(alg, cls, kw: dict, params, shape, bounds, delta, share, clip_check: bool) -> tuple:
+    """(the scaler's budget, whether the fit checks its clipping) of a scaled fit; `kw` (the method's) changed in place
+    to its budget: `scaled_budgets` of the whole epsilon, less `CLIP_CHECK_SHARE` where a method that clips is checked."""
+    if bounds is None: raise CLIError(NEEDS_BOUNDS)
+    check = clip_check and "radius" in set(fit_options(alg).values())     # public: the method clips
+    eps = kw["epsilon"] * (1 - CLIP_CHECK_SHARE * check)
+    sc, (kw["epsilon"], d) = scaled_budgets(alg, cls, kw, shape, bounds, eps, delta, share)
+    if "delta" in params: kw["delta"] = d
+    return sc, check
+
 # %% ../../nbs/09_cli/00_cli/02_pipeline.ipynb #290c06b8
 def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None, *, random_state=None,
-                  scale: str = "none", bounds=None, scale_share: float = SCALE_SHARE, **options):
+                  scale: str = "none", bounds=None, scale_share: float = SCALE_SHARE, clip_check: bool = True,
+                  **options):
     """Fit the estimator of `--method method` on X with `k` components, the budget and `options` (its fit's parameters,
     by name); return it fitted (with `scale="private"`: a fitted `PrivatePipeline`, the private standard scaler then
-    the estimator). The plan is made and spent before a record is read; the curator-only ClippingWarning is not shown
-    (an exact count of the data). Errors name the flags.
+    the estimator, then for a method that clips `clipping_check` at `CLIP_CHECK_SHARE` of epsilon). The plan is made
+    and spent before a record is read; the curator-only ClippingWarning is not shown (an exact count). Errors name the flags.
 
     Parameters
     ----------
@@ -173,13 +276,15 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
     delta : float in [0, 1) or None
         Failure probability (None: omitted, allowed for a pure method without scaling).
     random_state : int or None
-        Seed of the noise.
+        Seed of the noise (and of the scaler's and the check's streams, derived from it).
     scale : {"none", "private"}
         "private": standardize the columns by a private mean and scale first (`scaled_pipeline`).
     bounds : tuple (lo, hi) or None
         Public column bounds (needed by the private scaler).
     scale_share : float in (0, 1)
         The private scaler's share of epsilon (and delta), before both are scaled to spend the budget (`scaled_budgets`).
+    clip_check : bool
+        With `scale="private"`, a method that clips: `CLIP_CHECK_SHARE` of epsilon to `clipping_check` (False: none).
     **options
         Options of the method's fit (`fit_options`), e.g. radius=2.0, centering="none".
 
@@ -195,16 +300,14 @@ def fit_estimator(method: str, X, k, epsilon: float, delta: float | None = None,
     if "delta" in params: kw["delta"] = dlt
     if "n_components" in params: kw["n_components"] = k
     try:
-        if scale == "private":
-            if bounds is None: raise CLIError(NEEDS_BOUNDS)
-            sc, (kw["epsilon"], d) = scaled_budgets(alg, cls, kw, np.shape(X), bounds, epsilon, dlt, scale_share)
-            if "delta" in params: kw["delta"] = d
+        if scale == "private": sc, check = _scaled_kw(alg, cls, kw, params, np.shape(X), bounds, dlt, scale_share, clip_check)
         est = cls(**kw)
         if scale == "private": est = scaled_pipeline(alg, est, bounds, *sc, random_state)
         with warnings.catch_warnings(record=scale == "private") as caught:
             if caught is not None: warnings.simplefilter("always")
             warnings.simplefilter("ignore", ClippingWarning)     # an exact count of the data: never printed by the CLI
             est.fit(X)
+            if scale == "private" and check: clipping_check(est, X, k, CLIP_CHECK_SHARE * epsilon, epsilon, random_state)
     except (ValueError, TypeError) as e: raise _flag_error(e, alg) from None
     if caught is not None: est.method_warnings_ = _held_warnings(caught)   # the method's own: assess_fit rewords them
     return est

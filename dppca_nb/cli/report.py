@@ -18,7 +18,7 @@ from ..privacy.contract import Contract, Release
 from ..privacy.mechanisms import gaussian_sigma
 from ..algorithms.registry import Algorithm
 from .methods import flag_of, get_method, method_name
-from .pipeline import _is_utility
+from .pipeline import CLIP_CHECK_SHARE, _is_utility
 
 # %% auto #0
 __all__ = ['NOT_SHOWN', 'PUBLISHED_WARNINGS', 'WARNINGS_NOTE', 'TABLE_WIDTH', 'part_words', 'budget_parts', 'privacy_sentence',
@@ -82,7 +82,8 @@ def _and(items) -> str:
 _PART_WORDS = {"scaler": "the column means and scales", "mean_radius": "the norm bound for the mean",
                "radius": "the norm bound", "mean": "the mean", "tau": "Kendall's tau matrix",
                "location": "the coarse location", "clipped_share": "the share of rows the norm bound clipped",
-               "mean_clipped_share": "the share of rows the mean's norm bound clipped"}
+               "mean_clipped_share": "the share of rows the mean's norm bound clipped",
+               "clipping_turn": "the clipping check"}
 
 def part_words(path: tuple, alg: Algorithm) -> str:
     "A part of the budget in words: its name (`path`: the names from the whole down to it) as a reader says it."
@@ -228,6 +229,7 @@ def _record_inputs(est, c, names, k: int, *, scale, bounds, scale_share, radius_
     params = {a: v for a, v in pca.get_params(deep=False).items() if a not in ("random_state", "accountant")}
     inputs = dict(n=c.n, p=len(names), k=k, columns=list(names), **params, scale=scale)
     if pca is not est: inputs.update(epsilon=c.epsilon, delta=c.delta, scale_share=scale_share)
+    if pca is not est and "clipping_turn" in dict(c.parts): inputs["clip_check_share"] = CLIP_CHECK_SHARE
     if bounds is not None: inputs["bounds"] = dict(lo=bounds[0], hi=bounds[1])
     if radius_from is not None: inputs["radius_from"] = radius_from
     if "radius" in inputs and inputs["radius"] in (None, "auto") and hasattr(pca, "_radii"):   # the estimator's default
@@ -355,8 +357,9 @@ def _error_lines(rec: dict) -> list:
                 "and nothing here says whether this release does better."]
     lo_hi = r.get("expected_error_interval")
     rng = "" if lo_hi is None else f" (likely {lo_hi[0]:.2f} to {lo_hi[1]:.2f})"
+    turn = "" if r.get("clipping_bias") is None else f" (the clipping's bias {r['clipping_bias']:.2f} included)"
     return [f"Expected error {r['expected_error']:.2f}{rng}, where a random subspace scores {level:.2f}: the distance",
-            f"||P - P_hat||_F to the non-private PCA of {what}, estimated from the released values."]
+            f"||P - P_hat||_F to the non-private PCA of {what}, estimated from the released values{turn}."]
 
 def _order_words(rec: dict, k: int) -> str:
     """How the components are ordered, as the header says it: in decreasing order of private variance, but where the
