@@ -4,6 +4,7 @@
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #af88d974
 from __future__ import annotations
+import functools
 import inspect
 import math
 from dataclasses import replace
@@ -33,7 +34,7 @@ __all__ = ['SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN', 'MATRIX_CHUNK_ENTRI
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #aaae6b6e
 def clip_block(blk, radius: float, *, owned: bool = False) -> tuple:
-    "(rows clipped to ||x|| <= radius, number clipped, their squared norms): one pass; in place if `owned`, else a copy only where a row is clipped."
+    "(rows clipped to ||x|| <= radius, number clipped, their squared norms): one pass for the norms, one for the scaling; in place if `owned`, else a copy only where a row is clipped."
     x2 = np.einsum("ij,ij->i", blk, blk)
     if not np.isfinite(x2).all():                    # non-finite values (refused, naming X) or squares that overflow
         out, m = clip_rows(blk, radius)
@@ -41,10 +42,10 @@ def clip_block(blk, radius: float, *, owned: bool = False) -> tuple:
     big = x2 > radius * radius
     m = int(big.sum())
     if not m: return blk, 0, x2
-    out = blk if owned else blk.copy()
-    out[big] *= (radius / np.sqrt(x2[big]))[:, None]
-    x2[big] = np.einsum("ij,ij->i", out[big], out[big])
-    return out, m, x2
+    s = np.ones(len(blk))
+    s[big] = radius / np.sqrt(x2[big])
+    out = np.multiply(blk, s[:, None], out=blk if owned else None)   # x 1 leaves a row as it was, bit for bit
+    return out, m, np.einsum("ij,ij->i", out, out)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #75fda081
 SUB_BLOCK_ROWS = 2048      # rows per sub-block of the explicit gradients (keeps the scratch at 2048 p k doubles)
@@ -348,21 +349,20 @@ def _probe(X, W, C, st, n, rng, center) -> float:
                           bounds=st["bounds"], rng=rng)
 
 def _warm(X, st, n, p, rng, diag, center) -> dict:
-    "The warm start S0, its eigen-decomposition, the probe's spread and the mode they decide."
-    S0 = moment_sum(X, st["radius"], n, p, diag, center, st["matrices"]) / n
-    S0 = S0 + symmetric_gaussian(p, st["warm_sd"], rng, kind="vecd")
+    "The warm start S0, its eigen-decomposition, the probe's spread and the mode they decide (and the exact sum, curator-only)."
+    M = moment_sum(X, st["radius"], n, p, diag, center, st["matrices"])
+    S0 = M / n + symmetric_gaussian(p, st["warm_sd"], rng, kind="vecd")
     lam, Q = np.linalg.eigh(S0)
     lam, Q = lam[::-1].copy(), Q[:, ::-1]
     tau0 = _probe(X, *_start(0, st["width"], p, S0, Q, np.zeros((p, 0)), rng, st["radius"]), st, n, rng, center)
     mode = "adaptive" if st["mode"] == "adaptive" else choose_mode(tau0, st["radius"], st["k"], st["mu_pass"][-1],
                                                                    st["mu_all"], st["matrices"])
-    return dict(S0=S0, lam=lam, Q=Q, tau0=tau0, mode=mode)
+    return dict(S0=S0, lam=lam, Q=Q, tau0=tau0, mode=mode, M=M)
 
-def _gauss_finish(X, st, n, p, rng, S0, center) -> tuple:
-    "(V, eigenvalues): the passes' Gaussian budget on a second Analyze Gauss release, combined with S0 by the mu^2 weights."
+def _gauss_finish(st, n, p, rng, S0, M) -> tuple:
+    "(V, eigenvalues): the passes' Gaussian budget on a second Analyze Gauss release of the same exact sum M, combined with S0 by the mu^2 weights."
     mu_rest = math.sqrt(st["mu_all"] ** 2 - st["mu_warm"] ** 2)
-    S1 = moment_sum(X, st["radius"], n, p, Diagnostics(), center, st["matrices"]) / n
-    S1 = S1 + symmetric_gaussian(p, st["warm_sd"] * st["mu_warm"] / mu_rest, rng, kind="vecd")
+    S1 = M / n + symmetric_gaussian(p, st["warm_sd"] * st["mu_warm"] / mu_rest, rng, kind="vecd")
     w0 = st["mu_warm"] ** 2 / st["mu_all"] ** 2
     lam, Q = np.linalg.eigh(w0 * S0 + (1 - w0) * S1)
     return np.ascontiguousarray(Q[:, ::-1][:, :st["k"]]), lam[::-1].copy()
@@ -408,7 +408,7 @@ def _release(X, rng, c, st, center=None) -> Release:
     warm = _warm(X, st, n, p, rng, diag, ctr) if st["warm"] else None
     if warm: extras.update(warm_eigenvalues=warm["lam"], probe_spread=warm["tau0"])
     if warm and warm["mode"] == "gauss":
-        V, lam = _gauss_finish(X, st, n, p, rng, warm["S0"], ctr)
+        V, lam = _gauss_finish(st, n, p, rng, warm["S0"], warm["M"])
         return Release(V, c, diag, {**extras, "mode": "gauss", "eigenvalues": lam, "spreads": [], "n_steps": 0,
                                     "eigenvalue_sd": st["warm_sd"] * st["mu_warm"] / st["mu_all"]})
     V, spreads, schedules, T, clipped, err = _runs(X, st, n, p, rng, diag, warm, ctr)
@@ -640,6 +640,11 @@ def clipping_factor(spectrum, k: int, quantile: float, factor: float, rows: int 
     """The mean clipping factor mean_i min(1, tau / d_i) of Gaussian rows of `spectrum` (in its eigenbasis) at the top-k
     iterate W and centre W Lambda, tau = `factor` times the `quantile` of the distances d_i (seed fixed: post-processing)."""
     lam = np.maximum(np.asarray(spectrum, dtype=np.float64), 0.0)
+    return _clipping_factor(lam.tobytes(), int(k), float(quantile), float(factor), int(rows))
+
+@functools.lru_cache(maxsize=32)          # a fit asks twice for the same spectrum; the answer is a function of it
+def _clipping_factor(lam_bytes, k, quantile, factor, rows) -> float:
+    lam = np.frombuffer(lam_bytes, dtype=np.float64)
     Y = np.random.default_rng(0).standard_normal((rows, lam.size)) * np.sqrt(lam)
     W = np.eye(lam.size)[:, :k]
     d = deviation_norms(Y, W, W * lam[:k])
