@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-import numpy as np  # noqa: E402
+import numpy as np  # noqa: E402,F401 (numpy before any BLAS thread starts)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

@@ -56,6 +56,9 @@ def test_small_tables_fit_is_analyze_gauss():
     assert np.array_equal(np.abs(a.components_), np.abs(g.components_))
     assert a.contract_.epsilon == g.contract_.epsilon and a.contract_.delta == g.contract_.delta
     assert [x for x, _ in a.contract_.parts] == [x for x, _ in g.contract_.parts]        # no ordering step spent
+    for (_, c), (_, d) in zip(a.contract_.parts, g.contract_.parts):                     # each part at AG's budget
+        assert (c.epsilon, c.delta, c.sensitivity, c.noise_scale) == (d.epsilon, d.delta, d.sensitivity, d.noise_scale)
+        assert c.mechanism.startswith(d.mechanism)                  # the main part's says why it is Analyze Gauss
 
 
 def test_above_the_threshold_the_steps_run():

@@ -252,6 +252,7 @@ def matrix_chunk(p: int) -> int:
 
 def _take(X, start, b, order, center) -> tuple:
     "(records start..start + b of X, or of `order` there (sorted), as float64 minus `center`; whether they are a copy)."
+    if order is not None and b == X.shape[0]: order = None      # every row, sorted: X itself, no gather
     if order is None: blk = X[start:start + b]
     else:
         idx = np.sort(order[start:start + b])
