@@ -46,14 +46,15 @@ def test_fit_options_only_at_the_private_radius_and_in_auto_mode():
 
 def test_small_tables_fit_is_analyze_gauss():
     """At n/p = 40, epsilon 3 (n eps / p = 120) the default fit is AnalyzeGaussPCA's default fit: the same contract
-    statement for the components, the same components up to sign, the same radius and mean (one random stream)."""
+    statement for the components, the same components, variances and expected error, the same radius and mean."""
     p, k, n = 20, 2, 800
     X = _design(p, k, n, 0)
     a = AdaptiveNoisePCA(k, epsilon=3.0, delta=1e-5, random_state=3).fit(X)
     g = AnalyzeGaussPCA(k, epsilon=3.0, delta=1e-5, random_state=3).fit(X)
     assert not _has_steps(a.contract_)
     assert a.radius_ == g.radius_ and np.array_equal(a.mean_, g.mean_)
-    assert np.array_equal(np.abs(a.components_), np.abs(g.components_))
+    assert np.array_equal(a.components_, g.components_)
+    assert np.array_equal(a.explained_variance_, g.explained_variance_) and a.expected_error_ == g.expected_error_
     assert a.contract_.epsilon == g.contract_.epsilon and a.contract_.delta == g.contract_.delta
     assert [x for x, _ in a.contract_.parts] == [x for x, _ in g.contract_.parts]        # no ordering step spent
     for (_, c), (_, d) in zip(a.contract_.parts, g.contract_.parts):                     # each part at AG's budget
