@@ -802,12 +802,14 @@ def run_refresh_all(out, seeds):
     run_refresh(out, seeds, every=True)
 
 
-def run_refresh_cost(out, seeds, repeat=5):
+def run_refresh_cost(out, seeds, repeat=5, names=("AnalyzeGaussPCA", "AdaptiveNoisePCA")):
     """The cost at the defaults as it is asked of them: AnalyzeGaussPCA at n = 1e6, p = 20 (k = 5) and AdaptiveNoisePCA
-    at n = 1e5, p = 100 (k = 5), each against one X.T @ X and a fit at a public bound, in interleaved rounds in one run."""
+    at n = 1e5, p = 100 (k = 5), each against one X.T @ X and a fit at a public bound, in interleaved rounds in one run
+    (`names`: the estimators to rerun)."""
     code = _commit()
     for name, (n, p), cases in (("AnalyzeGaussPCA", (1_000_000, 20), COST_CASES["AnalyzeGaussPCA"][:3]),
                                 ("AdaptiveNoisePCA", (100_000, 100), ADAPTIVE_CASES[:3])):
+        if name not in names: continue
         X, _, _ = _reference(n, p=p, k=5)
         def fit(kw, name=name, X=X):
             cls = _est_class(name)
@@ -819,6 +821,11 @@ def run_refresh_cost(out, seeds, repeat=5):
                            seconds=best[lab], xtx_seconds=best["one X.T @ X"], ratio=best[lab] / best["one X.T @ X"],
                            cpu_ratio=cpu[lab] / cpu["one X.T @ X"]), log=False)
             print(f"[cost] {name} {lab}: {best[lab] / best['one X.T @ X']:.2f}x one X'X", file=sys.stderr, flush=True)
+
+
+def run_refresh_cost_adaptive(out, seeds):
+    "Only AdaptiveNoisePCA's rows of `run_refresh_cost` (benchmarks/adaptive_cost.py: the same rows and where the time goes)."
+    run_refresh_cost(out, seeds, names=("AdaptiveNoisePCA",))
 
 
 # ---------------------------------------------------------------------------------------------------------- report
@@ -1012,7 +1019,7 @@ def report_markdown(rows) -> str:
 
 # ------------------------------------------------------------------------------------------------------------ main
 SECTIONS = ("grid", "extra", "scaled", "mean", "clipping", "scaler_terms", "cost", "kernels", "gram", "profile",
-            "refresh", "refresh_all", "refresh_cost")
+            "refresh", "refresh_all", "refresh_cost", "refresh_cost_adaptive")
 
 
 def main(argv=None):

@@ -305,9 +305,11 @@ def test_adaptive_error_needs_no_variances():
     "AdaptiveNoisePCA's expected error comes from its own released values: there at a radius 20 times the rows' norms and without the ordering step."
     est = ESTIMATORS["AdaptiveNoisePCA"](2, epsilon=1.0, radius=20.0, random_state=0).fit(X8)
     assert est.expected_error_ is not None and est.expected_error_note_.startswith("E||P_hat - P||_F")
-    off = ESTIMATORS["AdaptiveNoisePCA"](2, order_share=0.0, random_state=0).fit(X8)
+    off = ESTIMATORS["AdaptiveNoisePCA"](2, order_share=0.0, mode="adaptive", random_state=0).fit(X8)   # the steps
     assert off.expected_error_ is not None and not hasattr(off, "explained_variance_")
     assert "order" not in dict(off.contract_.parts)
+    ag = ESTIMATORS["AdaptiveNoisePCA"](2, random_state=0).fit(X8)      # n eps / p < 1000: Analyze Gauss's eigenvalues
+    assert "order" not in dict(ag.contract_.parts) and hasattr(ag, "explained_variance_")
 
 
 def test_whiten_refuses_a_zero_variance():

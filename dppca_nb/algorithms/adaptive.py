@@ -4,6 +4,7 @@
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #af88d974
 from __future__ import annotations
+import functools
 import inspect
 import math
 from dataclasses import replace
@@ -17,23 +18,25 @@ from ..privacy.contract import Contract, Plan, Release
 from ..privacy.centering import (quantile_contract, radius_grid, radius_grid_value, log_norm_cells, _radius_scores,
                                         _exact_exponential_index)
 from .registry import Algorithm, Parameter, ErrorModel, register, release_rows
+from .baselines import plan_analyze_gauss
 from .adaptive_budget import (  # noqa: F401 (re-exported: the steps' building blocks)
     pure_losses, pure_gaussian_delta, gaussian_after_pure, gaussian_shares,
     SPREAD_NEED, spread_need, reliable_batch, MIN_BATCH_SHARE, run_rows, _share, adaptive_budget, default_steps,
     batch_sizes, max_steps, pass_steps, pass_schedule, STEP_TARGET, MAX_STEPS, eigengap_steps)
 
 # %% auto #0
-__all__ = ['SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN', 'MATRIX_CHUNK_ENTRIES', 'ADAPTIVE_ERROR_NOTE', 'ERROR_MODEL_ROWS',
-           'clip_block', 'deviation_norms', 'gradient_distances', 'clip_matrices', 'matrix_gradients', 'spread_bounds',
-           'window_offsets', 'spread_histogram', 'release_spread', 'clipped_gradient_sum', 'clipped_matrix_sum',
-           'gradient_sensitivity', 'release_gradient', 'oja_step', 'cap_center', 'ritz_center', 'choose_mode',
-           'adaptive_contract', 'matrix_chunk', 'row_batches', 'matrix_input', 'moment_sum', 'spreads_affordable',
-           'plan_gauss', 'plan_adaptive_dp_pca', 'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca',
-           'adaptive_expected_error', 'clipping_factor', 'adaptive_error_model']
+__all__ = ['SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN', 'MATRIX_CHUNK_ENTRIES', 'GAUSS_FROM_START', 'ADAPTIVE_ERROR_NOTE',
+           'ERROR_MODEL_ROWS', 'clip_block', 'deviation_norms', 'gradient_distances', 'clip_matrices',
+           'matrix_gradients', 'spread_bounds', 'window_offsets', 'spread_histogram', 'release_spread',
+           'clipped_gradient_sum', 'clipped_matrix_sum', 'gradient_sensitivity', 'release_gradient', 'oja_step',
+           'cap_center', 'ritz_center', 'choose_mode', 'adaptive_contract', 'matrix_chunk', 'row_batches',
+           'matrix_input', 'moment_sum', 'spreads_affordable', 'gauss_from_start', 'plan_gauss', 'plan_adaptive_dp_pca',
+           'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca', 'adaptive_expected_error', 'clipping_factor',
+           'adaptive_error_model']
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #aaae6b6e
 def clip_block(blk, radius: float, *, owned: bool = False) -> tuple:
-    "(rows clipped to ||x|| <= radius, number clipped, their squared norms): one pass; in place if `owned`, else a copy only where a row is clipped."
+    "(rows clipped to ||x|| <= radius, number clipped, their squared norms): one pass for the norms, one for the scaling; in place if `owned`, else a copy only where a row is clipped."
     x2 = np.einsum("ij,ij->i", blk, blk)
     if not np.isfinite(x2).all():                    # non-finite values (refused, naming X) or squares that overflow
         out, m = clip_rows(blk, radius)
@@ -41,10 +44,10 @@ def clip_block(blk, radius: float, *, owned: bool = False) -> tuple:
     big = x2 > radius * radius
     m = int(big.sum())
     if not m: return blk, 0, x2
-    out = blk if owned else blk.copy()
-    out[big] *= (radius / np.sqrt(x2[big]))[:, None]
-    x2[big] = np.einsum("ij,ij->i", out[big], out[big])
-    return out, m, x2
+    s = np.ones(len(blk))
+    s[big] = radius / np.sqrt(x2[big])
+    out = np.multiply(blk, s[:, None], out=blk if owned else None)   # x 1 leaves a row as it was, bit for bit
+    return out, m, np.einsum("ij,ij->i", out, out)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #75fda081
 SUB_BLOCK_ROWS = 2048      # rows per sub-block of the explicit gradients (keeps the scratch at 2048 p k doubles)
@@ -249,6 +252,7 @@ def matrix_chunk(p: int) -> int:
 
 def _take(X, start, b, order, center) -> tuple:
     "(records start..start + b of X, or of `order` there (sorted), as float64 minus `center`; whether they are a copy)."
+    if order is not None and b == X.shape[0]: order = None      # every row, sorted: X itself, no gather
     if order is None: blk = X[start:start + b]
     else:
         idx = np.sort(order[start:start + b])
@@ -348,21 +352,20 @@ def _probe(X, W, C, st, n, rng, center) -> float:
                           bounds=st["bounds"], rng=rng)
 
 def _warm(X, st, n, p, rng, diag, center) -> dict:
-    "The warm start S0, its eigen-decomposition, the probe's spread and the mode they decide."
-    S0 = moment_sum(X, st["radius"], n, p, diag, center, st["matrices"]) / n
-    S0 = S0 + symmetric_gaussian(p, st["warm_sd"], rng, kind="vecd")
+    "The warm start S0, its eigen-decomposition, the probe's spread and the mode they decide (and the exact sum, curator-only)."
+    M = moment_sum(X, st["radius"], n, p, diag, center, st["matrices"])
+    S0 = M / n + symmetric_gaussian(p, st["warm_sd"], rng, kind="vecd")
     lam, Q = np.linalg.eigh(S0)
     lam, Q = lam[::-1].copy(), Q[:, ::-1]
     tau0 = _probe(X, *_start(0, st["width"], p, S0, Q, np.zeros((p, 0)), rng, st["radius"]), st, n, rng, center)
     mode = "adaptive" if st["mode"] == "adaptive" else choose_mode(tau0, st["radius"], st["k"], st["mu_pass"][-1],
                                                                    st["mu_all"], st["matrices"])
-    return dict(S0=S0, lam=lam, Q=Q, tau0=tau0, mode=mode)
+    return dict(S0=S0, lam=lam, Q=Q, tau0=tau0, mode=mode, M=M)
 
-def _gauss_finish(X, st, n, p, rng, S0, center) -> tuple:
-    "(V, eigenvalues): the passes' Gaussian budget on a second Analyze Gauss release, combined with S0 by the mu^2 weights."
+def _gauss_finish(st, n, p, rng, S0, M) -> tuple:
+    "(V, eigenvalues): the passes' Gaussian budget on a second Analyze Gauss release of the same exact sum M, combined with S0 by the mu^2 weights."
     mu_rest = math.sqrt(st["mu_all"] ** 2 - st["mu_warm"] ** 2)
-    S1 = moment_sum(X, st["radius"], n, p, Diagnostics(), center, st["matrices"]) / n
-    S1 = S1 + symmetric_gaussian(p, st["warm_sd"] * st["mu_warm"] / mu_rest, rng, kind="vecd")
+    S1 = M / n + symmetric_gaussian(p, st["warm_sd"] * st["mu_warm"] / mu_rest, rng, kind="vecd")
     w0 = st["mu_warm"] ** 2 / st["mu_all"] ** 2
     lam, Q = np.linalg.eigh(w0 * S0 + (1 - w0) * S1)
     return np.ascontiguousarray(Q[:, ::-1][:, :st["k"]]), lam[::-1].copy()
@@ -408,7 +411,7 @@ def _release(X, rng, c, st, center=None) -> Release:
     warm = _warm(X, st, n, p, rng, diag, ctr) if st["warm"] else None
     if warm: extras.update(warm_eigenvalues=warm["lam"], probe_spread=warm["tau0"])
     if warm and warm["mode"] == "gauss":
-        V, lam = _gauss_finish(X, st, n, p, rng, warm["S0"], ctr)
+        V, lam = _gauss_finish(st, n, p, rng, warm["S0"], warm["M"])
         return Release(V, c, diag, {**extras, "mode": "gauss", "eigenvalues": lam, "spreads": [], "n_steps": 0,
                                     "eigenvalue_sd": st["warm_sd"] * st["mu_warm"] / st["mu_all"]})
     V, spreads, schedules, T, clipped, err = _runs(X, st, n, p, rng, diag, warm, ctr)
@@ -423,11 +426,37 @@ def spreads_affordable(n: int, k: int, budget: dict, subspace: str, quantile: fl
     ok = len(budget["mu_pass"]) == 1 or budget["spread_epsilon"][-1] >= spread_need(n_run, quantile) * (1 - 1e-12)
     return ok and (budget["probe_epsilon"] == 0 or budget["probe_epsilon"] >= spread_need(n, quantile) * (1 - 1e-12))
 
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #38717b23
+def _gauss_rows(ag: Plan, reason: str) -> Plan:
+    "Analyze Gauss's own plan on rows (the same inputs, noise and eigenvectors), its mechanism saying why, with the adaptive release's extras."
+    c = replace(ag.contract, mechanism=ag.contract.mechanism + reason)
+    def run(X, rng, **inputs):
+        r = ag.release(X, rng, **inputs)
+        return Release(r.value, c, Diagnostics(gradients_clipped=0, **r.diagnostics), {
+            **r.extras, "mode": "gauss", "spreads": [], "n_steps": 0, "eigenvalue_sd": c.noise_scale})
+    return Plan(c, run, inputs=ag.inputs)
+
+# %% ../../nbs/04_algorithms/10_adaptive.ipynb #77a31ad8
+GAUSS_FROM_START = 1000.0     # n epsilon / p below this, at the private radius: Analyze Gauss from the start
+
+def gauss_from_start(n: int, p: int, epsilon: float) -> bool:
+    "Whether n epsilon / p < GAUSS_FROM_START (public: n, p, epsilon): where the adaptive steps did not pay at the private radius."
+    return int(n) * check_epsilon(epsilon) / int(p) < GAUSS_FROM_START
+
+def _fit_options(n, p, k, epsilon, delta, *, radius, mode="auto", **o) -> dict:
+    "The estimator's rule: at the private radius with `gauss_from_start`, mode 'gauss'; where the plan is Analyze Gauss, no ordering step (its own eigenvalues order the basis)."
+    if mode != "auto": return {"order_share": 0.0} if mode == "gauss" else {}
+    if radius == "private" and gauss_from_start(n, p, epsilon): return {"mode": "gauss", "order_share": 0.0}
+    b = adaptive_budget(n, k, epsilon, delta, **{a: o[a] for a in ("subspace", "n_passes", "warm_share", "final_share",
+                                                                  "spread_share", "spread_quantile")})
+    return {} if spreads_affordable(n, k, b, o["subspace"], o["spread_quantile"]) else {"order_share": 0.0}
+
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #b4c5d648
 def plan_gauss(n: int, p: int, k: int, epsilon: float, delta: float, *, radius: float = 1.0, matrices: bool = False,
                reason: str = "") -> Plan:
-    "Analyze Gauss at the whole budget on rows or on matrices: the mean of the clipped records plus symmetric noise, top-k eigenvectors."
+    "Analyze Gauss at the whole budget: on rows `plan_analyze_gauss` itself (`_gauss_rows`); on matrices the mean of the clipped matrices plus symmetric noise, top-k eigenvectors."
     eps, dlt, R, k = check_epsilon(epsilon), check_delta(delta), check_positive(radius, "radius"), check_k(k, p)
+    if not matrices: return _gauss_rows(plan_analyze_gauss(n, p, k, eps, dlt, radius=R), reason)
     sens = (2.0 if matrices else math.sqrt(2.0)) * R * R / n
     sd = gaussian_sigma(eps, dlt, sens)
     c = Contract("Analyze Gauss: the mean of the clipped " + ("matrices" if matrices else "x x^T") + " plus symmetric "
@@ -445,7 +474,7 @@ def plan_gauss(n: int, p: int, k: int, epsilon: float, delta: float, *, radius: 
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #c5d6e759
 def _check_options(subspace, mode, n_steps, batch_growth, shuffle, carry_center) -> tuple:
-    check_choice(subspace, "subspace", ("deflation", "block")); check_choice(mode, "mode", ("auto", "adaptive"))
+    check_choice(subspace, "subspace", ("deflation", "block")); check_choice(mode, "mode", ("auto", "adaptive", "gauss"))
     for name, v in (("shuffle", shuffle), ("carry_center", carry_center)):
         if not isinstance(v, (bool, np.bool_)): raise TypeError(f"{name}: expected a bool, got {v!r}")
     g = check_positive(batch_growth, "batch_growth")
@@ -457,6 +486,7 @@ def _plan(n, p, k, epsilon, delta, *, subspace, radius, n_passes, n_steps, warm_
           mechanism, matrices=False) -> Plan:
     k, R = check_k(k, p), check_positive(radius, "radius")
     T, g = _check_options(subspace, mode, n_steps, batch_growth, shuffle, carry_center)
+    if mode == "gauss": return plan_gauss(n, p, k, epsilon, delta, radius=R, matrices=matrices, reason=" (mode 'gauss': from the start)")
     budget = adaptive_budget(n, k, epsilon, delta, subspace=subspace, n_passes=n_passes, warm_share=warm_share,
                              final_share=final_share, spread_share=spread_share, spread_quantile=spread_quantile)
     if mode == "auto" and not spreads_affordable(n, k, budget, subspace, spread_quantile):
@@ -640,6 +670,11 @@ def clipping_factor(spectrum, k: int, quantile: float, factor: float, rows: int 
     """The mean clipping factor mean_i min(1, tau / d_i) of Gaussian rows of `spectrum` (in its eigenbasis) at the top-k
     iterate W and centre W Lambda, tau = `factor` times the `quantile` of the distances d_i (seed fixed: post-processing)."""
     lam = np.maximum(np.asarray(spectrum, dtype=np.float64), 0.0)
+    return _clipping_factor(lam.tobytes(), int(k), float(quantile), float(factor), int(rows))
+
+@functools.lru_cache(maxsize=32)          # a fit asks twice for the same spectrum; the answer is a function of it
+def _clipping_factor(lam_bytes, k, quantile, factor, rows) -> float:
+    lam = np.frombuffer(lam_bytes, dtype=np.float64)
     Y = np.random.default_rng(0).standard_normal((rows, lam.size)) * np.sqrt(lam)
     W = np.eye(lam.size)[:, :k]
     d = deviation_norms(Y, W, W * lam[:k])
@@ -697,6 +732,7 @@ register(Algorithm(
     "passes of private power steps, each minibatch's gradient mean released with noise scaled to its private spread",
     estimator="AdaptiveNoisePCA", aliases=("adaptive-dp-pca", "adaptive_dp_pca", "adaptive", "dp-pca", "k-dp-pca"),
     dask=True, attributes={"spreads_": "spreads"}, simulate_error=True, expected_error=adaptive_error_model,
+    fit_options=_fit_options,
     parameters=[
         _P("subspace", "{'block', 'deflation'}", "k > 1: 'block' (one run of p x k iterates, every minibatch used for "
            "all k directions) or 'deflation' (Düngler & Sanyal: one eigenvector per run, each run on its own share of "
@@ -727,6 +763,8 @@ register(Algorithm(
            "from the centre 0).", "bool"),
         _P("shuffle", "bool", "Minibatches from a secret random permutation of the rows in each pass (any row order); "
            "False: consecutive row blocks (rows in an order independent of them).", "bool"),
-        _P("mode", "{'auto', 'adaptive'}", "'auto': the adaptive steps where the released spread says their noise is "
-           "below Analyze Gauss's (else the passes' budget goes to the second moment; Analyze Gauss from the start where "
-           "the spreads are too dear for n and epsilon); 'adaptive': the adaptive steps always.", ("auto", "adaptive"))]))
+        _P("mode", "{'auto', 'adaptive', 'gauss'}", "'auto': the adaptive steps where the released spread says their noise "
+           "is below Analyze Gauss's (else the passes' budget goes to the second moment; Analyze Gauss from the start where "
+           "the spreads are too dear for n and epsilon; in the estimator, also at the private radius where n epsilon / p < "
+           "GAUSS_FROM_START = 1000); 'adaptive': the adaptive steps always; 'gauss': Analyze Gauss from the start.",
+           ("auto", "adaptive", "gauss"))]))

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special
 from ..core.validation import check_epsilon, check_delta, check_positive, check_int, check_choice
 
 # %% auto #0
@@ -32,7 +32,7 @@ def pure_losses(epsilon_pure) -> tuple:
 def pure_gaussian_delta(epsilon: float, epsilon_pure, mu: float) -> float:
     "Exact delta(epsilon) of epsilon_pure-DP releases (a number or one per part) composed with a Gaussian mechanism of ratio mu."
     m = float(mu)
-    dG = lambda t: stats.norm.cdf(-t / m + m / 2) - math.exp(t) * stats.norm.cdf(-t / m - m / 2)
+    dG = lambda t: special.ndtr(-t / m + m / 2) - math.exp(t) * special.ndtr(-t / m - m / 2)   # Phi, as stats.norm.cdf
     out = 0.0
     for v, w in zip(*pure_losses(epsilon_pure)): out += w * dG(epsilon - v)
     return float(out)

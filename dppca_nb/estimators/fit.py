@@ -123,6 +123,8 @@ class _PrivateFit:
                                               "radius_bounds", "location", "location_share", "count_share", "order_share")
                if hasattr(self, a)}
         R, MR = self._radii(n, p)
+        for a, v in (alg.fit_options(n, p, k, *self._budget(), **{**opts, "radius": R}) if alg.fit_options else {}).items():
+            (opts if a in opts else fit)[a] = v           # the algorithm's public rule for a fit (its registration says it)
         return plan_centered(main, n, p, *self._budget(), model=alg.model, centering=self.centering, mean=self.mean,
                              radius=R, mean_radius=MR, k=k, **fit)
 

@@ -64,9 +64,9 @@ def _released_spectrum(self, rel):
     if "order_variances" in ex:
         w = np.asarray(ex["order_variances"], dtype=np.float64)
         return w, float(ex["order_total"]), w > 0, None
-    ev = ex.get("eigenvalues")
-    if ev is None or len(ev) != p or not (alg.eigenvalues or self.epsilon == math.inf): return None
-    c = ex.get("main_contract", self.contract_)
+    ev, c = ex.get("eigenvalues"), ex.get("main_contract", self.contract_)
+    own = "eigenvalue_sd" in ex and c.noise_scale is not None     # its own eigenvalues, at one public noise scale
+    if ev is None or len(ev) != p or not (alg.eigenvalues or own or self.epsilon == math.inf): return None
     sd = 0.0 if self.epsilon == math.inf else release_noise_sd(c, getattr(self, "noise_shape", "vecd"))
     return (*debiased_spectrum(ev, sd), sd)
 
