@@ -70,7 +70,7 @@ def run(n, sigma, d=200, k=2):
 
 def report(res, n, sigma) -> str:
     steps = ["draw", "adaptive", "DP-Gauss-1", "DP-Gauss-2", "DP-Power-Method", "not private"]
-    lines = [f"# One trial of adaptive_matrices_figure1: where the time goes\n",
+    lines = ["# One trial of adaptive_matrices_figure1: where the time goes\n",
              f"Produced by `python benchmarks/matrix_stream.py --n {n} --sigma {sigma}`; design in its docstring. "
              "CPU seconds of one process, one BLAS thread, d = 200, k = 2, on a machine of 2 shared cores.\n",
              "| variant | " + " | ".join(steps) + " | total |", "|---" * (len(steps) + 2) + "|"]
