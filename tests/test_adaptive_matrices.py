@@ -11,7 +11,7 @@ def test_spiked_matrices_same_record_every_read():
     assert A.shape == (500, 6, 6) and len(A) == 500
     np.testing.assert_array_equal(A[10:13], A[np.array([10, 11, 12])])
     B = A[0:500]
-    np.testing.assert_allclose(B, B.transpose(0, 2, 1), rtol=0, atol=1e-13)    # Sigma = V D V^T + I: symmetric up to rounding
+    np.testing.assert_array_equal(B, B.transpose(0, 2, 1))                       # Sigma symmetrised, the entries mirrored
     # the mean of 500 records: off-diagonal sd 0.1 / sqrt(500) ~ 0.0045 per entry; 6 sd is 0.027
     assert np.abs(B.mean(0) - Sigma).max() < 0.027
     assert matrix_radius(Sigma, 0.1) ** 2 > np.sqrt((B * B).sum((1, 2))).max()     # no record beyond the public bound
@@ -28,3 +28,43 @@ def test_neighbouring_streams_publish_the_same_metadata():
     assert ra.contract == rb.contract == plan_adaptive_stochastic_kpca(2000, 8, 2, 1.0, 0.01, radius=R, mode="adaptive").contract
     assert sorted(ra.extras) == sorted(rb.extras) and ra.extras["schedule"] == rb.extras["schedule"]
     assert rb.diagnostics["n_clipped"] == ra.diagnostics["n_clipped"] + 1 and "n_clipped" not in rb.extras
+
+
+def _explicit(Sigma, sigma, n, rng):
+    "The matrices as the model states them: Sigma + sigma (Z + Z^T) / sqrt 2, Z a full d x d standard Gaussian."
+    Z = rng.standard_normal((n, *Sigma.shape))
+    return Sigma + sigma / np.sqrt(2.0) * (Z + Z.transpose(0, 2, 1))
+
+
+def test_spiked_matrices_have_the_models_law():
+    """The stream draws A_i's d (d + 1) / 2 upper entries (sd sqrt 2 sigma on the diagonal, sigma off it) and mirrors
+    them: the law of Sigma + sigma (Z + Z^T) / sqrt 2, whose entries A_ij, i <= j, are independent with these sds
+    ((Z_ij + Z_ji) / sqrt 2 ~ N(0, 1), sqrt 2 Z_ii ~ N(0, 2)). Both draws are held to that law."""
+    from scipy import stats
+    d, s, n = 4, 0.1, 20_000
+    Sigma, _ = spiked_sigma(d, 2, 10.0, np.random.default_rng(2))
+    S = (Sigma + Sigma.T) / 2
+    i, j = np.triu_indices(d)
+    sd = np.where(i == j, np.sqrt(2.0), 1.0) * s
+    target = np.diag(sd ** 2)
+    for A in (SpikedMatrices(Sigma, s, n, seed=6)[0:n], _explicit(S, s, n, np.random.default_rng(7))):
+        np.testing.assert_array_equal(A, A.transpose(0, 2, 1))
+        E = (A - S)[:, i, j]                               # the 10 independent entries of each record
+        # the empirical covariance of independent normals: entry (a, b) has sd sqrt((c_aa c_bb + c_ab^2) / n); 5 sds
+        C = E.T @ E / n
+        tol = 5 * np.sqrt((np.outer(sd ** 2, sd ** 2) + target ** 2) / n)
+        assert np.all(np.abs(C - target) < tol)
+        # ||A_i - Sigma||_F^2 / (2 sigma^2) = sum of d (d + 1) / 2 squared standard normals: chi^2 with 10 degrees
+        f = ((A - S) ** 2).sum((1, 2)) / (2 * s * s)
+        assert stats.kstest(f, stats.chi2(d * (d + 1) // 2).cdf).pvalue > 1e-3
+
+
+def test_spiked_matrices_are_exactly_symmetric_and_read_the_same():
+    "Exactly symmetric records (so clipping keeps them as they are), the same under any slicing."
+    Sigma, _ = spiked_sigma(7, 2, 10.0, np.random.default_rng(3))
+    A = SpikedMatrices(Sigma, 0.05, 40, seed=9)
+    B = A[0:40]
+    np.testing.assert_array_equal(B, B.transpose(0, 2, 1))
+    np.testing.assert_array_equal(B[[3, 17, 39]], A[np.array([3, 17, 39])])
+    np.testing.assert_array_equal(B[5:9], A[5:9])
+    assert A[0:0].shape == (0, 7, 7)
