@@ -757,6 +757,7 @@ register(Algorithm(
            "False: consecutive row blocks (rows in an order independent of them).", "bool"),
         _P("mode", "{'auto', 'adaptive', 'gauss'}", "'auto': the adaptive steps where the released spread says their noise "
            "is below Analyze Gauss's (else the passes' budget goes to the second moment; Analyze Gauss from the start where "
-           "the spreads are too dear for n and epsilon); 'adaptive': the adaptive steps always; 'gauss': Analyze Gauss from "
-           "the start (on rows AnalyzeGaussPCA's fit; no public number says which of the two pays).",
+           "the spreads are too dear for n and epsilon; no rule on n, p, epsilon: where the steps pay depends on the rows' "
+           "noise); 'adaptive': the adaptive steps always; 'gauss': Analyze Gauss from the start (in the estimator "
+           "AnalyzeGaussPCA's default fit, no ordering share).",
            ("auto", "adaptive", "gauss"))]))
