@@ -11,9 +11,9 @@ and noise seed s for s = 0 .. seeds - 1. Per data set, the error ||P_hat - P||_F
 
 - adaptive R=2: `AdaptiveNoisePCA` with radius=None (the public bound 2, private centering);
 - adaptive auto: `AdaptiveNoisePCA` with radius='auto' (the private median of the centered rows' norms where n has the
-  rows it needs, as every other central clipping estimator's default); at these points n epsilon / p is 100 or 300, below the
-  estimator's GAUSS_FROM_START (1000): its plan is Analyze Gauss from the start, AnalyzeGaussPCA's default fit
-  (benchmarks/adaptive_small.md measures where the steps pay);
+  rows it needs, as every other central clipping estimator's default) and mode 'auto' (data-driven: the warm start, the
+  probe, `choose_mode`; benchmarks/adaptive_small.md measures where the steps pay, and why no public rule picks
+  Analyze Gauss from the start instead);
 - AG auto / AG R=2: `AnalyzeGaussPCA` at its defaults (radius='auto') and at radius=None (2);
 - alg adaptive / alg AG: the algorithms `adaptive_dp_kpca` and `analyze_gauss` at radius 1, no centering (the chapter's
   ratio table);

@@ -308,7 +308,7 @@ def test_adaptive_error_needs_no_variances():
     off = ESTIMATORS["AdaptiveNoisePCA"](2, order_share=0.0, mode="adaptive", random_state=0).fit(X8)   # the steps
     assert off.expected_error_ is not None and not hasattr(off, "explained_variance_")
     assert "order" not in dict(off.contract_.parts)
-    ag = ESTIMATORS["AdaptiveNoisePCA"](2, random_state=0).fit(X8)      # n eps / p < 1000: Analyze Gauss's eigenvalues
+    ag = ESTIMATORS["AdaptiveNoisePCA"](2, mode="gauss", random_state=0).fit(X8)      # Analyze Gauss's eigenvalues
     assert "order" not in dict(ag.contract_.parts) and hasattr(ag, "explained_variance_")
 
 

@@ -25,14 +25,13 @@ from .adaptive_budget import (  # noqa: F401 (re-exported: the steps' building b
     batch_sizes, max_steps, pass_steps, pass_schedule, STEP_TARGET, MAX_STEPS, eigengap_steps)
 
 # %% auto #0
-__all__ = ['SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN', 'MATRIX_CHUNK_ENTRIES', 'GAUSS_FROM_START', 'ADAPTIVE_ERROR_NOTE',
-           'ERROR_MODEL_ROWS', 'clip_block', 'deviation_norms', 'gradient_distances', 'clip_matrices',
-           'matrix_gradients', 'spread_bounds', 'window_offsets', 'spread_histogram', 'release_spread',
-           'clipped_gradient_sum', 'clipped_matrix_sum', 'gradient_sensitivity', 'release_gradient', 'oja_step',
-           'cap_center', 'ritz_center', 'choose_mode', 'adaptive_contract', 'matrix_chunk', 'row_batches',
-           'matrix_input', 'moment_sum', 'spreads_affordable', 'gauss_from_start', 'plan_gauss', 'plan_adaptive_dp_pca',
-           'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca', 'adaptive_expected_error', 'clipping_factor',
-           'adaptive_error_model']
+__all__ = ['SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN', 'MATRIX_CHUNK_ENTRIES', 'ADAPTIVE_ERROR_NOTE', 'ERROR_MODEL_ROWS',
+           'clip_block', 'deviation_norms', 'gradient_distances', 'clip_matrices', 'matrix_gradients', 'spread_bounds',
+           'window_offsets', 'spread_histogram', 'release_spread', 'clipped_gradient_sum', 'clipped_matrix_sum',
+           'gradient_sensitivity', 'release_gradient', 'oja_step', 'cap_center', 'ritz_center', 'choose_mode',
+           'adaptive_contract', 'matrix_chunk', 'row_batches', 'matrix_input', 'moment_sum', 'spreads_affordable',
+           'plan_gauss', 'plan_adaptive_dp_pca', 'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca',
+           'adaptive_expected_error', 'clipping_factor', 'adaptive_error_model']
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #aaae6b6e
 def clip_block(blk, radius: float, *, owned: bool = False) -> tuple:
@@ -437,16 +436,9 @@ def _gauss_rows(ag: Plan, reason: str) -> Plan:
     return Plan(c, run, inputs=ag.inputs)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #77a31ad8
-GAUSS_FROM_START = 1000.0     # n epsilon / p below this, at the private radius: Analyze Gauss from the start
-
-def gauss_from_start(n: int, p: int, epsilon: float) -> bool:
-    "Whether n epsilon / p < GAUSS_FROM_START (public: n, p, epsilon): where the adaptive steps did not pay at the private radius."
-    return int(n) * check_epsilon(epsilon) / int(p) < GAUSS_FROM_START
-
-def _fit_options(n, p, k, epsilon, delta, *, radius, mode="auto", **o) -> dict:
-    "The estimator's rule: at the private radius with `gauss_from_start`, mode 'gauss'; where the plan is Analyze Gauss, no ordering step (its own eigenvalues order the basis)."
+def _fit_options(n, p, k, epsilon, delta, *, mode="auto", **o) -> dict:
+    "The estimator's fit options: where the plan is Analyze Gauss from the start (mode 'gauss', or spreads too dear for n and epsilon), no ordering step (its own eigenvalues order the basis)."
     if mode != "auto": return {"order_share": 0.0} if mode == "gauss" else {}
-    if radius == "private" and gauss_from_start(n, p, epsilon): return {"mode": "gauss", "order_share": 0.0}
     b = adaptive_budget(n, k, epsilon, delta, **{a: o[a] for a in ("subspace", "n_passes", "warm_share", "final_share",
                                                                   "spread_share", "spread_quantile")})
     return {} if spreads_affordable(n, k, b, o["subspace"], o["spread_quantile"]) else {"order_share": 0.0}
@@ -765,6 +757,7 @@ register(Algorithm(
            "False: consecutive row blocks (rows in an order independent of them).", "bool"),
         _P("mode", "{'auto', 'adaptive', 'gauss'}", "'auto': the adaptive steps where the released spread says their noise "
            "is below Analyze Gauss's (else the passes' budget goes to the second moment; Analyze Gauss from the start where "
-           "the spreads are too dear for n and epsilon; in the estimator, also at the private radius where n epsilon / p < "
-           "GAUSS_FROM_START = 1000); 'adaptive': the adaptive steps always; 'gauss': Analyze Gauss from the start.",
+           "the spreads are too dear for n and epsilon; no rule on n, p, epsilon: where the steps pay depends on the rows' "
+           "noise); 'adaptive': the adaptive steps always; 'gauss': Analyze Gauss from the start (in the estimator "
+           "AnalyzeGaussPCA's default fit, no ordering share).",
            ("auto", "adaptive", "gauss"))]))
