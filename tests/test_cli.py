@@ -10,7 +10,6 @@ import csv
 import io
 import json
 import re
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -23,13 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COLS = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
 
 
-def run(*args):
-    "main(args) in this process: (exit status, stdout, stderr)."
-    o, e = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rc = main([str(a) for a in args])
-    return rc, o.getvalue(), e.getvalue()
+from _cli_run import run  # noqa: E402 (the shared in-process runner)
 
 
 @pytest.fixture(scope="module")

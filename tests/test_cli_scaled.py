@@ -6,8 +6,6 @@ bias dominates (the warning, the expected error, the interval), the JSON output,
 Runs go through `dppca_nb.cli.main` in this process on small tables written to CSV (the bundled covtype sample's first
 3000 rows, scikit-learn's iris, a Gaussian table); no download.
 """
-import contextlib
-import io
 import json
 import math
 import warnings
@@ -16,7 +14,7 @@ import numpy as np
 import pytest
 
 from dppca_nb.algorithms.registry import algorithms
-from dppca_nb.cli import main, fit_estimator, fit_options, norm_bounds, get_method, assess_fit, method_name
+from dppca_nb.cli import fit_estimator, fit_options, norm_bounds, get_method, assess_fit, method_name
 from dppca_nb.core.linalg import subspace_distance, top_k_eigvecs
 from dppca_nb.preprocessing import CLIP_CHECK_SHARE, pipeline_ledger
 
@@ -25,13 +23,7 @@ COVTYPE_BOUNDS = (np.r_[1859, 0, 0, 0, -173, 0, 0, 0, 0, 0, np.zeros(44)],
                   np.r_[3858, 360, 66, 1397, 601, 7117, 255, 255, 255, 7173, np.ones(44)])
 
 
-def run(*args):
-    "main(args) in this process: (exit status, stdout, stderr)."
-    o, e = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rc = main([str(a) for a in args])
-    return rc, o.getvalue(), e.getvalue()
+from _cli_run import run  # noqa: E402 (the shared in-process runner)
 
 
 def _csv(path, X):

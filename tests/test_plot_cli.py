@@ -1,29 +1,19 @@
 """`dppca plot` as a user runs it: the private scree and score plot of a private PCA, each a PNG with its public
 record beside it, the directions and the pictures on one ledger whose guarantee is printed; `--group` takes a text
 column as each record's group. Each run goes through `dppca_nb.cli.main` in this process, on a small generated table."""
-import contextlib
 import csv
-import io
 import json
 import unittest.mock
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from dppca_nb.cli import main
 
 GROUPS = ("north", "south", "west")
 
 
-def run(*args):
-    "main(args) in this process: (exit status, stdout, stderr)."
-    o, e = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rc = main([str(a) for a in args])
-    return rc, o.getvalue(), e.getvalue()
+from _cli_run import run  # noqa: E402 (the shared in-process runner)
 
 
 def write_table(path, X, labels):
