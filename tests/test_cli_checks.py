@@ -132,14 +132,8 @@ def iris_species(tmp_path):
 
 def run_main(*args):
     "main(args) in this process: (exit status, stdout, stderr), every warning shown."
-    import contextlib
-    import warnings
-    from dppca_nb.cli import main
-    o, e = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e), warnings.catch_warnings():
-        warnings.simplefilter("always")
-        rc = main([str(a) for a in args])
-    return rc, o.getvalue(), e.getvalue()
+    from _cli_run import run
+    return run(*args, warnings_filter="always")
 
 
 def test_every_flag_error_names_its_flag(iris_species):
