@@ -236,12 +236,13 @@ def _record_inputs(est, c, names, k: int, *, scale, bounds, scale_share, radius_
         inputs["radius"] = pca._radii()[0]                                             # (public: planned from n, p)
     return inputs
 
-# %% ../../nbs/09_cli/00_cli/04_report.ipynb #bb247c37
+# %% ../../nbs/09_cli/00_cli/04_report.ipynb #f845a5a3
 WARNINGS_NOTE = ("warnings: those computed from public quantities only (the same on neighbouring tables); the warnings "
                  "about the released values (UtilityWarning) are in released.warnings. Standard error prints both, "
                  "these first. Warnings that may fire on one table and not on its neighbour (numpy's, ClippingWarning) "
                  "are not published: --diagnostics shows them to the curator.")
 
+# %% ../../nbs/09_cli/00_cli/04_report.ipynb #bb247c37
 def fit_record(est, release: Release, method: str, names, comps_file, *, scale: str = "none", bounds=None,
                scale_share: float | None = None, radius_from: str | None = None, warnings=(),
                released_warnings=()) -> dict:
