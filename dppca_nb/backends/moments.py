@@ -14,7 +14,7 @@ from .blocks import is_dask, check_rows, _raise_nonfinite, map_blocks
 from .clipping import Clipping, FAR_FACTOR, _clip_far, clip_scales
 
 # %% auto #0
-__all__ = ['SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'sub_block_rows', 'second_moment_sums', 'clipped_row_sums']
+__all__ = ['SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'sub_block_rows', 'second_moment_sums', 'clipped_row_sums', 'projected_sums']
 
 # %% ../../nbs/01_backends/00_statistics/02_moments.ipynb #276fde76
 SUB_BLOCK_ENTRIES = 1 << 17      # 1 MB of float64: a sub-block stays in a core's L2 cache between its reads
@@ -174,3 +174,34 @@ def clipped_row_sums(X, *, radius: float | None = None, center=None, block_rows:
     st = _fused_sums(X, radius, True, center, False, block_rows, split_every, name, min_rows)
     del st["M"]
     return st
+
+# %% ../../nbs/01_backends/00_statistics/02_moments.ipynb #proj-exp
+def projected_sums(x, basis, radius: float, center=None) -> tuple:
+    """(Z^T Z, sum_i ||y_i||^2) of one numpy block: y = x - `center` clipped to `radius` (`clip_scales`), Z = y `basis`
+    (p x k), per cache-sized sub-block, without a copy of the block. Exact (not private), up to rounding; a row with a
+    NaN or inf raises the ValueError of `check_data`."""
+    n, p = x.shape
+    V, r = np.asarray(basis, dtype=np.float64), float(radius)
+    s = min(n, sub_block_rows(p))
+    own = center is not None or x.dtype != np.float64            # the rows go to a buffer: centered, or made float64
+    buf, sq = (np.empty((s, p)) if own else None), np.empty(s)
+    M, t = np.zeros((V.shape[1], V.shape[1])), 0.0
+    for i in range(0, n, s):
+        xb = x[i:i + s]; k = xb.shape[0]
+        if not own: yb = xb
+        elif center is None: yb = buf[:k]; yb[...] = xb
+        else: yb = np.subtract(xb, center, out=buf[:k])
+        c = clip_scales(yb, r, sq_out=sq[:k])
+        if c.n_bad:
+            check_data(x); _raise_nonfinite(c.n_bad, "X")          # names the first bad entry (or the centered rows')
+        with np.errstate(over="ignore", invalid="ignore"):     # a row near the largest float: projected apart below
+            z = yb @ V
+            if c.rows.size:
+                w = np.ones(k); w[c.rows] = c.scale                 # a clipped row: s_i (y_i V), squared norm R^2
+                z *= w[:, None]; sq[c.rows] = r * r
+        if c.rows.size:                                            # tiny factors, or a product that overflowed:
+            far = c.rows[(c.scale < FAR_FACTOR) | ~np.isfinite(z[c.rows]).all(axis=1)]   # clipped first, then projected
+            if far.size: z[far] = _clip_far(yb[far], r) @ V
+        M += z.T @ z; t += float(sq[:k].sum())
+    return M, t
+

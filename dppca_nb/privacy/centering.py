@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 from ..core.validation import check_epsilon, check_delta, check_positive, check_choice, check_int, Diagnostics
 from ..backends.statistics import (is_dask, check_rows, clipped_row_sums, randomized_mean_reports,
-                                          moment_summary, centered_second_moment, map_blocks, clip_rows,
+                                          moment_summary, centered_second_moment, map_blocks, projected_sums,
                                           clipped_row_sums_pass, scaled_second_moment)
 from .mechanisms import (gaussian_sigma, snapping_grid, snapping_laplace, snapping_scale,
                                          symmetric_gaussian)
@@ -106,10 +106,9 @@ def order_contract(n: int, k: int, epsilon: float, delta: float, *, radius: floa
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #99aeb856
 def _projected_sums(x, center, R, V):
-    "One block's (Z'Z, sum ||y||^2) of y = x - center clipped to R (`clip_rows`), Z = y V."
-    y = clip_rows(x - center if center is not None else x, R)[0]
-    z = y @ V
-    return z.T @ z, float(np.einsum("ij,ij->", y, y))
+    "One block's (Z'Z, sum ||y||^2) of y = x - center clipped to R, Z = y V (`projected_sums`: per sub-block, no copy)."
+    return projected_sums(x, V, R, center)
+
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #0b5c6e4b
 def plan_order(n: int, p: int, k: int, epsilon: float, delta: float, *, radius: float = 1.0) -> Plan:
