@@ -919,3 +919,40 @@ def test_k_equal_to_p_names_the_eigengap_rule():
     from dppca_nb.estimators import SmoothSensitivityPCA
     with pytest.raises(ValueError, match=r"n_components: SmoothSensitivityPCA needs an eigengap below k, so k <= p - 1 = 1, got 2"):
         SmoothSensitivityPCA(2).fit(np.random.default_rng(0).normal(size=(50, 2)) * 0.1)
+
+
+def test_noisy_power_bad_statistic_and_center():
+    "The noisy power plan refuses a malformed `statistic` or `center`, naming it and what it expected."
+    from dppca_nb.algorithms.noisy_power import plan_noisy_power
+    pl, X = plan_noisy_power(100, 4, 2, 1.0, 1e-5), np.random.default_rng(0).normal(size=(100, 4)) * 0.1
+    cases = [({"statistic": {"M": np.eye(3), "n_clipped": 0}}, r"statistic\['M'\]: expected a 4 x 4 matrix"),
+             ({"statistic": {"M": np.ones((4, 3)), "n_clipped": 0}}, r"statistic\['M'\]"),
+             ({"statistic": {"M": np.full((4, 4), np.nan), "n_clipped": 0}}, r"statistic\['M'\]"),
+             ({"statistic": {"M": np.eye(4)}}, "statistic: expected a dict"),
+             ({"statistic": np.eye(4)}, "statistic: expected a dict"),
+             ({"statistic": {"M": np.eye(4), "n_clipped": -1}}, r"statistic\['n_clipped'\]"),
+             ({"center": np.zeros(3)}, "center: expected 4 finite numbers"),
+             ({"center": np.full(4, np.inf)}, "center: expected 4 finite numbers")]
+    for kw, msg in cases:
+        with pytest.raises(ValueError, match=msg):
+            pl.release(X, random_state=0, **kw)
+    with pytest.raises(ValueError, match="X: the plan was made for 4 columns"):
+        pl.release(X[:, :3], random_state=0)
+    bad = X.copy(); bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="X: expected finite values"):
+        pl.release(bad, random_state=0)
+
+
+def test_noisy_power_default_fit_uses_the_callers_statistic(monkeypatch):
+    "NoisyPowerPCA's default fit (private radius and centering) hands the plan its second moment: no pass of its own."
+    import dppca_nb.algorithms.noisy_power as NP
+    from dppca_nb.estimators import NoisyPowerPCA
+    X = np.random.default_rng(1).normal(size=(3000, 6)) * [3, 2, 1, 1, 1, 1]
+    ref = NoisyPowerPCA(n_components=2, epsilon=1.0, delta=1e-5, random_state=0).fit(X).components_
+    def no_pass(*a, **k): raise AssertionError("the plan read X itself")
+    monkeypatch.setattr(NP, "second_moment_sums", no_pass)
+    monkeypatch.setattr(NP, "_blocked_products", no_pass)
+    X0 = X.copy()
+    est = NoisyPowerPCA(n_components=2, epsilon=1.0, delta=1e-5, random_state=0).fit(X)
+    np.testing.assert_array_equal(est.components_, ref)
+    np.testing.assert_array_equal(X, X0)

@@ -5,15 +5,19 @@
 # %% ../../nbs/04_algorithms/12_noisy_power.ipynb #c2337fb3
 from __future__ import annotations
 import math
-from ..core.validation import check_data, check_k, check_epsilon, check_delta, check_positive, check_int
-from ..backends.statistics import clip_rows
+import numpy as np
+from ..core.validation import check_k, check_epsilon, check_delta, check_positive, check_int
+from ..backends.blocks import check_rows, is_dask
+from ..backends.clipping import clip_scales
+from ..backends.moments import second_moment_sums, sub_block_rows, _scaled
 from ..core.linalg import random_orthonormal, orthonormalize
 from ..privacy.accounting import zcdp_to_dp, gaussian_rho, zcdp_rho_for
 from ..privacy.contract import Contract, Plan, Release
+from ..privacy.mechanisms import check_square
 from .registry import Algorithm, Parameter, PublicFunction, register
 
 # %% auto #0
-__all__ = ['noisy_power', 'noisy_power_sigma', 'plan_noisy_power']
+__all__ = ['GRAM_ROWS_PER_PRODUCT', 'noisy_power', 'noisy_power_sigma', 'gram_affordable', 'plan_noisy_power']
 
 # %% ../../nbs/04_algorithms/12_noisy_power.ipynb #8618aa87
 def noisy_power_sigma(n: int, epsilon: float, delta: float, iterations: int, radius: float = 1.0) -> tuple:
@@ -22,10 +26,55 @@ def noisy_power_sigma(n: int, epsilon: float, delta: float, iterations: int, rad
     L = check_int(iterations, "iterations")
     return sens, sens * math.sqrt(L / (2 * zcdp_rho_for(epsilon, delta)))
 
+# %% ../../nbs/04_algorithms/12_noisy_power.ipynb #np-rule
+GRAM_ROWS_PER_PRODUCT = 16       # measured (one thread, k = 5): forming n A costs about p / (16 k) blocked products
+
+def gram_affordable(p: int, k: int, iterations: int) -> bool:
+    "Form the p x p second moment once (one pass) rather than L blocked products with X? A public rule of (p, k, L)."
+    return p <= GRAM_ROWS_PER_PRODUCT * check_int(iterations, "iterations") * max(int(k), 5)
+
+# %% ../../nbs/04_algorithms/12_noisy_power.ipynb #np-blocked
+def _blocked_products(X, R, center):
+    "(Y -> sum y y^T Y over the rows y = x - center clipped to R, count): one blocked pass a call, X never copied."
+    n, p = X.shape
+    s = min(n, sub_block_rows(p))
+    buf, seen = np.empty((s, p)), []
+    def product(Y):
+        out, n_clipped = np.zeros((p, Y.shape[1])), 0
+        for i in range(0, n, s):
+            xb = X[i:i + s]
+            yb = xb if center is None else np.subtract(xb, center, out=buf[:len(xb)])
+            c = clip_scales(yb, R)
+            if c.n_bad: raise ValueError(f"X: expected finite values, found {c.n_bad} row(s) with NaN or inf")
+            if c.rows.size: yb = _scaled(yb, c, buf[:len(xb)])
+            out += yb.T @ (yb @ Y); n_clipped += c.rows.size
+        seen.append(n_clipped)
+        return out
+    return product, lambda: seen[0]
+
+# %% ../../nbs/04_algorithms/12_noisy_power.ipynb #np-choose
+def _power_products(X, p, R, center, statistic, gram):
+    "(Y -> n A Y, the count of clipped rows) from the caller's statistic, one fused pass (gram), or blocked products."
+    if center is not None:
+        center = np.asarray(center, dtype=np.float64)
+        if center.shape != (p,) or not np.isfinite(center).all(): raise ValueError(f"center: expected {p} finite numbers")
+        if not center.any(): center = None
+    if statistic is None:
+        X = check_rows(X, finite=False)
+        if not gram: return _blocked_products(np.asarray(X) if is_dask(X) else X, R, center)
+        statistic = second_moment_sums(X, radius=R, center=center)
+    if not isinstance(statistic, dict) or not {"M", "n_clipped"} <= set(statistic):
+        raise ValueError("statistic: expected a dict with the exact second moment 'M' and the count 'n_clipped'")
+    M = check_square(statistic["M"], "statistic['M']")
+    if M.shape != (p, p): raise ValueError(f"statistic['M']: expected a {p} x {p} matrix, got {M.shape[0]} x {M.shape[1]}")
+    n_clipped = check_int(statistic["n_clipped"], "statistic['n_clipped']", minimum=0)
+    return (lambda Y: M @ Y), (lambda: n_clipped)
+
 # %% ../../nbs/04_algorithms/12_noisy_power.ipynb #6bee0a9b
 def plan_noisy_power(n: int, p: int, k: int | None, epsilon: float, delta: float, *, iterations: int = 10,
                      radius: float = 1.0) -> Plan:
-    "The noisy power method fixed before the data: L Gaussian releases of A Y (p x k), each orthonormalised by QR."
+    """The noisy power method fixed before the data: L Gaussian releases of A Y (p x k), each orthonormalised by QR;
+    `release(X, center=, statistic=)` (a public or released center; the caller's exact `dict(M, n_clipped)`)."""
     k, eps, dlt = check_k(k, p), check_epsilon(epsilon), check_delta(delta)
     R, L = check_positive(radius, "radius"), check_int(iterations, "iterations")
     sens, sigma = noisy_power_sigma(n, eps, dlt, L, R)
@@ -37,13 +86,14 @@ def plan_noisy_power(n: int, p: int, k: int | None, epsilon: float, delta: float
                  "Y orthonormalised by QR", eps, dlt, rho=rho, sensitivity=sens, sensitivity_norm="Frobenius",
                  noise="gaussian", noise_scale=sigma, calibration="zCDP", domain=f"rows clipped to ||x||_2 <= {R:g}",
                  parts={"iteration": step}, composition=f"zCDP, {L} adaptive releases", n=n, p=p, k=k)
-    def run(X, rng):
-        Xc, n_clipped = clip_rows(check_data(X), R)
+    gram = gram_affordable(p, k, L)                             # public: a function of (p, k, L) only
+    def run(X, rng, center=None, statistic=None):
+        product, count = _power_products(X, p, R, center, statistic, gram)
         Y = random_orthonormal(p, k, rng)                       # Y_0 from the seed only
         for _ in range(L):
-            Y = orthonormalize(Xc.T @ (Xc @ Y) / n + sigma * rng.standard_normal((p, k)))
-        return Release(Y, c, {"n_clipped": n_clipped}, {"iterations": L})
-    return Plan(c, run)
+            Y = orthonormalize(product(Y) / n + sigma * rng.standard_normal((p, k)))
+        return Release(Y, c, {"n_clipped": count()}, {"iterations": L})
+    return Plan(c, run, inputs=("center", "statistic"))
 
 # %% ../../nbs/04_algorithms/12_noisy_power.ipynb #09af0006
 noisy_power = register(Algorithm(
