@@ -956,3 +956,16 @@ def test_noisy_power_default_fit_uses_the_callers_statistic(monkeypatch):
     est = NoisyPowerPCA(n_components=2, epsilon=1.0, delta=1e-5, random_state=0).fit(X)
     np.testing.assert_array_equal(est.components_, ref)
     np.testing.assert_array_equal(X, X0)
+
+
+def test_order_step_names_the_row_of_X():
+    "The ordering step's pass is blocked; a non-finite entry is named by its row in X, not in its block."
+    from dppca_nb.backends.blocks import default_block_rows
+    from dppca_nb.privacy.centering import plan_order
+    p = 1000
+    n = 2 * default_block_rows(p) + 300                     # three blocks: the NaN in the third
+    X = np.random.default_rng(0).normal(size=(n, p)) * 0.01
+    row = n - 7
+    X[row, 5] = np.nan
+    with pytest.raises(ValueError, match=f"found NaN at row {row}, column 5"):
+        plan_order(n, p, 2, 0.5, 1e-6).release(X, 0, basis=np.eye(p)[:, :2])

@@ -8,7 +8,7 @@ import math
 import warnings
 from dataclasses import replace
 import numpy as np
-from ..core.validation import check_epsilon, check_delta, check_positive, check_choice, check_int, Diagnostics
+from ..core.validation import check_epsilon, check_delta, check_positive, check_choice, check_int, check_data, Diagnostics
 from ..backends.statistics import (is_dask, check_rows, clipped_row_sums, randomized_mean_reports,
                                           moment_summary, centered_second_moment, map_blocks, projected_sums,
                                           clipped_row_sums_pass, scaled_second_moment)
@@ -117,7 +117,10 @@ def plan_order(n: int, p: int, k: int, epsilon: float, delta: float, *, radius: 
     R = float(radius)
     def run(X, rng, basis=None, center=None):
         V = np.asarray(basis, dtype=np.float64)
-        (M, t), _ = map_blocks(X, _projected_sums, center, R, V, finite=is_dask(X))
+        try: (M, t), _ = map_blocks(X, _projected_sums, center, R, V, finite=is_dask(X))
+        except ValueError:                                      # a block names its own row: name X's
+            if not is_dask(X): check_data(X)
+            raise
         M, t = M / n, t / n
         if c.delta == 0:
             iu = np.triu_indices(k)
