@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import numpy as np
 from ..core.validation import check_k, check_epsilon, check_delta, check_positive, check_int
-from ..backends.blocks import check_rows, is_dask
+from ..backends.blocks import check_rows, is_dask, map_blocks
 from ..backends.clipping import clip_scales
 from ..backends.moments import second_moment_sums, sub_block_rows, _scaled
 from ..core.linalg import random_orthonormal, orthonormalize
@@ -52,6 +52,22 @@ def _blocked_products(X, R, center):
         return out
     return product, lambda: seen[0]
 
+# %% ../../nbs/04_algorithms/12_noisy_power.ipynb #np-chunks
+def _block_product(x, R, center, Y):
+    "One chunk's (sum y y^T Y, clipped rows) of `_blocked_products`."
+    product, count = _blocked_products(x, R, center)
+    return product(Y), count()
+
+def _chunk_products(X, R, center):
+    "`_blocked_products` for a dask X: each call one pass over its chunks (`map_blocks`), never all of X in memory."
+    seen = []
+    def product(Y):
+        (out, n_clipped), _ = map_blocks(X, _block_product, R, center, Y)
+        seen.append(n_clipped)
+        return out
+    return product, lambda: seen[0]
+
+
 # %% ../../nbs/04_algorithms/12_noisy_power.ipynb #np-choose
 def _power_products(X, p, R, center, statistic, gram):
     "(Y -> n A Y, the count of clipped rows) from the caller's statistic, one fused pass (gram), or blocked products."
@@ -61,7 +77,7 @@ def _power_products(X, p, R, center, statistic, gram):
         if not center.any(): center = None
     if statistic is None:
         X = check_rows(X, finite=False)
-        if not gram: return _blocked_products(np.asarray(X) if is_dask(X) else X, R, center)
+        if not gram: return (_chunk_products if is_dask(X) else _blocked_products)(X, R, center)
         statistic = second_moment_sums(X, radius=R, center=center)
     if not isinstance(statistic, dict) or not {"M", "n_clipped"} <= set(statistic):
         raise ValueError("statistic: expected a dict with the exact second moment 'M' and the count 'n_clipped'")
