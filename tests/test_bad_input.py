@@ -969,3 +969,10 @@ def test_order_step_names_the_row_of_X():
     X[row, 5] = np.nan
     with pytest.raises(ValueError, match=f"found NaN at row {row}, column 5"):
         plan_order(n, p, 2, 0.5, 1e-6).release(X, 0, basis=np.eye(p)[:, :2])
+
+
+def test_projected_sums_names_a_bad_entry():
+    from dppca_nb.backends.moments import projected_sums
+    X = np.random.default_rng(0).normal(size=(500, 6)); X[3, 2] = np.nan
+    with pytest.raises(ValueError, match="found NaN at row 3"):
+        projected_sums(X, np.eye(6)[:, :2], 1.0)
