@@ -16,7 +16,7 @@ from ..backends.statistics import is_dask, check_rows, clip_rows, second_moment_
 from ..privacy.mechanisms import gaussian_epsilon, gaussian_sigma, symmetric_gaussian
 from ..privacy.contract import Contract, Plan, Release
 from ..privacy.centering import (quantile_contract, radius_grid, radius_grid_value, log_norm_cells, _radius_scores,
-                                        _exact_exponential_index)
+                                        _exact_exponential_index, order_sums, gaussian_order)
 from .registry import Algorithm, Parameter, ErrorModel, register, release_rows
 from .baselines import plan_analyze_gauss
 from .adaptive_budget import (  # noqa: F401 (re-exported: the steps' building blocks)
@@ -198,6 +198,17 @@ def _warm_part(n, p, dlt, R, mu0, matrices) -> Contract:
                     noise="gaussian", noise_scale=sens / mu0, calibration="analytic, exact with the other parts",
                     domain=_domain(R, matrices), n=n, p=p)
 
+def _order_part(n, k, dlt, R, mu_v) -> Contract:
+    "The variances' contract: the k x k second moment of the clipped rows along the released basis and their mean squared norm, plus Gaussian noise, ratio mu_v."
+    sens = math.sqrt(2.0) * R * R / n
+    return Contract(f"variances along the released basis: the {k} x {k} second moment of the clipped rows projected on "
+                    "it and their mean squared norm, plus Gaussian noise (vecd: sd sigma on the diagonal and the total, "
+                    "sigma / sqrt 2 off it)", gaussian_epsilon(sens / mu_v, dlt, sens), dlt, sensitivity=sens,
+                    sensitivity_norm="Frobenius (vecd)", noise="gaussian", noise_scale=sens / mu_v,
+                    calibration="analytic, exact with the other parts", domain=_domain(R, False), n=n, k=k,
+                    notes=("released after the steps, on their basis (public once released); where the probe sends the "
+                           "finish to Analyze Gauss, its ratio joins the second Analyze Gauss release instead",))
+
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #0a1b2c3e
 def _spread_parts(budget, R, quantile, factor, floor) -> tuple:
     "(the spreads' part: pure, all spread releases together; the contract of each pass's spread; the probe's or None)."
@@ -230,16 +241,19 @@ def adaptive_contract(n, p, k, epsilon, delta, budget, *, radius, spread_quantil
                            ", ".join(f"{x:.6g}" for x in mus) + " (public)",))
     parts = {"warm start": _warm_part(n, p, dlt, R, budget["mu_warm"], matrices)} if budget["mu_warm"] > 0 else {}
     parts.update(spread=spread, gradient=grad)
+    if budget.get("mu_order", 0.0) > 0: parts["variances"] = _order_part(n, k, dlt, R, budget["mu_order"])
+    mo = f", variances {budget['mu_order']:.6g}" if "variances" in parts else ""
     order = "a secret random permutation of the rows per pass" if shuffle else "consecutive row blocks in the given order"
     c = Contract(mechanism, eps, dlt, sensitivity_norm="Frobenius", noise="gaussian", calibration="analytic",
                  domain=_domain(R, matrices), parts=parts, n=n, p=p, k=k,
                  composition=("exact: parallel over a pass's minibatches (each row in one); the Gaussian parts as one "
-                              "Gaussian of ratio mu = sqrt(mu_0^2 + sum mu_j^2), the pure spreads as randomized responses"),
+                              "Gaussian of ratio mu = sqrt(mu_0^2 + sum mu_j^2" + (" + mu_v^2" if mo else "") + "), the pure spreads as "
+                              "randomized responses"),
                  notes=(f"{len(mus)} pass(es), {steps_words}, minibatches by {order}",
                         f"total Gaussian ratio mu = {budget['mu']:.6g}: warm start {budget['mu_warm']:.6g}, passes "
-                        + ", ".join(f"{x:.6g}" for x in mus),
-                        "where the probe's spread says adaptive noise buys nothing, the passes' budget goes to a second "
-                        "Analyze Gauss release (the same ratios)"))
+                        + ", ".join(f"{x:.6g}" for x in mus) + mo,
+                        "where the probe's spread says adaptive noise buys nothing, the passes' budget" + (" and the "
+                        "variances'" if mo else "") + " goes to a second Analyze Gauss release (the same ratios)"))
     return c, per_pass, probe
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #1b1fe99a
@@ -400,7 +414,7 @@ def _runs(X, st, n, p, rng, diag, warm, center) -> tuple:
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #92a3b426
 def _release(X, rng, c, st, center=None) -> Release:
-    "Warm start and probe (the mode), then Analyze Gauss's finish or the passes of each run."
+    "Warm start and probe (the mode), then Analyze Gauss's finish or the passes of each run (and the variances along their basis)."
     if st["matrices"]: X, n, p = matrix_input(X)
     else:
         X = check_rows(X, min_rows=1, finite=False)             # each minibatch is checked when it is clipped
@@ -414,6 +428,9 @@ def _release(X, rng, c, st, center=None) -> Release:
         return Release(V, c, diag, {**extras, "mode": "gauss", "eigenvalues": lam, "spreads": [], "n_steps": 0,
                                     "eigenvalue_sd": st["warm_sd"] * st["mu_warm"] / st["mu_all"]})
     V, spreads, schedules, T, clipped, err = _runs(X, st, n, p, rng, diag, warm, ctr)
+    if st["order_sd"] > 0:                                      # the variances along V, which order it
+        V, w, total = gaussian_order(*order_sums(X, V, st["radius"], ctr, n), V, st["order_sd"], rng)
+        extras.update(order_variances=w, order_total=total)
     if not warm: diag["n_clipped"] = clipped
     return Release(V, c, diag, {**extras, "mode": "adaptive", "spreads": spreads, "n_steps": T, "schedule": schedules,
                                 **err})
@@ -437,7 +454,7 @@ def _gauss_rows(ag: Plan, reason: str) -> Plan:
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #77a31ad8
 def _fit_options(n, p, k, epsilon, delta, *, mode="auto", **o) -> dict:
-    "The estimator's fit options: where the plan is Analyze Gauss from the start (mode 'gauss', or spreads too dear for n and epsilon), no ordering step (its own eigenvalues order the basis)."
+    "The estimator's fit options: where the plan is Analyze Gauss from the start (mode 'gauss', or spreads too dear for n and epsilon), no variances part (its own eigenvalues order the basis)."
     if mode != "auto": return {"order_share": 0.0} if mode == "gauss" else {}
     b = adaptive_budget(n, k, epsilon, delta, **{a: o[a] for a in ("subspace", "n_passes", "warm_share", "final_share",
                                                                   "spread_share", "spread_quantile")})
@@ -475,12 +492,16 @@ def _check_options(subspace, mode, n_steps, batch_growth, shuffle, carry_center)
 
 def _plan(n, p, k, epsilon, delta, *, subspace, radius, n_passes, n_steps, warm_share, final_share, batch_growth,
           step_size, spread_share, spread_quantile, spread_factor, spread_floor, carry_center, shuffle, mode,
-          mechanism, matrices=False) -> Plan:
+          mechanism, matrices=False, order_share=0.0) -> Plan:
     k, R = check_k(k, p), check_positive(radius, "radius")
     T, g = _check_options(subspace, mode, n_steps, batch_growth, shuffle, carry_center)
+    v = _share(order_share, "order_share", True)
+    if v and matrices: raise ValueError(f"order_share: the variances along the basis are released for rows; with matrix "
+                                        f"records expected 0, got {v:g}")
     if mode == "gauss": return plan_gauss(n, p, k, epsilon, delta, radius=R, matrices=matrices, reason=" (mode 'gauss': from the start)")
     budget = adaptive_budget(n, k, epsilon, delta, subspace=subspace, n_passes=n_passes, warm_share=warm_share,
-                             final_share=final_share, spread_share=spread_share, spread_quantile=spread_quantile)
+                             final_share=final_share, spread_share=spread_share, spread_quantile=spread_quantile,
+                             order_share=v)
     if mode == "auto" and not spreads_affordable(n, k, budget, subspace, spread_quantile):
         return plan_gauss(n, p, k, epsilon, delta, radius=R, matrices=matrices, reason=(
             f" (the adaptive steps' spreads of {n} rows would need more than spread_share of epsilon)"))
@@ -494,6 +515,7 @@ def _plan(n, p, k, epsilon, delta, *, subspace, radius, n_passes, n_steps, warm_
               n_steps=T, growth=g, warm=mw > 0, mu_warm=mw, mu_all=budget["mu"], mu_pass=budget["mu_pass"],
               spread_passes=per_pass, probe=probe, b_min=budget["b_min"], mode=mode, matrices=matrices,
               warm_sd=(2.0 if matrices else math.sqrt(2.0)) * R * R / n / mw if mw > 0 else 0.0,
+              order_sd=math.sqrt(2.0) * R * R / n / budget["mu_order"] if budget["mu_order"] > 0 else 0.0,
               quantile=float(spread_quantile), factor=float(spread_factor), bounds=spread_bounds(R, spread_floor),
               shuffle=bool(shuffle), carry_center=bool(carry_center), chunk=matrix_chunk(p) if matrices else None,
               step_size=None if step_size is None else check_positive(step_size, "step_size"))
@@ -515,7 +537,7 @@ def plan_adaptive_dp_kpca(n: int, p: int, k: int, epsilon: float, delta: float, 
                           final_share: float = 0.75, batch_growth: float = 2.0, step_size: float | None = None,
                           spread_share: float = 0.1, spread_quantile: float = 0.5, spread_factor: float = 1.0,
                           spread_floor: float = 1e-6, carry_center: bool = True, shuffle: bool = True,
-                          mode: str = "auto") -> Plan:
+                          mode: str = "auto", order_share: float = 0.0) -> Plan:
     "Düngler & Sanyal's k-DP-PCA fixed before the data: a warm start, then passes of block power steps (or k deflated runs) with adaptive noise."
     if step_size is not None: check_positive(step_size, "step_size")   # checked whatever the plan falls back to
     check_positive(spread_factor, "spread_factor")
@@ -527,14 +549,16 @@ def plan_adaptive_dp_kpca(n: int, p: int, k: int, epsilon: float, delta: float, 
     return _plan(n, p, k, epsilon, delta, subspace=subspace, radius=radius, n_passes=n_passes, n_steps=n_steps,
                  warm_share=warm_share, final_share=final_share, batch_growth=batch_growth, step_size=step_size,
                  spread_share=spread_share, spread_quantile=spread_quantile, spread_factor=spread_factor,
-                 spread_floor=spread_floor, carry_center=carry_center, shuffle=shuffle, mode=mode, mechanism=mech)
+                 spread_floor=spread_floor, carry_center=carry_center, shuffle=shuffle, mode=mode, mechanism=mech,
+                 order_share=order_share)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #9cf03439
 def adaptive_dp_pca(X, k: int, epsilon: float, delta: float, *, radius: float = 1.0, n_passes: int = 2,
                     n_steps: int | None = None, warm_share: float = 0.1, final_share: float = 0.75,
                     batch_growth: float = 2.0, step_size: float | None = None, spread_share: float = 0.1,
                     spread_quantile: float = 0.5, spread_factor: float = 1.0, spread_floor: float = 1e-6,
-                    carry_center: bool = True, shuffle: bool = True, mode: str = "auto", random_state=None,
+                    carry_center: bool = True, shuffle: bool = True, mode: str = "auto", order_share: float = 0.0,
+                    random_state=None,
                     return_release: bool = False):
     """(epsilon, delta)-DP top eigenvector (p x 1) by Liu, Kong, Jain & Oh's DP-PCA (k must be 1).
 
@@ -546,7 +570,7 @@ def adaptive_dp_pca(X, k: int, epsilon: float, delta: float, *, radius: float = 
         1 (the top eigenvector; `adaptive_dp_kpca` for k > 1).
     epsilon, delta, radius
         The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
-    n_passes, n_steps, warm_share, final_share, batch_growth, step_size, spread_share, spread_quantile, spread_factor, spread_floor, carry_center, shuffle, mode
+    n_passes, n_steps, warm_share, final_share, batch_growth, step_size, spread_share, spread_quantile, spread_factor, spread_floor, carry_center, shuffle, mode, order_share
         The options of `plan_adaptive_dp_kpca` (described in its registration).
     random_state : int, numpy Generator or None
         Seed of the shuffles, the warm start, the spreads and the noise.
@@ -561,7 +585,7 @@ def adaptive_dp_pca(X, k: int, epsilon: float, delta: float, *, radius: float = 
     return release_rows(plan_adaptive_dp_pca, X, k, epsilon, delta, radius=radius, n_passes=n_passes, n_steps=n_steps,
                         warm_share=warm_share, final_share=final_share, batch_growth=batch_growth, step_size=step_size,
                         spread_share=spread_share, spread_quantile=spread_quantile, spread_factor=spread_factor,
-                        spread_floor=spread_floor, carry_center=carry_center, shuffle=shuffle, mode=mode,
+                        spread_floor=spread_floor, carry_center=carry_center, shuffle=shuffle, mode=mode, order_share=order_share,
                         random_state=random_state, return_release=return_release)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #cebfcc55
@@ -569,7 +593,8 @@ def adaptive_dp_kpca(X, k: int, epsilon: float, delta: float, *, subspace: str =
                      n_passes: int = 2, n_steps: int | None = None, warm_share: float = 0.1, final_share: float = 0.75,
                      batch_growth: float = 2.0, step_size: float | None = None, spread_share: float = 0.1,
                      spread_quantile: float = 0.5, spread_factor: float = 1.0, spread_floor: float = 1e-6,
-                     carry_center: bool = True, shuffle: bool = True, mode: str = "auto", random_state=None,
+                     carry_center: bool = True, shuffle: bool = True, mode: str = "auto", order_share: float = 0.0,
+                     random_state=None,
                      return_release: bool = False):
     """(epsilon, delta)-DP top-k principal subspace (p x k) by Düngler & Sanyal's k-DP-PCA (adaptive noise).
 
@@ -581,7 +606,7 @@ def adaptive_dp_kpca(X, k: int, epsilon: float, delta: float, *, subspace: str =
         Dimension of the principal subspace.
     epsilon, delta, radius
         The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
-    subspace, n_passes, n_steps, warm_share, final_share, batch_growth, step_size, spread_share, spread_quantile, spread_factor, spread_floor, carry_center, shuffle, mode
+    subspace, n_passes, n_steps, warm_share, final_share, batch_growth, step_size, spread_share, spread_quantile, spread_factor, spread_floor, carry_center, shuffle, mode, order_share
         The options of `plan_adaptive_dp_kpca` (described in its registration).
     random_state : int, numpy Generator or None
         Seed of the shuffles, the warm start, the spreads and the noise.
@@ -598,7 +623,7 @@ def adaptive_dp_kpca(X, k: int, epsilon: float, delta: float, *, subspace: str =
                         n_passes=n_passes, n_steps=n_steps, warm_share=warm_share, final_share=final_share,
                         batch_growth=batch_growth, step_size=step_size, spread_share=spread_share,
                         spread_quantile=spread_quantile, spread_factor=spread_factor, spread_floor=spread_floor,
-                        carry_center=carry_center, shuffle=shuffle, mode=mode, random_state=random_state,
+                        carry_center=carry_center, shuffle=shuffle, mode=mode, order_share=order_share, random_state=random_state,
                         return_release=return_release)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #4e5f6071
@@ -637,7 +662,8 @@ def adaptive_expected_error(spectrum, n: int, k: int, epsilon: float, delta: flo
     d = deviation_norms(Y, W, C)
     tau = o["spread_factor"] * float(np.quantile(d, o["spread_quantile"]))
     bud = adaptive_budget(n, k, epsilon, delta, subspace=o["subspace"], n_passes=o["n_passes"], warm_share=o["warm_share"],
-                          final_share=o["final_share"], spread_share=o["spread_share"], spread_quantile=o["spread_quantile"])
+                          final_share=o["final_share"], spread_share=o["spread_share"], spread_quantile=o["spread_quantile"],
+                          order_share=o["order_share"])
     if bud["mu_warm"] > 0 and o["mode"] == "auto" and choose_mode(tau, R, k, bud["mu_pass"][-1], bud["mu"]) == "gauss":
         return _gauss_error((R * R / (bud["mu"] * n)) ** 2, pop, gap, n, target)
     f = np.minimum(1.0, tau / np.maximum(d, 1e-300))                    # the clipping factors at the spread
@@ -760,4 +786,9 @@ register(Algorithm(
            "the spreads are too dear for n and epsilon; no rule on n, p, epsilon: where the steps pay depends on the rows' "
            "noise); 'adaptive': the adaptive steps always; 'gauss': Analyze Gauss from the start (in the estimator "
            "AnalyzeGaussPCA's default fit, no ordering share).",
-           ("auto", "adaptive", "gauss"))]))
+           ("auto", "adaptive", "gauss")),
+        _P("order_share", "float in [0, 1)", "Share of the Gaussian budget (of mu^2) for the variances along the released "
+           "basis, which order it and give explained_variance_: after the steps, the k x k second moment of the clipped "
+           "rows along it and their mean squared norm, with Gaussian noise, composed exactly with the other Gaussian parts "
+           "(where the probe sends the finish to Analyze Gauss, this share joins it); 0: none, the papers' algorithm. "
+           "AdaptiveNoisePCA: 0.1, in place of the estimators' ordering step.", "real[0,1)")]))

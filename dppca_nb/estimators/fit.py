@@ -121,7 +121,7 @@ class _PrivateFit:
             return alg.plan(n, p, k, eps, dlt, **(opts if R is None else {**opts, "radius": R}))
         fit = {a: getattr(self, a) for a in ("mean_share", "radius_quantile", "radius_factor", "radius_share",
                                               "radius_bounds", "location", "location_share", "count_share", "order_share")
-               if hasattr(self, a)}
+               if hasattr(self, a) and a not in opts}      # an option the algorithm takes is spent in its own release
         R, MR = self._radii(n, p)
         for a, v in (alg.fit_options(n, p, k, *self._budget(), **{**opts, "radius": R}) if alg.fit_options else {}).items():
             (opts if a in opts else fit)[a] = v           # the algorithm's public rule for a fit (its registration says it)

@@ -65,9 +65,11 @@ def _released_spectrum(self, rel):
         w = np.asarray(ex["order_variances"], dtype=np.float64)
         return w, float(ex["order_total"]), w > 0, None
     ev, c = ex.get("eigenvalues"), ex.get("main_contract", self.contract_)
-    own = "eigenvalue_sd" in ex and c.noise_scale is not None     # its own eigenvalues, at one public noise scale
+    own = "eigenvalue_sd" in ex                                  # its own eigenvalues, at one public noise scale (vecd)
     if ev is None or len(ev) != p or not (alg.eigenvalues or own or self.epsilon == math.inf): return None
-    sd = 0.0 if self.epsilon == math.inf else release_noise_sd(c, getattr(self, "noise_shape", "vecd"))
+    shape = getattr(self, "noise_shape", "vecd")
+    sd = (0.0 if self.epsilon == math.inf else float(ex["eigenvalue_sd"]) * NOISE_SHAPES["vecd"].offdiag
+          if own and c.noise_scale is None else release_noise_sd(c, shape))    # a part's noise: the release's own (vecd)
     return (*debiased_spectrum(ev, sd), sd)
 
 _DPPCA._released_spectrum = _released_spectrum
@@ -97,7 +99,8 @@ def _set_subspace(self, rel):
     if sp is not None and self._k_rule() is not None:
         k = min(self._choose_k(sp[0], sp[1], rel.extras["eigenvalues"], sp[2]), k)
     self.components_, self.n_components_ = np.ascontiguousarray(V[:, :k].T), int(k)
-    self.components_ordered_ = alg.ordered or "order_variances" in rel.extras or self.epsilon == math.inf   # exact PCA
+    self.components_ordered_ = (alg.ordered or "order_variances" in rel.extras or "eigenvalue_sd" in rel.extras
+                                or self.epsilon == math.inf)                # by released variances, or exact PCA
     for name in _VARIANCE_ATTRIBUTES:
         if hasattr(self, name): delattr(self, name)
     if sp is not None: self._set_variances(sp[0][:k].copy(), sp[1], sp[0][k:])

@@ -24,8 +24,8 @@ from .grid_releases import *  # noqa: F401,F403  the grid releases, importable f
 from .grid_releases import _coordinate_counts, _exact_exponential_index, _radius_scores  # noqa: F401
 
 # %% auto #0
-__all__ = ['mean_contract', 'mean_noise_sd', 'plan_private_mean', 'private_mean', 'order_contract', 'plan_order', 'fit_ledger',
-           'composed_contract', 'plan_centered', 'ClippingWarning']
+__all__ = ['mean_contract', 'mean_noise_sd', 'plan_private_mean', 'private_mean', 'order_contract', 'order_sums',
+           'gaussian_order', 'plan_order', 'fit_ledger', 'composed_contract', 'plan_centered', 'ClippingWarning']
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #1b4583e8
 def mean_contract(n: int, p: int, epsilon: float, delta: float, *, radius: float = 1.0, model: str = "central") -> Contract:
@@ -111,26 +111,39 @@ def _projected_sums(x, center, R, V):
 
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #0b5c6e4b
+def order_sums(X, V, R: float, center=None, n: int | None = None) -> tuple:
+    "(Z'Z / n, sum ||y||^2 / n) of y = x - center clipped to R, Z = y V: the ordering step's statistic, one blocked pass (curator-only)."
+    try: (M, t), _ = map_blocks(X, _projected_sums, center, float(R), np.asarray(V, dtype=np.float64), finite=is_dask(X))
+    except ValueError:                                          # a block names its own row: name X's
+        if not is_dask(X): check_data(X)
+        raise
+    n = int(X.shape[0] if n is None else n)
+    return M / n, t / n
+
+def gaussian_order(M, t, V, sd: float, rng) -> tuple:
+    "(V W, variances, total): the statistic of `order_sums` plus Gaussian noise of sd `sd` (vecd; the total sd), V rotated to its eigenvectors."
+    k = M.shape[0]
+    Mn = M + symmetric_gaussian(k, sd, rng, kind="vecd"); tn = t + float(rng.normal(0.0, sd))
+    w, W = np.linalg.eigh(Mn)
+    w, W = np.maximum(w[::-1], 0.0), W[:, ::-1]
+    return np.asarray(V) @ W, w, max(tn, float(w.sum()), 0.0)
+
 def plan_order(n: int, p: int, k: int, epsilon: float, delta: float, *, radius: float = 1.0) -> Plan:
     "The Plan of the ordering step: `release(X, basis=V, center=c)` -> (V W ordered, variances, total), `order_contract`."
     c = order_contract(n, k, epsilon, delta, radius=radius)
     R = float(radius)
     def run(X, rng, basis=None, center=None):
         V = np.asarray(basis, dtype=np.float64)
-        try: (M, t), _ = map_blocks(X, _projected_sums, center, R, V, finite=is_dask(X))
-        except ValueError:                                      # a block names its own row: name X's
-            if not is_dask(X): check_data(X)
-            raise
-        M, t = M / n, t / n
-        if c.delta == 0:
+        M, t = order_sums(X, V, R, center, n)
+        if c.delta > 0: VW, w, tn = gaussian_order(M, t, V, c.noise_scale, rng)
+        else:
             iu = np.triu_indices(k)
             noisy = snapping_laplace(np.concatenate([M[iu], [t]]) , c.noise_scale, max(R * R, 4 * c.sensitivity / c.epsilon), rng)
-            Mn = np.zeros((k, k)); Mn[iu] = noisy[:-1]; Mn = Mn + np.triu(Mn, 1).T; tn = float(noisy[-1])
-        else:
-            Mn = M + symmetric_gaussian(k, c.noise_scale, rng, kind="vecd"); tn = t + float(rng.normal(0.0, c.noise_scale))
-        w, W = np.linalg.eigh(Mn)
-        w, W = np.maximum(w[::-1], 0.0), W[:, ::-1]
-        return Release(V @ W, c, {}, {"order_variances": w, "order_total": max(tn, float(w.sum()), 0.0)})
+            Mn = np.zeros((k, k)); Mn[iu] = noisy[:-1]; Mn = Mn + np.triu(Mn, 1).T
+            w, W = np.linalg.eigh(Mn)
+            w, W = np.maximum(w[::-1], 0.0), W[:, ::-1]
+            VW, tn = V @ W, max(float(noisy[-1]), float(w.sum()), 0.0)
+        return Release(VW, c, {}, {"order_variances": w, "order_total": tn})
     return Plan(c, run, inputs=("basis", "center"))
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #2143bcbf
