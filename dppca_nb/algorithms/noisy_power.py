@@ -7,9 +7,8 @@ from __future__ import annotations
 import math
 import numpy as np
 from ..core.validation import check_k, check_epsilon, check_delta, check_positive, check_int
-from ..backends.blocks import check_rows, is_dask, map_blocks
-from ..backends.clipping import clip_scales
-from ..backends.moments import second_moment_sums, sub_block_rows, _scaled
+from ..backends.blocks import check_rows, is_dask, map_blocks, _raise_nonfinite
+from ..backends.moments import second_moment_sums, sub_blocks, _scaled
 from ..core.linalg import random_orthonormal, orthonormalize
 from ..privacy.accounting import zcdp_to_dp, gaussian_rho, zcdp_rho_for
 from ..privacy.contract import Contract, Plan, Release
@@ -35,18 +34,13 @@ def gram_affordable(p: int, k: int, iterations: int) -> bool:
 
 # %% ../../nbs/04_algorithms/12_noisy_power.ipynb #np-blocked
 def _blocked_products(X, R, center):
-    "(Y -> sum y y^T Y over the rows y = x - center clipped to R, count): one blocked pass a call, X never copied."
-    n, p = X.shape
-    s = min(n, sub_block_rows(p))
-    buf, seen = np.empty((s, p)), []
+    "(Y -> sum y y^T Y over the rows y = x - center clipped to R, count): one pass of `sub_blocks` a call, X never copied."
+    seen = []
     def product(Y):
-        out, n_clipped = np.zeros((p, Y.shape[1])), 0
-        for i in range(0, n, s):
-            xb = X[i:i + s]
-            yb = xb if center is None else np.subtract(xb, center, out=buf[:len(xb)])
-            c = clip_scales(yb, R)
-            if c.n_bad: raise ValueError(f"X: expected finite values, found {c.n_bad} row(s) with NaN or inf")
-            if c.rows.size: yb = _scaled(yb, c, buf[:len(xb)])
+        out, n_clipped = np.zeros((X.shape[1], Y.shape[1])), 0
+        for yb, c, _, buf in sub_blocks(X, R, center):
+            if c.n_bad: _raise_nonfinite(c.n_bad, "X")
+            if c.rows.size: yb = _scaled(yb, c, buf)
             out += yb.T @ (yb @ Y); n_clipped += c.rows.size
         seen.append(n_clipped)
         return out

@@ -14,7 +14,8 @@ from .blocks import is_dask, check_rows, _raise_nonfinite, map_blocks
 from .clipping import Clipping, FAR_FACTOR, _clip_far, clip_scales
 
 # %% auto #0
-__all__ = ['SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'sub_block_rows', 'second_moment_sums', 'clipped_row_sums', 'projected_sums']
+__all__ = ['SUB_BLOCK_ENTRIES', 'CORRECT_UP_TO', 'sub_block_rows', 'sub_blocks', 'second_moment_sums', 'clipped_row_sums',
+           'projected_sums']
 
 # %% ../../nbs/01_backends/00_statistics/02_moments.ipynb #276fde76
 SUB_BLOCK_ENTRIES = 1 << 17      # 1 MB of float64: a sub-block stays in a core's L2 cache between its reads
@@ -39,39 +40,46 @@ def _scaled(y, c: Clipping, out):
     if far.size: out[far] = F
     return out
 
-# %% ../../nbs/01_backends/00_statistics/02_moments.ipynb #276fde81
-def _moment_kernel(x, radius, row_sums, center, moment=True):
-    """The fused pass over one block: for each cache-sized sub-block y (x - `center`, in a scratch buffer) its
-    clipping, then `y^T y` and `1^T y` with the clipped rows' correction; rows with a NaN or inf are counted, not
-    summed. The caller's rows are never written. Returns `(M, n_clipped, n_bad, row_sum)` (None where not asked)."""
+# %% ../../nbs/01_backends/00_statistics/02_moments.ipynb #sub-blocks-exp
+def sub_blocks(x, radius: float | None = None, center=None, *, float64: bool = False):
+    """Each cache-sized sub-block of the block `x`, in order, as `(y, c, sq, out)`: y its rows minus `center` in a
+    scratch buffer reused from one sub-block to the next (without a center: `x`'s own rows, never to be written;
+    `float64`: rows of another dtype copied to the buffer), c their `clip_scales` at `radius` (None without one), sq
+    their squared norms (scratch) and `out` the buffer's rows, a place for the rescaled rows (y itself if centered)."""
     n, p = x.shape
     s = min(n, sub_block_rows(p))
+    own = center is not None or (float64 and x.dtype != np.float64)   # the rows go to the buffer
+    buf = np.empty((s, p)) if own or radius is not None else None
+    sq = None if radius is None else np.empty(s)                 # the squared norms: s numbers, no s x p temporary
+    for i in range(0, n, s):
+        xb = x[i:i + s]; k = xb.shape[0]
+        out, sqk = (None if buf is None else buf[:k]), (None if sq is None else sq[:k])
+        if center is not None: y = np.subtract(xb, center, out=out)
+        elif own: y = out; y[...] = xb
+        else: y = xb
+        yield y, (None if sqk is None else clip_scales(y, radius, sq_out=sqk)), sqk, out
+
+# %% ../../nbs/01_backends/00_statistics/02_moments.ipynb #276fde81
+def _moment_kernel(x, radius, row_sums, center, moment=True):
+    """The fused pass over one block: for each cache-sized sub-block y (x - `center`, `sub_blocks`) its clipping,
+    then `y^T y` and `1^T y` with the clipped rows' correction; rows with a NaN or inf are counted, not summed. The
+    caller's rows are never written. Returns `(M, n_clipped, n_bad, row_sum)` (None where not asked)."""
+    n, p = x.shape
     M = np.zeros((p, p)) if moment else None
     rs = np.zeros(p) if row_sums else None
-    ones = np.ones(s)
-    C = None if center is None else np.tile(center, (s, 1))      # a tiled center: a plain elementwise subtraction
-    buf = np.empty((s, p)) if center is not None else None      # (without a center: made on the first rescaled sub-block)
-    sqbuf = np.empty(s) if radius is not None else None          # the squared norms: s numbers, no s x p temporary
+    ones = np.ones(min(n, sub_block_rows(p)))
     r = None if radius is None else float(radius)
     n_clipped = n_bad = 0
-    for i in range(0, n, s):
-        xb = x[i:i + s]
-        k = xb.shape[0]
-        yb = xb if C is None else np.subtract(xb, C[:k], out=buf[:k])
-        idx = scale = M0 = None
-        if moment and yb is xb and r is not None:      # the product first: the block's one read from memory
-            with np.errstate(over="ignore", invalid="ignore"):
-                M0 = yb.T @ yb
-        if r is not None:
-            c = clip_scales(yb, r, sq_out=sqbuf[:k])
+    for yb, c, _, out in sub_blocks(x, r, center):
+        k = yb.shape[0]
+        idx = scale = None
+        if c is not None:
             if c.n_bad:
                 n_bad += c.n_bad; continue
             n_clipped += c.rows.size
-            if c.rows.size and _rescaled(c, k, r):     # many or far-out rows: rescaled in a buffer
-                if buf is None: buf = np.empty((s, p))
-                yb = _scaled(yb, c, buf[:k])
+            if c.rows.size and _rescaled(c, k, r): yb = _scaled(yb, c, out)   # many or far-out rows: rescaled
             elif c.rows.size: idx, scale = c.rows, c.scale
-        Mb = (M0 if M0 is not None and yb is xb else yb.T @ yb) if moment else None
+        Mb = yb.T @ yb if moment else None
         rb = ones[:k] @ yb if row_sums else None
         if idx is not None:                            # a few clipped rows: remove their excess sum (1 - s^2) y y^T
             Yo = yb[idx]
@@ -178,30 +186,20 @@ def clipped_row_sums(X, *, radius: float | None = None, center=None, block_rows:
 # %% ../../nbs/01_backends/00_statistics/02_moments.ipynb #proj-exp
 def projected_sums(x, basis, radius: float, center=None) -> tuple:
     """(Z^T Z, sum_i ||y_i||^2) of one numpy block: y = x - `center` clipped to `radius` (`clip_scales`), Z = y `basis`
-    (p x k), per cache-sized sub-block, without a copy of the block. Exact (not private), up to rounding; a row with a
-    NaN or inf raises the ValueError of `check_data`."""
-    n, p = x.shape
+    (p x k), per cache-sized sub-block (`sub_blocks`), without a copy of the block. Exact (not private), up to
+    rounding; a row with a NaN or inf raises the ValueError of `check_data`."""
     V, r = np.asarray(basis, dtype=np.float64), float(radius)
-    s = min(n, sub_block_rows(p))
-    own = center is not None or x.dtype != np.float64            # the rows go to a buffer: centered, or made float64
-    buf, sq = (np.empty((s, p)) if own else None), np.empty(s)
     M, t = np.zeros((V.shape[1], V.shape[1])), 0.0
-    for i in range(0, n, s):
-        xb = x[i:i + s]; k = xb.shape[0]
-        if not own: yb = xb
-        elif center is None: yb = buf[:k]; yb[...] = xb
-        else: yb = np.subtract(xb, center, out=buf[:k])
-        c = clip_scales(yb, r, sq_out=sq[:k])
+    for yb, c, sq, _ in sub_blocks(x, r, center, float64=True):
         if c.n_bad:
             check_data(x); _raise_nonfinite(c.n_bad, "X")          # names the first bad entry (or the centered rows')
         with np.errstate(over="ignore", invalid="ignore"):     # a row near the largest float: projected apart below
             z = yb @ V
             if c.rows.size:
-                w = np.ones(k); w[c.rows] = c.scale                 # a clipped row: s_i (y_i V), squared norm R^2
+                w = np.ones(yb.shape[0]); w[c.rows] = c.scale       # a clipped row: s_i (y_i V), squared norm R^2
                 z *= w[:, None]; sq[c.rows] = r * r
         if c.rows.size:                                            # tiny factors, or a product that overflowed:
             far = c.rows[(c.scale < FAR_FACTOR) | ~np.isfinite(z[c.rows]).all(axis=1)]   # clipped first, then projected
             if far.size: z[far] = _clip_far(yb[far], r) @ V
-        M += z.T @ z; t += float(sq[:k].sum())
+        M += z.T @ z; t += float(sq.sum())
     return M, t
-
