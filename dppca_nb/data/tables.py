@@ -523,7 +523,6 @@ class _Spill:
             warnings.warn(f"lazy read: cannot keep the parsed blocks in a temporary file ({e}); every pass over the "
                           "data parses the file again", RuntimeWarning, stacklevel=2)
 
-
 # %% ../../nbs/02_data/02_tables.ipynb #4fadb981
 def _read_lazy(path, delimiter, columns, drop, keep_index, check, progress, what, chunk_bytes, block_bytes, spill=False):
     "`read_table(..., lazy=True)`: the header and the blocks' row counts now, a Dask array of the blocks."
