@@ -1,7 +1,9 @@
 """Peak memory of reading a numeric CSV: the CLI's former reader (the whole text, then csv.reader into lists of
 strings; copied below) against the chunked reader (dppca_nb.data.tables.read_table), side by side in one run; then a
 default AnalyzeGaussPCA fit from the CSV, read eagerly (one float64 array) or lazily (read_table(lazy=True): a Dask
-array of byte ranges of the file, each parsed when a pass over the data computes it).
+array of byte ranges of the file, each parsed when a pass over the data computes it, in every pass (spill=False) or
+once, its float64 rows kept in a temporary binary file that the later passes read (spill=True, as `dppca fit --lazy`
+reads)).
 
 Usage: python benchmarks/csv_memory.py [--sizes 200000x20,1000000x20] [--fit-sizes 200000x20,1000000x20] [--out benchmarks/csv_memory.md]
 
@@ -14,9 +16,11 @@ The files are N(0, 1) values written with 17 significant digits (about 24 bytes 
 a ratio of the two readers in the same run, not as a claim about any machine.
 
 The fits: AnalyzeGaussPCA(2, random_state=0) with its defaults (private radius, location and mean). *eager*:
-read_table(path) (with its column notices, as the command line reads) then fit; *lazy*: read_table(path, lazy=True,
-check=False) then fit; *lazy, one block at a time*: the same on dask's synchronous scheduler; *lazy + notices*:
-read_table(path, lazy=True) (the notices in one more pass) then fit. Their baseline process imports the estimators
+read_table(path) (with its column notices, as the command line reads) then fit; *lazy, parsed each pass*:
+read_table(path, lazy=True, check=False, spill=False) then fit; *one block at a time*: the same on dask's
+synchronous scheduler; *lazy + notices, parsed each pass*: read_table(path, lazy=True, spill=False) (the notices in
+one more pass) then fit; *lazy, spilled* and *lazy + notices, spilled*: the same two with spill=True (each block
+parsed once; the second is what `dppca fit --lazy` reads). Their baseline process imports the estimators
 and dask.array as well. The other lazy fits run on dask's default threaded scheduler (one thread per core; the
 number is printed). Memory is stated as a multiple of the array and of one block (its 16 MiB of text, and its rows
 as float64); the components and variances of the fits are compared entry by entry with the eager fit's.
@@ -77,7 +81,8 @@ elif which == "new": X = read_table(path).X
 elif which.startswith("fit"):
     import dask, multiprocessing
     if which == "fit-lazy-1": dask.config.set(scheduler="synchronous")      # one block at a time
-    t = read_table(path, lazy=which != "fit-eager", check=which in ("fit-eager", "fit-lazy-check"))
+    t = read_table(path, lazy=which != "fit-eager", check=which in ("fit-eager", "fit-lazy-check", "fit-spill-check"),
+                   spill=which.startswith("fit-spill"))
     info["read_secs"] = time.perf_counter() - t0
     if which != "fit-eager":
         info.update(blocks=len(t.X.chunks[0]), block_rows=max(t.X.chunks[0]),
@@ -158,11 +163,13 @@ def write_md(rows: list, fits: list, out: str) -> None:
 
 
 BLOCK = 1 << 24                    # read_table's default block_bytes
-FITS = {"fit-eager": "eager", "fit-lazy": "lazy", "fit-lazy-1": "lazy, one block at a time", "fit-lazy-check": "lazy + notices"}
+FITS = {"fit-eager": "eager", "fit-lazy": "lazy, parsed each pass", "fit-lazy-1": "lazy, parsed each pass, one block at a time",
+        "fit-lazy-check": "lazy + notices, parsed each pass", "fit-spill": "lazy, spilled",
+        "fit-spill-check": "lazy + notices, spilled"}
 
 
 def fit_row(tmp: Path, size: str) -> dict:
-    "The three fits of one size, each in a fresh process: peak memory, times, and how far their components differ."
+    "The fits of one size, each in a fresh process: peak memory, times, and how far their components differ."
     n, p = map(int, size.split("x"))
     f = tmp / f"F_{n}x{p}.csv"
     ref = write_csv(f, n, p, scale=np.linspace(3, 0.5, p))     # a spectrum the fit can find
@@ -186,9 +193,12 @@ def fit_lines(fits: list) -> list:
            "A default `AnalyzeGaussPCA(2, random_state=0)` fit (private radius, location and mean) from the CSV, each in a",
            "fresh process (`OPENBLAS_NUM_THREADS=1`); peak RSS minus a process that imports the estimators and `dask.array`.",
            "The columns are N(0, 1) times 3 down to 0.5. *eager*: `read_table(path)` (one float64 array, with the column",
-           "notices) and fit; *lazy*: `read_table(path, lazy=True, check=False)` and fit, on dask's threaded scheduler;",
-           "*one block at a time*: the same on dask's synchronous scheduler; *lazy + notices*: `read_table(path, lazy=True)`",
-           "(the notices in one more pass) and fit, threaded. A block is 16 MiB of the file, parsed in 1 MiB chunks.", "",
+           "notices) and fit; *lazy, parsed each pass*: `read_table(path, lazy=True, check=False, spill=False)` and fit, on",
+           "dask's threaded scheduler; *one block at a time*: the same on dask's synchronous scheduler; *lazy + notices*:",
+           "`read_table(path, lazy=True, spill=False)` (the notices in one more pass) and fit, threaded; *spilled*: the same",
+           "with `spill=True`: each block parsed once, its float64 rows written to a temporary binary file that the later",
+           "passes read a block at a time (*lazy + notices, spilled* is what `dppca fit --lazy` reads). A block is 16 MiB",
+           "of the file, parsed in 1 MiB chunks.", "",
            "| n x p | fit | peak - baseline (MB) | / array | / block's text | / block's float64 rows | read (s) | read + fit (s) | time / eager | components, variances: max difference from eager |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in fits:
@@ -205,9 +215,11 @@ def fit_lines(fits: list) -> list:
         out += [f"- {r['n']:,} x {r['p']}: file {r['file_mb']:.0f} MB, float64 array {r['array_mb']:.0f} MB, {lz['blocks']} blocks "
                 f"of at most {lz['block_rows']:,} rows ({lz['block_rows'] * r['p'] * 8 / 1e6:.1f} MB as float64), {lz['threads']} "
                 f"dask threads where threaded; baseline process {r['baseline_mb']:.0f} MB."]
-    out += ["", "A lazy read's time is the scan that counts each block's rows (it parses no number); the fit then parses every",
-            "block once per pass over the data. The lazy fits' memory is dask's own and a block or two per thread: it",
-            "hardly grows with n (compare the two sizes: five times the rows); the eager fit's grows with the array.", ""]
+    out += ["", "A lazy read's time is the scan that counts each block's rows (it parses no number). Without the spill the fit",
+            "then parses every block once per pass over the data; with it, the first pass parses each block once and writes",
+            "its rows (n * p * 8 bytes of temporary disk in all, the size of the float64 array, removed with the array) and",
+            "the later passes read them back. The lazy fits' memory is dask's own and a block or two per thread: it hardly",
+            "grows with n (compare the two sizes: five times the rows); the eager fit's grows with the array.", ""]
     return out
 
 

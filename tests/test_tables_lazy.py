@@ -1,12 +1,22 @@
 """The lazy CSV reader (read_table(..., lazy=True)): a Dask array of byte ranges of the file that computes to the
 eager reader's array, with its errors, notices and column choices, whatever the block size; the blocks' row counts
-found by the byte scan; the files it refuses; memory bounded by a block; and a fit on it that equals the eager fit."""
+found by the byte scan; the files it refuses; memory bounded by a block; a fit on it that equals the eager fit; and
+the spill (spill=True): each block parsed once, under two threads too, its errors raised as before, its
+temporary file removed with the array."""
+import gc
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
 import tracemalloc
 
 import numpy as np
 import pytest
 
 da = pytest.importorskip("dask.array")
+import dppca_nb.data.tables as tables                                # noqa: E402
 from dppca_nb.data.tables import TableError, _scan, read_table   # noqa: E402
 
 BLOCKS = [1, 7, 40, 1 << 25]          # one record per block, boundaries inside records and quotes, one block
@@ -22,6 +32,8 @@ def same(f, block_bytes, **kw):
     e, lz = read_table(f, **kw), read_table(f, lazy=True, block_bytes=block_bytes, **kw)
     assert isinstance(lz.X, da.Array) and lz.X.shape == e.X.shape         # the shape is known before computing
     np.testing.assert_array_equal(lz.X.compute(scheduler="synchronous"), e.X)
+    sp = read_table(f, lazy=True, block_bytes=block_bytes, spill=True, **kw).X
+    for _ in range(2): np.testing.assert_array_equal(sp.compute(scheduler="synchronous"), e.X)    # parsed, read back
     assert (lz.names, lz.has_header) == (e.names, e.has_header)
     assert [(n.kind, n.columns, n.text, n.public) for n in lz.notices] == [(n.kind, n.columns, n.text, n.public) for n in e.notices]
     return lz
@@ -178,3 +190,128 @@ def test_a_fit_on_the_lazy_table_equals_the_eager_fit(tmp_path, name):
     # n * 2^-53 ~ 1e-12 of each entry), which moves the components by that over the eigengap (O(1) here)
     np.testing.assert_allclose(b.components_, a.components_, atol=1e-9)
     np.testing.assert_allclose(b.explained_variance_, a.explained_variance_, rtol=1e-9)
+    c = E(2, random_state=0).fit(read_table(f, lazy=True, block_bytes=1 << 16, spill=True).X)
+    np.testing.assert_array_equal(c.components_, b.components_)   # spilled: the same values, the same sums
+    np.testing.assert_array_equal(c.explained_variance_, b.explained_variance_)
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    "The first rows of the blocks `_read_block` parsed, in call order (it is counted, then parses as before)."
+    calls, parse = [], tables._read_block
+    def counted(*a, **kw): calls.append(a[5]); return parse(*a, **kw)
+    monkeypatch.setattr(tables, "_read_block", counted)
+    return calls
+
+
+@pytest.fixture
+def spill_dir(tmp_path, monkeypatch):
+    "The folder the spill's temporary folders go to (tempfile's own default, pointed here)."
+    d = tmp_path / "spill"
+    d.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(d))
+    return d
+
+
+def test_a_spilled_block_is_parsed_once(tmp_path, data, parses):
+    f = tmp_path / "s.csv"
+    f.write_bytes(_csv(np.tile(data, (40, 1)), list("abcd")))
+    e = read_table(f).X
+    X = read_table(f, lazy=True, block_bytes=1 << 12, check=False, spill=True).X
+    assert X.numblocks[0] > 3 and parses == []                     # nothing parsed before a compute
+    for scheduler in ("threads", "synchronous", "threads"):
+        A = X.compute(scheduler=scheduler)
+        assert A.dtype == np.float64 and A.tobytes() == e.tobytes()   # bit for bit
+    assert sorted(parses) == sorted(set(parses)) and len(parses) == X.numblocks[0]
+    parses.clear()
+    Y = read_table(f, lazy=True, block_bytes=1 << 12, check=False).X
+    Y.compute(); Y.compute()
+    assert len(parses) == 2 * Y.numblocks[0]                       # without it (the default): every block, every pass
+
+
+@pytest.mark.parametrize("block_bytes", [9, 1 << 25])
+def test_a_bad_field_raises_the_same_error_spilled(tmp_path, block_bytes, spill_dir):
+    f = tmp_path / "e.csv"
+    f.write_text("u,v\n" + "".join(f"{i},{i + 1}\n" for i in range(20)) + "5,abc\n")
+    with pytest.raises(TableError) as eager: read_table(f)
+    X = read_table(f, lazy=True, block_bytes=block_bytes, check=False, spill=True).X
+    for _ in range(2):                                             # a block that failed is parsed (and fails) again
+        with pytest.raises(TableError) as lazy: X.compute(scheduler="threads")
+        assert str(lazy.value) == str(eager.value)
+    assert str(eager.value).startswith("DATA row 21, column 'v': 'abc' is not a number")
+    with pytest.raises(TableError) as checked: read_table(f, lazy=True, block_bytes=block_bytes, spill=True)   # notices
+    assert str(checked.value) == str(eager.value)
+
+
+def test_two_threads_ask_for_the_same_block(tmp_path, data, monkeypatch):
+    "Four threads compute the array at once; a slow parse makes them meet on each block: each is parsed once."
+    f = tmp_path / "t.csv"
+    f.write_bytes(_csv(np.tile(data, (20, 1))))
+    calls, parse = [], tables._read_block
+    def slow(*a):
+        calls.append(a[5]); time.sleep(0.05); return parse(*a)
+    monkeypatch.setattr(tables, "_read_block", slow)
+    X = read_table(f, lazy=True, block_bytes=1 << 12, check=False, spill=True).X
+    go, out = threading.Barrier(4), [None] * 4
+    def run(i):
+        go.wait(); out[i] = X.compute(scheduler="threads", num_workers=2)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    e = read_table(f).X
+    assert all(o is not None and o.tobytes() == e.tobytes() for o in out)
+    assert sorted(calls) == sorted(set(calls)) and len(calls) == X.numblocks[0]
+
+
+def test_the_temporary_files_are_removed(tmp_path, data, spill_dir):
+    f = tmp_path / "r.csv"
+    f.write_bytes(_csv(data))
+    t = read_table(f, lazy=True, block_bytes=100, check=False, spill=True)
+    assert os.listdir(spill_dir) == []                             # made at the first parse, not before
+    s = t.X.sum(axis=0)
+    t.X.compute()
+    (d,) = os.listdir(spill_dir)
+    assert os.listdir(spill_dir / d) == ["rows.f64"] and (spill_dir / d / "rows.f64").stat().st_size == data.nbytes
+    del t
+    gc.collect()
+    assert os.listdir(spill_dir) == [d]                            # an array made from it still reads it
+    np.testing.assert_allclose(s.compute(), data.sum(axis=0), rtol=1e-12)
+    del s
+    gc.collect()
+    assert os.listdir(spill_dir) == []                             # gone with the last array
+    code = ("import sys, tempfile; tempfile.tempdir = sys.argv[2]; from dppca_nb.data.tables import read_table; "
+            "X = read_table(sys.argv[1], lazy=True, block_bytes=100, spill=True).X; X.compute(); import os; print(os.listdir(sys.argv[2]))")
+    r = subprocess.run([sys.executable, "-c", code, str(f), str(spill_dir)], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert r.returncode == 0 and r.stdout.startswith("['dppca-table-"), r.stderr
+    assert os.listdir(spill_dir) == []                             # held to the end: removed at exit
+
+
+def test_where_the_disk_refuses_every_pass_parses(tmp_path, data, parses, monkeypatch):
+    import pickle
+    f = tmp_path / "d.csv"
+    f.write_bytes(_csv(data))
+    def full(*a, **kw): raise OSError(28, "No space left on device")
+    with monkeypatch.context() as m:
+        m.setattr(tempfile, "mkdtemp", full)
+        X = read_table(f, lazy=True, block_bytes=100, check=False, spill=True).X
+        with pytest.warns(RuntimeWarning, match=r"cannot keep the parsed blocks in a temporary file \(.*No space left"):
+            np.testing.assert_array_equal(X.compute(), data)
+        np.testing.assert_array_equal(X.compute(), data)
+    assert len(parses) == 2 * X.numblocks[0]
+    parses.clear()
+    Y = pickle.loads(pickle.dumps(read_table(f, lazy=True, block_bytes=100, check=False, spill=True).X))   # another process's copy
+    np.testing.assert_array_equal(Y.compute(), data)
+    np.testing.assert_array_equal(Y.compute(), data)
+    assert len(parses) == 2 * Y.numblocks[0]                       # parses each time: the file lives in this process
+
+
+def test_a_kept_block_is_not_parsed_again_when_the_file_changes(tmp_path, data):
+    "The blocks read in the first pass come back as read; a block not yet parsed still refuses the changed file."
+    f = tmp_path / "c.csv"
+    f.write_bytes(_csv(data))
+    X = read_table(f, lazy=True, block_bytes=100, check=False, spill=True).X
+    first = X[:5].compute()
+    f.write_bytes(_csv(data[:-1]))
+    np.testing.assert_array_equal(X[:5].compute(), first)
+    with pytest.raises(TableError, match="changed after it was opened lazily"): X.compute()

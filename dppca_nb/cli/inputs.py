@@ -31,7 +31,7 @@ def _read_table(path, delimiter=",", columns=None, drop=None, what="DATA"):
 def _read_data(a) -> tuple:
     "(X, names) of fit's DATA; the notices about its columns on standard error (the curator's: never in the record)."
     t = _read_csv_table(a.data, a.delimiter, a.columns, a.drop, keep_index=a.keep_index, progress=None if a.progress else False,
-                        lazy=getattr(a, "lazy", False))
+                        lazy=getattr(a, "lazy", False), spill=True)       # lazy: each block parsed once
     for n in t.notices: print(f"dppca fit: {'note' if n.public else 'curator-only note'}: {n.text}", file=sys.stderr)
     return t.X, t.names
 

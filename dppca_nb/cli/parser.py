@@ -138,8 +138,9 @@ def _fit_own_flags(f) -> None:
     f.add_argument("--keep-index", action="store_true",
                    help="keep a leading column the header leaves unnamed ('' or 'Unnamed: 0', a row index as pandas writes "
                         "one); by default it is left out, with a note")
-    f.add_argument("--lazy", action="store_true", help="read DATA as a Dask array of 16 MiB byte ranges, parsed in "
-                   "each pass over the data: memory a few blocks, for files beyond memory (a plain file, not '-' or .gz)")
+    f.add_argument("--lazy", action="store_true", help="read DATA as a Dask array of 16 MiB byte ranges, each parsed "
+                   "once, its rows kept in a temporary file (8 bytes a value, in TMPDIR, removed at the end): memory a "
+                   "few blocks, for files beyond memory (a plain file, not '-' or .gz)")
     f.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bar while reading DATA (it appears on standard error, a terminal, for reads over a second)")
     f.add_argument("--bounds", default=None, metavar="SPEC",

@@ -8,8 +8,13 @@ import csv
 import gzip
 import io
 import os
+import shutil
 import sys
+import tempfile
+import threading
+import uuid
 import warnings
+import weakref
 import zlib
 from dataclasses import dataclass, field
 from itertools import chain, islice
@@ -308,7 +313,7 @@ def _parse(chunks, delimiter, width, idx, label, what, name, row0=0, offset=0):
 # %% ../../nbs/02_data/02_tables.ipynb #1adac4e4
 def read_table(path, delimiter: str = ",", *, columns=None, drop=None, keep_index: bool = False, check: bool = True,
                progress: bool | None = False, what: str = "DATA", chunk_rows: int | None = None,
-               chunk_bytes: int = 1 << 20, lazy: bool = False, block_bytes: int = 1 << 24) -> Table:
+               chunk_bytes: int = 1 << 20, lazy: bool = False, block_bytes: int = 1 << 24, spill: bool = False) -> Table:
     """Read a numeric CSV (a path, a .gz file, or '-' for standard input) chunk by chunk into one float64 array, or
     (`lazy=True`, a plain file) into a Dask array of byte ranges parsed when computed.
 
@@ -342,6 +347,9 @@ def read_table(path, delimiter: str = ",", *, columns=None, drop=None, keep_inde
         row counts come from one pass over the bytes that parses no number. A plain file only (not '-' or .gz).
     block_bytes : int >= 1
         Bytes of the file per block when `lazy`.
+    spill : bool
+        With `lazy`: the first parse of a block keeps its float64 rows in a temporary binary file (n * p * 8 bytes of
+        disk, removed with the array), and later passes read them from there; False: every pass parses every block.
 
     Returns
     -------
@@ -349,7 +357,8 @@ def read_table(path, delimiter: str = ",", *, columns=None, drop=None, keep_inde
         X (n, p) float64 (a Dask array if `lazy`), the column names, whether there was a header, and the notices.
     """
     if progress is None: progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-    if lazy: return _read_lazy(path, delimiter, columns, drop, keep_index, check, progress, what, chunk_bytes, block_bytes)
+    if lazy: return _read_lazy(path, delimiter, columns, drop, keep_index, check, progress, what, chunk_bytes, block_bytes,
+                           spill)
     stream, name, gz, bar, size, raw = _open(path, what, progress)
     try:
         try: return _read(stream, name, size if not gz else None, delimiter, columns, drop, keep_index, check, what,
@@ -479,8 +488,43 @@ def _read_block(path, stamp, start, stop, rows, row0, delimiter, width, idx, lab
                                    f"{rows} (a field of control characters only?); read it with lazy=False")
     return X
 
+# %% ../../nbs/02_data/02_tables.ipynb #5b1e7c2a
+class _Spill:
+    """`_read_block` for the blocks of one lazily read table, each parsed once: the first parse writes the block's
+    float64 rows at their row offset in a temporary binary file (the table's rows in order); later reads of the block
+    come from there, one block at a time (`np.fromfile`, never a map of the whole file). The file's folder is removed
+    when the last array that holds this reader is collected, or at exit."""
+    def __init__(self, p, keep=True):
+        self.p, self.keep, self.file, self.done, self.locks = p, keep, None, set(), {}
+        self.lock, self.token = threading.Lock(), uuid.uuid4().hex
+    def __dask_tokenize__(self): return ("dppca_nb.data.tables._Spill", self.token)
+    def __reduce__(self): return (_Spill, (self.p, False))   # another process (dask.distributed): a copy that parses
+    def __call__(self, path, stamp, start, stop, rows, row0, *args):
+        "The block's rows: parsed (with `_read_block`'s errors) and kept the first time, read back later."
+        with self.lock: lock = self.locks.setdefault(row0, threading.Lock())    # a lock per block: two threads, one parse
+        with lock:
+            if row0 not in self.done:
+                A = _read_block(path, stamp, start, stop, rows, row0, *args)
+                if self.keep: self._write(A, row0)
+                return A
+        return np.fromfile(self.file, np.float64, rows * self.p, offset=row0 * self.p * 8).reshape(rows, self.p)
+    def _write(self, A, row0):
+        "Write the block at its offset; where the disk refuses, warn and parse every block from then on."
+        try:
+            with self.lock:
+                if self.file is None:
+                    d = tempfile.mkdtemp(prefix="dppca-table-")
+                    weakref.finalize(self, shutil.rmtree, d, True)
+                    open(f := os.path.join(d, "rows.f64"), "wb").close(); self.file = f
+            with open(self.file, "r+b") as fh: fh.seek(row0 * self.p * 8); A.tofile(fh)
+            self.done.add(row0)
+        except OSError as e:
+            self.keep = False
+            warnings.warn(f"lazy read: cannot keep the parsed blocks in a temporary file ({e}); every pass over the "
+                          "data parses the file again", RuntimeWarning, stacklevel=2)
+
 # %% ../../nbs/02_data/02_tables.ipynb #4fadb981
-def _read_lazy(path, delimiter, columns, drop, keep_index, check, progress, what, chunk_bytes, block_bytes):
+def _read_lazy(path, delimiter, columns, drop, keep_index, check, progress, what, chunk_bytes, block_bytes, spill=False):
     "`read_table(..., lazy=True)`: the header and the blocks' row counts now, a Dask array of the blocks."
     if str(path) == "-": raise TableError(f"{what}: lazy=True reads byte ranges of a file, and standard input ('-') has "
                                           "none: save it to a file first, or read it with lazy=False")
@@ -505,7 +549,8 @@ def _read_lazy(path, delimiter, columns, drop, keep_index, check, progress, what
         raw.close()
         if bar is not None: bar.close()
     names, label = _names(header, idx)
-    read, parts, offsets = dask.delayed(_read_block, pure=True), [], np.cumsum([0] + [r for *_, r in blocks])
+    read = dask.delayed(_Spill(len(idx)) if spill else _read_block, pure=True)     # spill: each block parsed once
+    parts, offsets = [], np.cumsum([0] + [r for *_, r in blocks])
     for (b0, b1, r), r0 in zip(blocks, offsets):
         if r: parts.append(da.from_delayed(read(str(path), (st.st_size, st.st_mtime_ns), b0, b1, r, int(r0), delimiter,
                                                 width, idx, label, what, chunk_bytes), (r, len(idx)), np.float64))
