@@ -68,3 +68,11 @@ def test_spiked_matrices_are_exactly_symmetric_and_read_the_same():
     np.testing.assert_array_equal(B[[3, 17, 39]], A[np.array([3, 17, 39])])
     np.testing.assert_array_equal(B[5:9], A[5:9])
     assert A[0:0].shape == (0, 7, 7)
+
+
+def test_matrix_records_release_no_variances_part():
+    "order_share (the variances along the basis) is a release on rows: with matrix records it is refused by name."
+    import pytest
+    with pytest.raises(ValueError, match="order_share: the variances along the basis are released for rows"):
+        plan_adaptive_stochastic_kpca(100, 6, 2, 1.0, 1e-5, order_share=0.1)
+    assert "variances" not in dict(plan_adaptive_stochastic_kpca(100, 6, 2, 1.0, 1e-5).contract.parts)

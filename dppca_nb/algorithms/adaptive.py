@@ -247,8 +247,8 @@ def adaptive_contract(n, p, k, epsilon, delta, budget, *, radius, spread_quantil
     c = Contract(mechanism, eps, dlt, sensitivity_norm="Frobenius", noise="gaussian", calibration="analytic",
                  domain=_domain(R, matrices), parts=parts, n=n, p=p, k=k,
                  composition=("exact: parallel over a pass's minibatches (each row in one); the Gaussian parts as one "
-                              "Gaussian of ratio mu = sqrt(mu_0^2 + sum mu_j^2" + (" + mu_v^2" if mo else "") + "), the pure spreads as "
-                              "randomized responses"),
+                              "Gaussian of ratio mu = sqrt(mu_0^2 + sum mu_j^2" + (" + mu_v^2" if mo else "") + "), the pure "
+                              "spreads as randomized responses"),
                  notes=(f"{len(mus)} pass(es), {steps_words}, minibatches by {order}",
                         f"total Gaussian ratio mu = {budget['mu']:.6g}: warm start {budget['mu_warm']:.6g}, passes "
                         + ", ".join(f"{x:.6g}" for x in mus) + mo,
@@ -558,8 +558,7 @@ def adaptive_dp_pca(X, k: int, epsilon: float, delta: float, *, radius: float = 
                     batch_growth: float = 2.0, step_size: float | None = None, spread_share: float = 0.1,
                     spread_quantile: float = 0.5, spread_factor: float = 1.0, spread_floor: float = 1e-6,
                     carry_center: bool = True, shuffle: bool = True, mode: str = "auto", order_share: float = 0.0,
-                    random_state=None,
-                    return_release: bool = False):
+                    random_state=None, return_release: bool = False):
     """(epsilon, delta)-DP top eigenvector (p x 1) by Liu, Kong, Jain & Oh's DP-PCA (k must be 1).
 
     Parameters
@@ -585,8 +584,8 @@ def adaptive_dp_pca(X, k: int, epsilon: float, delta: float, *, radius: float = 
     return release_rows(plan_adaptive_dp_pca, X, k, epsilon, delta, radius=radius, n_passes=n_passes, n_steps=n_steps,
                         warm_share=warm_share, final_share=final_share, batch_growth=batch_growth, step_size=step_size,
                         spread_share=spread_share, spread_quantile=spread_quantile, spread_factor=spread_factor,
-                        spread_floor=spread_floor, carry_center=carry_center, shuffle=shuffle, mode=mode, order_share=order_share,
-                        random_state=random_state, return_release=return_release)
+                        spread_floor=spread_floor, carry_center=carry_center, shuffle=shuffle, mode=mode,
+                        order_share=order_share, random_state=random_state, return_release=return_release)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #cebfcc55
 def adaptive_dp_kpca(X, k: int, epsilon: float, delta: float, *, subspace: str = "block", radius: float = 1.0,
@@ -594,8 +593,7 @@ def adaptive_dp_kpca(X, k: int, epsilon: float, delta: float, *, subspace: str =
                      batch_growth: float = 2.0, step_size: float | None = None, spread_share: float = 0.1,
                      spread_quantile: float = 0.5, spread_factor: float = 1.0, spread_floor: float = 1e-6,
                      carry_center: bool = True, shuffle: bool = True, mode: str = "auto", order_share: float = 0.0,
-                     random_state=None,
-                     return_release: bool = False):
+                     random_state=None, return_release: bool = False):
     """(epsilon, delta)-DP top-k principal subspace (p x k) by Düngler & Sanyal's k-DP-PCA (adaptive noise).
 
     Parameters
@@ -623,8 +621,8 @@ def adaptive_dp_kpca(X, k: int, epsilon: float, delta: float, *, subspace: str =
                         n_passes=n_passes, n_steps=n_steps, warm_share=warm_share, final_share=final_share,
                         batch_growth=batch_growth, step_size=step_size, spread_share=spread_share,
                         spread_quantile=spread_quantile, spread_factor=spread_factor, spread_floor=spread_floor,
-                        carry_center=carry_center, shuffle=shuffle, mode=mode, order_share=order_share, random_state=random_state,
-                        return_release=return_release)
+                        carry_center=carry_center, shuffle=shuffle, mode=mode, order_share=order_share,
+                        random_state=random_state, return_release=return_release)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #4e5f6071
 def _perp_terms(Y, k, W_clip=None):
