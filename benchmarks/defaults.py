@@ -778,11 +778,11 @@ def _commit():
     except OSError: return "unknown"
 
 
-def run_refresh(out, seeds, sections=("scaled", "grid"), every=False):
+def run_refresh(out, seeds, sections=("scaled", "grid"), every=False, estimators=None):
     """Rerun, on the code of this checkout, the rows that decide the summary tables: per (estimator, design, epsilon)
     the defaults, the best setting of the earlier run and the proposed setting. The new rows carry `code` (the commit)
     and replace the earlier rows of the same key in the report; the other settings of the grid keep their earlier rows
-    (`every`: rerun every setting of the two sections, `run_refresh_all`)."""
+    (`every`: rerun every setting of the two sections, `run_refresh_all`; `estimators`: only theirs)."""
     rows = [json.loads(x) for x in Path(out).read_text().splitlines()]
     code = _commit()
     have = {(r["section"], r.get("estimator"), r.get("design"), r.get("label"), r.get("epsilon")) for r in rows if r.get("code") == code}
@@ -791,6 +791,7 @@ def run_refresh(out, seeds, sections=("scaled", "grid"), every=False):
     for section in sections:
         dflt, prop = ("CLI scaled path", "scaled, radius=private f 1, centering none") if section == "scaled" else ("defaults", PROPOSED)
         for (est, dname, eps), rs in _grid_rows(rows, section).items():
+            if estimators and est not in estimators: continue
             ok = [r for r in rs if r.get("error") is not None]
             labels = [r["label"] for r in rs if every or r["label"].startswith(dflt) or r["label"] == prop]
             if ok: labels.append(min(ok, key=lambda r: r["error"])["label"])
@@ -801,9 +802,9 @@ def run_refresh(out, seeds, sections=("scaled", "grid"), every=False):
                 emit(out, dict(measure(est, dname, label, kw, seeds, eps, section), code=code, earlier_error=r0.get("error")))
 
 
-def run_refresh_all(out, seeds):
+def run_refresh_all(out, seeds, estimators=None):
     "Every setting of the grid and scaled sections, rerun on the code of this checkout."
-    run_refresh(out, seeds, every=True)
+    run_refresh(out, seeds, every=True, estimators=estimators)
 
 
 COST_NOT_REACHED = ("Not reached, and why (measured on this machine, one thread, n = 1e6, p = 20, where one X'X is about 30 ms): "
@@ -937,7 +938,7 @@ WHY_NOT = {   # rows whose defaults are beyond 1.25x of the best of the grid, me
 def _measured_on(dflt, best, prop, ok) -> str:
     "'this code' where the defaults, the best and the proposal were rerun (`run_refresh`), and how many settings were."
     new = [r for r in (dflt, best, prop) if r is not None and r.get("code")]
-    n_new = sum(bool(r.get("code")) for r in ok)
+    n_new = sum(bool(new) and r.get("code") == new[0]["code"] for r in ok)      # on that same commit
     if len(new) == len([r for r in (dflt, best, prop) if r is not None]):
         return f"this code ({new[0]['code']}; {n_new} of {len(ok)} settings rerun)"
     return "an earlier branch" if not new else f"mixed ({n_new} of {len(ok)} settings rerun)"
@@ -1081,7 +1082,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sections", default=",".join(SECTIONS))
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--estimators", default=None, help="comma-separated estimator names (the grid section)")
+    ap.add_argument("--estimators", default=None, help="comma-separated estimator names (the grid and refresh sections)")
     ap.add_argument("--designs", default=None, help="comma-separated design names (the grid section)")
     ap.add_argument("--out", default=str(HERE / "defaults_results.jsonl"))
     ap.add_argument("--report", default=str(HERE / "defaults.md"))
@@ -1100,6 +1101,7 @@ def main(argv=None):
                     run_grid(a.out, seeds, a.estimators and a.estimators.split(","), a.designs and a.designs.split(","),
                              resume=not a.no_resume)
                 elif s == "scaled": run_scaled(a.out, seeds, resume=not a.no_resume)
+                elif s in ("refresh", "refresh_all"): globals()[f"run_{s}"](a.out, seeds, estimators=a.estimators and a.estimators.split(","))
                 else: globals()[f"run_{s}"](a.out, seeds)
                 print(f"[defaults] {s} done in {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
     if Path(a.out).exists() and "report_markdown" in globals():
