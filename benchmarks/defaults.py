@@ -812,15 +812,16 @@ COST_NOT_REACHED = ("Not reached, and why (measured on this machine, one thread,
     "about 0.9x), so the private centering's two passes (the mean's, then the second moment of the rows scaled around "
     "the released mean: 22% and 53% of the default fit in the profile below) cost about 2.3x on their own, and the "
     "coarse location (13%) and its public subsample (5%) about 0.7x more. Every estimator whose defaults center "
-    "privately pays those passes over its fit at a public bound, so none adds at most one X'X except PureDPPCA (1.07, "
+    "privately pays those passes over its fit at a public bound, so none adds at most one X'X except PureDPPCA (1.1, "
     "within the machine's noise), whose public-bound fit is the dearest. The ordering step (SmoothSensitivityPCA, "
-    "NoisyPowerPCA, AdaptiveNoisePCA) reads the rows once per cache-sized sub-block with no copy (`projected_sums`), "
+    "NoisyPowerPCA; AdaptiveNoisePCA's variances part) reads the rows once per cache-sized sub-block with no copy (`projected_sums`), "
     "and NoisyPowerPCA forms its second moment once (`benchmarks/noisy_power_cost.md`). A branch with compiled (numba) "
     "passes, the same sums, measured 5.36x against 6.13x for the numpy passes in one loaded run, and its first call "
     "costs 1.0 s (2.4 s with an empty cache), more than it saves on one fit: it was not merged. Reaching 2x needs a "
     "different mechanism (one pass around the coarse location, whose error grows with the location's offset). "
-    "AdaptiveNoisePCA's 10.5x is mostly the same centering: the coarse location is about 4.6x at n = 1e5, p = 100 "
-    "(`benchmarks/adaptive_cost.md`), where the public subsample holds every row.")
+    "AdaptiveNoisePCA's 10x is mostly the same centering: the coarse location is about 4.9x at n = 1e5, p = 100 "
+    "(`benchmarks/adaptive_cost.md`), where the public subsample holds every row. Two runs of this section on one "
+    "quiet machine differ by up to 8% in a ratio.")
 
 
 PUBLIC_BOUND = "public bound (R = 1, centering none)"
