@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -26,6 +25,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from defaults import _commit  # noqa: E402
 SHARES = (0.1, 0.2, 0.3)
 LARGE = [(p, k, r, 1.0) for p in (50, 100) for k in (1, 2, 3) for r in (100, 300)]
 SMALL = [(p, k, r, e) for p in (50, 100) for k in (1, 3) for r in (10, 30) for e in (1.0, 3.0)]
@@ -111,10 +112,9 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if not a.report_only:
         from threadpoolctl import threadpool_limits
-        code = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE).stdout.strip()
         with threadpool_limits(limits=1, user_api="blas"), open(a.out, "w") as f:
             for q in LARGE + SMALL:
-                for s in range(a.seeds): f.write(json.dumps(dict(one(*q, s), code=code)) + "\n"); f.flush()
+                for s in range(a.seeds): f.write(json.dumps(dict(one(*q, s), code=_commit())) + "\n"); f.flush()
                 print(f"[adaptive_mean_share] {q} done", file=sys.stderr, flush=True)
     Path(a.report).write_text(report([json.loads(x) for x in Path(a.out).read_text().splitlines()]))
     print(f"wrote {a.report}", file=sys.stderr)
