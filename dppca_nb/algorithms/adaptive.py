@@ -25,13 +25,14 @@ from .adaptive_budget import (  # noqa: F401 (re-exported: the steps' building b
     batch_sizes, max_steps, pass_steps, pass_schedule, STEP_TARGET, MAX_STEPS, eigengap_steps)
 
 # %% auto #0
-__all__ = ['SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN', 'MATRIX_CHUNK_ENTRIES', 'ADAPTIVE_ERROR_NOTE', 'ERROR_MODEL_ROWS',
-           'clip_block', 'deviation_norms', 'gradient_distances', 'clip_matrices', 'matrix_gradients', 'spread_bounds',
-           'window_offsets', 'spread_histogram', 'release_spread', 'clipped_gradient_sum', 'clipped_matrix_sum',
-           'gradient_sensitivity', 'release_gradient', 'oja_step', 'cap_center', 'ritz_center', 'choose_mode',
-           'adaptive_contract', 'matrix_chunk', 'row_batches', 'matrix_input', 'moment_sum', 'spreads_affordable',
-           'plan_gauss', 'plan_adaptive_dp_pca', 'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca',
-           'adaptive_expected_error', 'clipping_factor', 'adaptive_error_model']
+__all__ = ['SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN', 'MEAN_PART', 'MATRIX_CHUNK_ENTRIES', 'ADAPTIVE_ERROR_NOTE',
+           'ERROR_MODEL_ROWS', 'clip_block', 'deviation_norms', 'gradient_distances', 'clip_matrices',
+           'matrix_gradients', 'spread_bounds', 'window_offsets', 'spread_histogram', 'release_spread',
+           'clipped_gradient_sum', 'clipped_matrix_sum', 'gradient_sensitivity', 'release_gradient', 'oja_step',
+           'cap_center', 'ritz_center', 'choose_mode', 'adaptive_contract', 'matrix_chunk', 'row_batches',
+           'matrix_input', 'moment_sum', 'spreads_affordable', 'plan_gauss', 'plan_adaptive_dp_pca',
+           'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca', 'adaptive_expected_error', 'clipping_factor',
+           'adaptive_error_model']
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #aaae6b6e
 def clip_block(blk, radius: float, *, owned: bool = False) -> tuple:
@@ -209,6 +210,17 @@ def _order_part(n, k, dlt, R, mu_v) -> Contract:
                     notes=("released after the steps, on their basis (public once released); where the probe sends the "
                            "finish to Analyze Gauss, its ratio joins the second Analyze Gauss release instead",))
 
+MEAN_PART = "the caller's private mean"
+
+def _mean_part(n, p, dlt, mu_m) -> Contract:
+    "The reserved mean's contract: a Gaussian mechanism of ratio mu_m (a hair inside) on the mean its caller releases first; sensitivity and noise from the caller's radius."
+    return Contract(f"{MEAN_PART}: a Gaussian mechanism on the mean of the rows clipped around a public or released "
+                    f"location, released before the steps (their centre), ratio sensitivity / sigma = {mu_m:.6g}",
+                    gaussian_epsilon(1.0, dlt, mu_m * (1 - 1e-9)), dlt, sensitivity_norm="l2", noise="gaussian",
+                    calibration="analytic, exact with the other parts", domain="rows clipped to the mean's radius",
+                    n=n, p=p, notes=("its sensitivity (2 x the mean's radius / n) and noise are the caller's; "
+                                     "its epsilon and delta give that ratio",))
+
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #0a1b2c3e
 def _spread_parts(budget, R, quantile, factor, floor) -> tuple:
     "(the spreads' part: pure, all spread releases together; the contract of each pass's spread; the probe's or None)."
@@ -242,18 +254,21 @@ def adaptive_contract(n, p, k, epsilon, delta, budget, *, radius, spread_quantil
     parts = {"warm start": _warm_part(n, p, dlt, R, budget["mu_warm"], matrices)} if budget["mu_warm"] > 0 else {}
     parts.update(spread=spread, gradient=grad)
     if budget.get("mu_order", 0.0) > 0: parts["variances"] = _order_part(n, k, dlt, R, budget["mu_order"])
-    mo = f", variances {budget['mu_order']:.6g}" if "variances" in parts else ""
+    if budget.get("mu_mean", 0.0) > 0: parts["mean"] = _mean_part(n, p, dlt, budget["mu_mean"])
+    mo = (f", variances {budget['mu_order']:.6g}" if "variances" in parts else "") + (
+        f", the caller's mean {budget['mu_mean']:.6g}" if "mean" in parts else "")
     order = "a secret random permutation of the rows per pass" if shuffle else "consecutive row blocks in the given order"
     c = Contract(mechanism, eps, dlt, sensitivity_norm="Frobenius", noise="gaussian", calibration="analytic",
                  domain=_domain(R, matrices), parts=parts, n=n, p=p, k=k,
                  composition=("exact: parallel over a pass's minibatches (each row in one); the Gaussian parts as one "
-                              "Gaussian of ratio mu = sqrt(mu_0^2 + sum mu_j^2" + (" + mu_v^2" if mo else "") + "), the pure "
+                              "Gaussian of ratio mu = sqrt(mu_0^2 + sum mu_j^2" + (" + mu_v^2" if "variances" in parts else "")
+                              + (" + mu_m^2" if "mean" in parts else "") + "), the pure "
                               "spreads as randomized responses"),
                  notes=(f"{len(mus)} pass(es), {steps_words}, minibatches by {order}",
                         f"total Gaussian ratio mu = {budget['mu']:.6g}: warm start {budget['mu_warm']:.6g}, passes "
                         + ", ".join(f"{x:.6g}" for x in mus) + mo,
                         "where the probe's spread says adaptive noise buys nothing, the passes' budget" + (" and the "
-                        "variances'" if mo else "") + " goes to a second Analyze Gauss release (the same ratios)"))
+                        "variances'" if "variances" in parts else "") + " goes to a second Analyze Gauss release (the same ratios)"))
     return c, per_pass, probe
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #1b1fe99a
@@ -453,12 +468,14 @@ def _gauss_rows(ag: Plan, reason: str) -> Plan:
     return Plan(c, run, inputs=ag.inputs)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #77a31ad8
-def _fit_options(n, p, k, epsilon, delta, *, mode="auto", **o) -> dict:
-    "The estimator's fit options: where the plan is Analyze Gauss from the start (mode 'gauss', or spreads too dear for n and epsilon), no variances part (its own eigenvalues order the basis)."
-    if mode != "auto": return {"order_share": 0.0} if mode == "gauss" else {}
+def _fit_options(n, p, k, epsilon, delta, *, mode="auto", centering="private", **o) -> dict:
+    """The estimator's fit options: without a private mean no mean share; where the plan is Analyze Gauss from the start
+    (mode 'gauss', or spreads too dear for n and epsilon), no variances part (its own eigenvalues order the basis)."""
+    out = {} if centering == "private" else {"mean_share": 0.0}
+    if mode != "auto": return {**out, "order_share": 0.0} if mode == "gauss" else out
     b = adaptive_budget(n, k, epsilon, delta, **{a: o[a] for a in ("subspace", "n_passes", "warm_share", "final_share",
                                                                   "spread_share", "spread_quantile")})
-    return {} if spreads_affordable(n, k, b, o["subspace"], o["spread_quantile"]) else {"order_share": 0.0}
+    return out if spreads_affordable(n, k, b, o["subspace"], o["spread_quantile"]) else {**out, "order_share": 0.0}
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #b4c5d648
 def plan_gauss(n: int, p: int, k: int, epsilon: float, delta: float, *, radius: float = 1.0, matrices: bool = False,
@@ -492,16 +509,17 @@ def _check_options(subspace, mode, n_steps, batch_growth, shuffle, carry_center)
 
 def _plan(n, p, k, epsilon, delta, *, subspace, radius, n_passes, n_steps, warm_share, final_share, batch_growth,
           step_size, spread_share, spread_quantile, spread_factor, spread_floor, carry_center, shuffle, mode,
-          mechanism, matrices=False, order_share=0.0) -> Plan:
+          mechanism, matrices=False, order_share=0.0, mean_share=0.0) -> Plan:
     k, R = check_k(k, p), check_positive(radius, "radius")
     T, g = _check_options(subspace, mode, n_steps, batch_growth, shuffle, carry_center)
-    v = _share(order_share, "order_share", True)
-    if v and matrices: raise ValueError(f"order_share: the variances along the basis are released for rows; with matrix "
-                                        f"records expected 0, got {v:g}")
+    v, m = _share(order_share, "order_share", True), _share(mean_share, "mean_share", True)
+    for name, x in (("order_share", v), ("mean_share", m)):
+        if x and matrices: raise ValueError(f"{name}: the variances along the basis are released for rows; with matrix "
+                                            f"records expected 0, got {x:g}")
     if mode == "gauss": return plan_gauss(n, p, k, epsilon, delta, radius=R, matrices=matrices, reason=" (mode 'gauss': from the start)")
     budget = adaptive_budget(n, k, epsilon, delta, subspace=subspace, n_passes=n_passes, warm_share=warm_share,
                              final_share=final_share, spread_share=spread_share, spread_quantile=spread_quantile,
-                             order_share=v)
+                             order_share=v, mean_share=m)
     if mode == "auto" and not spreads_affordable(n, k, budget, subspace, spread_quantile):
         return plan_gauss(n, p, k, epsilon, delta, radius=R, matrices=matrices, reason=(
             f" (the adaptive steps' spreads of {n} rows would need more than spread_share of epsilon)"))
@@ -537,7 +555,7 @@ def plan_adaptive_dp_kpca(n: int, p: int, k: int, epsilon: float, delta: float, 
                           final_share: float = 0.75, batch_growth: float = 2.0, step_size: float | None = None,
                           spread_share: float = 0.1, spread_quantile: float = 0.5, spread_factor: float = 1.0,
                           spread_floor: float = 1e-6, carry_center: bool = True, shuffle: bool = True,
-                          mode: str = "auto", order_share: float = 0.0) -> Plan:
+                          mode: str = "auto", order_share: float = 0.0, mean_share: float = 0.0) -> Plan:
     "Düngler & Sanyal's k-DP-PCA fixed before the data: a warm start, then passes of block power steps (or k deflated runs) with adaptive noise."
     if step_size is not None: check_positive(step_size, "step_size")   # checked whatever the plan falls back to
     check_positive(spread_factor, "spread_factor")
@@ -550,7 +568,7 @@ def plan_adaptive_dp_kpca(n: int, p: int, k: int, epsilon: float, delta: float, 
                  warm_share=warm_share, final_share=final_share, batch_growth=batch_growth, step_size=step_size,
                  spread_share=spread_share, spread_quantile=spread_quantile, spread_factor=spread_factor,
                  spread_floor=spread_floor, carry_center=carry_center, shuffle=shuffle, mode=mode, mechanism=mech,
-                 order_share=order_share)
+                 order_share=order_share, mean_share=mean_share)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #9cf03439
 def adaptive_dp_pca(X, k: int, epsilon: float, delta: float, *, radius: float = 1.0, n_passes: int = 2,
@@ -558,7 +576,7 @@ def adaptive_dp_pca(X, k: int, epsilon: float, delta: float, *, radius: float = 
                     batch_growth: float = 2.0, step_size: float | None = None, spread_share: float = 0.1,
                     spread_quantile: float = 0.5, spread_factor: float = 1.0, spread_floor: float = 1e-6,
                     carry_center: bool = True, shuffle: bool = True, mode: str = "auto", order_share: float = 0.0,
-                    random_state=None, return_release: bool = False):
+                    mean_share: float = 0.0, random_state=None, return_release: bool = False):
     """(epsilon, delta)-DP top eigenvector (p x 1) by Liu, Kong, Jain & Oh's DP-PCA (k must be 1).
 
     Parameters
@@ -569,7 +587,7 @@ def adaptive_dp_pca(X, k: int, epsilon: float, delta: float, *, radius: float = 
         1 (the top eigenvector; `adaptive_dp_kpca` for k > 1).
     epsilon, delta, radius
         The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
-    n_passes, n_steps, warm_share, final_share, batch_growth, step_size, spread_share, spread_quantile, spread_factor, spread_floor, carry_center, shuffle, mode, order_share
+    n_passes, n_steps, warm_share, final_share, batch_growth, step_size, spread_share, spread_quantile, spread_factor, spread_floor, carry_center, shuffle, mode, order_share, mean_share
         The options of `plan_adaptive_dp_kpca` (described in its registration).
     random_state : int, numpy Generator or None
         Seed of the shuffles, the warm start, the spreads and the noise.
@@ -585,7 +603,8 @@ def adaptive_dp_pca(X, k: int, epsilon: float, delta: float, *, radius: float = 
                         warm_share=warm_share, final_share=final_share, batch_growth=batch_growth, step_size=step_size,
                         spread_share=spread_share, spread_quantile=spread_quantile, spread_factor=spread_factor,
                         spread_floor=spread_floor, carry_center=carry_center, shuffle=shuffle, mode=mode,
-                        order_share=order_share, random_state=random_state, return_release=return_release)
+                        order_share=order_share, mean_share=mean_share, random_state=random_state,
+                        return_release=return_release)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #cebfcc55
 def adaptive_dp_kpca(X, k: int, epsilon: float, delta: float, *, subspace: str = "block", radius: float = 1.0,
@@ -593,7 +612,7 @@ def adaptive_dp_kpca(X, k: int, epsilon: float, delta: float, *, subspace: str =
                      batch_growth: float = 2.0, step_size: float | None = None, spread_share: float = 0.1,
                      spread_quantile: float = 0.5, spread_factor: float = 1.0, spread_floor: float = 1e-6,
                      carry_center: bool = True, shuffle: bool = True, mode: str = "auto", order_share: float = 0.0,
-                     random_state=None, return_release: bool = False):
+                     mean_share: float = 0.0, random_state=None, return_release: bool = False):
     """(epsilon, delta)-DP top-k principal subspace (p x k) by Düngler & Sanyal's k-DP-PCA (adaptive noise).
 
     Parameters
@@ -604,7 +623,7 @@ def adaptive_dp_kpca(X, k: int, epsilon: float, delta: float, *, subspace: str =
         Dimension of the principal subspace.
     epsilon, delta, radius
         The package's shared parameters (`dppca_nb.algorithms.registry.PARAMETERS`).
-    subspace, n_passes, n_steps, warm_share, final_share, batch_growth, step_size, spread_share, spread_quantile, spread_factor, spread_floor, carry_center, shuffle, mode, order_share
+    subspace, n_passes, n_steps, warm_share, final_share, batch_growth, step_size, spread_share, spread_quantile, spread_factor, spread_floor, carry_center, shuffle, mode, order_share, mean_share
         The options of `plan_adaptive_dp_kpca` (described in its registration).
     random_state : int, numpy Generator or None
         Seed of the shuffles, the warm start, the spreads and the noise.
@@ -622,7 +641,7 @@ def adaptive_dp_kpca(X, k: int, epsilon: float, delta: float, *, subspace: str =
                         batch_growth=batch_growth, step_size=step_size, spread_share=spread_share,
                         spread_quantile=spread_quantile, spread_factor=spread_factor, spread_floor=spread_floor,
                         carry_center=carry_center, shuffle=shuffle, mode=mode, order_share=order_share,
-                        random_state=random_state, return_release=return_release)
+                        mean_share=mean_share, random_state=random_state, return_release=return_release)
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #4e5f6071
 def _perp_terms(Y, k, W_clip=None):
@@ -661,7 +680,7 @@ def adaptive_expected_error(spectrum, n: int, k: int, epsilon: float, delta: flo
     tau = o["spread_factor"] * float(np.quantile(d, o["spread_quantile"]))
     bud = adaptive_budget(n, k, epsilon, delta, subspace=o["subspace"], n_passes=o["n_passes"], warm_share=o["warm_share"],
                           final_share=o["final_share"], spread_share=o["spread_share"], spread_quantile=o["spread_quantile"],
-                          order_share=o["order_share"])
+                          order_share=o["order_share"], mean_share=o["mean_share"])
     if bud["mu_warm"] > 0 and o["mode"] == "auto" and choose_mode(tau, R, k, bud["mu_pass"][-1], bud["mu"]) == "gauss":
         return _gauss_error((R * R / (bud["mu"] * n)) ** 2, pop, gap, n, target)
     f = np.minimum(1.0, tau / np.maximum(d, 1e-300))                    # the clipping factors at the spread
@@ -789,4 +808,8 @@ register(Algorithm(
            "basis, which order it and give explained_variance_: after the steps, the k x k second moment of the clipped "
            "rows along it and their mean squared norm, with Gaussian noise, composed exactly with the other Gaussian parts "
            "(where the probe sends the finish to Analyze Gauss, this share joins it); 0: none, the papers' algorithm. "
-           "AdaptiveNoisePCA: 0.1, in place of the estimators' ordering step.", "real[0,1)")]))
+           "AdaptiveNoisePCA: 0.1, in place of the estimators' ordering step.", "real[0,1)"),
+        _P("mean_share", "float in [0, 1)", "Share of the Gaussian budget (of mu^2) for a private mean its caller releases "
+           "before the steps (their centre), composed exactly with the other Gaussian parts; 0: none, the papers' "
+           "algorithm. AdaptiveNoisePCA: its private mean's share (0.1 with centering='private'), which the fit "
+           "releases at this part's ratio in place of a basic split of epsilon.", "real[0,1)")]))

@@ -84,21 +84,24 @@ def _share(v, name, allow_zero=False):
 
 # %% ../../nbs/04_algorithms/13_adaptive_budget.ipynb #b16d7c8e
 def adaptive_budget(n, k, epsilon, delta, *, subspace, n_passes, warm_share, final_share, spread_share,
-                    spread_quantile, order_share=0.0) -> dict:
+                    spread_quantile, order_share=0.0, mean_share=0.0) -> dict:
     """The public budget: the total Gaussian ratio mu, its split (warm start, passes; `order_share` of mu^2 first, for the
-    variances along the released basis), each spread's pure epsilon and each pass's least minibatch."""
+    variances along the released basis, and `mean_share`, for a private mean released before the release by its
+    caller), each spread's pure epsilon and each pass's least minibatch."""
     eps, dlt, P = check_epsilon(epsilon), check_delta(delta), check_int(n_passes, "n_passes")
     w, f = _share(warm_share, "warm_share", True), _share(final_share, "final_share")
     q, s = _share(spread_quantile, "spread_quantile"), _share(spread_share, "spread_share")
-    v = _share(order_share, "order_share", True)
+    v, m = _share(order_share, "order_share", True), _share(mean_share, "mean_share", True)
+    if not v + m < 1: raise ValueError(f"order_share, mean_share: expected a sum below 1, got {v:g} + {m:g}")
     n_run = min(run_rows(n, k, subspace))
     cap = s * eps / (P + (w > 0))                                 # the probe (with a warm start) and each pass
     want = [max(1, n_run // MIN_BATCH_SHARE)] * (P - 1) + [n_run if P > 1 else max(1, n_run // MIN_BATCH_SHARE)]
     a = [min(cap, spread_need(b, q)) for b in want]
     probe = min(cap, spread_need(n, q)) if w > 0 else 0.0
     mu = gaussian_after_pure(eps, dlt, ([probe] if w > 0 else []) + a)
-    g = np.sqrt(gaussian_shares(P, w, f) * (1.0 - v)) * mu        # v = 0: the same numbers as without it
+    g = np.sqrt(gaussian_shares(P, w, f) * (1.0 - v - m)) * mu    # v = m = 0: the same numbers as without them
     return dict(mu=mu, mu_warm=float(g[0]), mu_pass=[float(x) for x in g[1:]], mu_order=math.sqrt(v) * mu,
+                mu_mean=math.sqrt(m) * mu,
                 spread_epsilon=a, probe_epsilon=probe,
                 b_min=[min(n_run, max(b, reliable_batch(x, q))) for b, x in zip(want, a)])
 

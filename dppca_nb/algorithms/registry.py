@@ -155,7 +155,7 @@ class Algorithm:
     target: Target | None = None      # hook: the non-private limit, where not the exact second moment's top k
     noise_limit: str = "epsilon"      # what the noise falls with: "epsilon", "delta" or "both" (the advice to users)
     thresholded: Callable | None = None      # hook: (contract, extras, options) -> (noisy, support, sd_diag, sd_off)
-    fit_options: Callable | None = None      # hook: (n, p, k, epsilon, delta, **options; radius as planned) -> {option or order_share: value} an estimator's fit plans with
+    fit_options: Callable | None = None      # hook: (n, p, k, epsilon, delta, **options; radius as planned, the fit's centering) -> {option or fit parameter: value} an estimator's fit plans with
 
     def __post_init__(self):
         check_choice(self.model, "model", MODELS)

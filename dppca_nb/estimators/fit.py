@@ -121,10 +121,11 @@ class _PrivateFit:
             return alg.plan(n, p, k, eps, dlt, **(opts if R is None else {**opts, "radius": R}))
         fit = {a: getattr(self, a) for a in ("mean_share", "radius_quantile", "radius_factor", "radius_share",
                                               "radius_bounds", "location", "location_share", "count_share", "order_share")
-               if hasattr(self, a) and a not in opts}      # an option the algorithm takes is spent in its own release
+               if hasattr(self, a)}
         R, MR = self._radii(n, p)
-        for a, v in (alg.fit_options(n, p, k, *self._budget(), **{**opts, "radius": R}) if alg.fit_options else {}).items():
-            (opts if a in opts else fit)[a] = v           # the algorithm's public rule for a fit (its registration says it)
+        hook = alg.fit_options(n, p, k, *self._budget(), **{**opts, "radius": R, "centering": self.centering}) if alg.fit_options else {}
+        for a, v in hook.items():                         # the algorithm's public rule for a fit (its registration says it)
+            for d in [d for d in (opts, fit) if a in d] or [fit]: d[a] = v    # wherever the name is used
         return plan_centered(main, n, p, *self._budget(), model=alg.model, centering=self.centering, mean=self.mean,
                              radius=R, mean_radius=MR, k=k, **fit)
 
@@ -244,7 +245,8 @@ def privacy_statement(est, c: Contract) -> dict:
     in it is certified; where that exceeds the request (paper mode), `epsilon_requested` keeps the request."""
     names = [a for a, _ in c.parts]
     main = c.part("main") if "main" in names else c
-    mean_c = c.part("mean") if "mean" in names else None
+    mean_c = (c.part("mean") if "mean" in names else main.part("mean") if main is not c and "mean" in dict(main.parts)
+              else None)                                   # a mean inside the main release: its part
     shares = {"mean": None if mean_c is None else (_certified(mean_c), mean_c.delta)}
     for a in ("mean_radius", "radius", "location"):
         if a in names: shares[a] = (_certified(c.part(a)), 0.0)

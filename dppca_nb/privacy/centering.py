@@ -176,11 +176,14 @@ def composed_contract(main: Contract, parts: dict, epsilon: float, delta: float,
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #b2ab04be
 def _centering_budget(main, eps, dlt, R, MR, centering, mean_share, model, order_share=0.0):
-    "The mean's share, the ordering step's and the main release's plan (the main at R, 1 if private), and how they compose."
+    """The mean's share, the ordering step's and the main release's plan (the main at R, 1 if private), and how they
+    compose. A main whose contract holds a part 'mean' (or 'variances') has the fit's mean (or the ordering step) in
+    its own budget, composed exactly with its parts: no share of the split for it."""
     first = main(eps, dlt, 1.0 if R == "private" else R)
+    own = {a for a, _ in first.contract.parts}
     weights = {}
-    if centering == "private": weights["mean"] = _check_share(mean_share, "mean_share")
-    if order_share: weights["order"] = _check_share(order_share, "order_share")
+    if centering == "private" and "mean" not in own: weights["mean"] = _check_share(mean_share, "mean_share")
+    if order_share and "variances" not in own: weights["order"] = _check_share(order_share, "order_share")
     if not weights: return None, first, "none (a single release)"
     if sum(weights.values()) >= 1:
         raise ValueError(f"mean_share, order_share: together they must leave a share for the main release, got {weights}")
@@ -218,12 +221,15 @@ def plan_centered(main, n: int, p: int, epsilon: float, delta: float, *, model: 
     order_share = check_positive(order_share, "order_share", allow_zero=True)
     if order_share and k is None: raise ValueError("k: the ordering step (order_share > 0) needs the subspace's k")
     shares, main_plan, words = _centering_budget(main, eps_rest, dlt, R, MR, centering, mean_share, model, order_share)
-    mean_plan = None if shares is None or "mean" not in shares else plan_private_mean(
-        n, p, *shares["mean"], radius=1.0 if MR == "private" else MR, model=model)
-    order_plan = None if not order_share else plan_order(n, p, k, *shares["order"], radius=1.0 if R in (None, "private") else R)
-    contract = _fit_contract(main_plan.contract, mean_plan, pure, eps, dlt, words, order_plan)
-    ledger = tuple((a, pl.contract) for a, pl in pure.items()) + (
-        (("mean", mean_plan.contract),) if mean_plan is not None else ()) + (("components", main_plan.contract),) + (
+    inner = dict(main_plan.contract.parts).get("mean") if centering == "private" else None   # the main's own part
+    mean_at = shares["mean"] if shares is not None and "mean" in shares else (
+        (inner.epsilon, inner.delta) if inner is not None else None)
+    mean_plan = None if mean_at is None else plan_private_mean(n, p, *mean_at, radius=1.0 if MR == "private" else MR,
+                                                               model=model)
+    order_plan = None if shares is None or "order" not in shares else plan_order(n, p, k, *shares["order"], radius=1.0 if R in (None, "private") else R)
+    contract = _fit_contract(main_plan.contract, mean_plan, pure, eps, dlt, words, order_plan, inner=inner is not None)
+    ledger = tuple((a, pl.contract) for a, pl in pure.items()) + (        # a mean inside the main is spent with it
+        (("mean", mean_plan.contract),) if mean_plan is not None and inner is None else ()) + (("components", main_plan.contract),) + (
         (("order", order_plan.contract),) if order_plan is not None else ())
     fit = dict(main=main, main_plan=main_plan, mean_plan=mean_plan, pure=pure, R=R, MR=MR, centering=centering,
                public_mean=public_mean, order_plan=order_plan, sub=sub,
@@ -311,10 +317,14 @@ def _warn_private_location(c, n, need, G):
         "location_share or epsilon. (This warning uses only public quantities.)", PrivateLocationWarning, stacklevel=5)
 
 # %% ../../nbs/03_privacy/06_centering.ipynb #45f8d27c
-def _fit_contract(main_c, mean_plan, pure, eps, dlt, words, order_plan=None) -> Contract:
-    "The composed contract of a fit (the pure parts, the mean, the main release, the ordering step); R-dependent numbers unknown."
+def _fit_contract(main_c, mean_plan, pure, eps, dlt, words, order_plan=None, inner=False) -> Contract:
+    """The composed contract of a fit (the pure parts, the mean, the main release, the ordering step); R-dependent numbers
+    unknown. `inner`: the mean is a part of the main release's own budget (its part 'mean', now the mean's contract)."""
     parts = {a: pl.contract for a, pl in pure.items()}
-    if mean_plan is not None: parts["mean"] = mean_plan.contract
+    if inner:
+        main_c = replace(main_c, parts=tuple((a, mean_plan.contract if a == "mean" else b) for a, b in main_c.parts))
+        words = "exact: the mean is a Gaussian part of the main release, composed with its parts (its part 'mean')"
+    elif mean_plan is not None: parts["mean"] = mean_plan.contract
     parts["main"] = main_c
     if order_plan is not None: parts["order"] = order_plan.contract
     rest = [a for a in ("mean", "order") if a in parts]
@@ -324,7 +334,8 @@ def _fit_contract(main_c, mean_plan, pure, eps, dlt, words, order_plan=None) -> 
                                   ("the clipped shares", any(a.endswith("clipped_share") for a in pure))) if has]
         names = ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
         words = (f"basic: {names} (epsilon {eps_r:.4g}, pure) + the rest (epsilon {eps - eps_r:.4g}, delta {dlt:g})"
-                 + ("" if not rest else f", {' and '.join(rest + ['main'])} by {words}"))
+                 + ("" if not rest else f", {' and '.join(rest + ['main'])} by {words}")
+                 + ("; the mean inside the main release, composed exactly with its parts (its part 'mean')" if inner else ""))
     c = composed_contract(main_c, parts, eps, dlt, words)        # spent with the numbers planned at R = 1
     radii = [a for a in pure if a in _RADII]
     if not radii: return c
