@@ -1,5 +1,6 @@
-"""AdaptiveNoisePCA's private mean: its share of epsilon (`mean_share`) measured on the adaptive chapter's Gaussian
+"""AdaptiveNoisePCA's private mean: its share of the budget (`mean_share`) measured on the adaptive chapter's Gaussian
 reference design, at the issue's n (100p, 300p) and at small n (10p, 30p), against AnalyzeGaussPCA's default fit.
+(`mean_share` is a share of the release's Gaussian budget, composed exactly with its parts: `plan_adaptive_dp_kpca`.)
 
 Usage: python benchmarks/adaptive_mean_share.py [--seeds 3] [--out benchmarks/adaptive_mean_share.jsonl]
                                                 [--report benchmarks/adaptive_mean_share.md] [--report-only]
@@ -10,8 +11,7 @@ n 100p and 300p, epsilon 1. Small n: k 1 and 3, n 10p and 30p, epsilon 1 and 3. 
 truth of AdaptiveNoisePCA at its defaults with mean_share 0.1 (the default), 0.2 and 0.3, of AdaptiveNoisePCA with
 centering='none' (no private mean: the rows' mean is about 0.02, next to row norms of 0.5), and of AnalyzeGaussPCA at
 its defaults; ratios are means of the per-data-set ratios to AnalyzeGaussPCA. The epsilon each fit gives its mean
-(`privacy_['shares']['mean']`) is recorded: AdaptiveNoisePCA composes its mean with its release by the basic rule,
-AnalyzeGaussPCA by the exact Gaussian rule. One BLAS thread (threadpoolctl; OPENBLAS_NUM_THREADS=1).
+(`privacy_['shares']['mean']`) is recorded. One BLAS thread (threadpoolctl; OPENBLAS_NUM_THREADS=1).
 """
 from __future__ import annotations
 import argparse
@@ -84,16 +84,13 @@ def report(rows) -> str:
     span = lambda qs, c: f"{min(ratio(pts[q], c) for q in qs):.2f}-{max(ratio(pts[q], c) for q in qs):.2f}" if qs else "-"
     large = [q for q in pts if q[2] >= 100]
     worse = sum(ratio(pts[q], "share 0.2") > ratio(pts[q], "share 0.1") for q in large)
-    L += [f"- The private mean gets {am:.2f} of epsilon in AdaptiveNoisePCA (mean_share 0.1 of what the pure parts "
-          f"leave, basic composition) and {gm:.2f} in AnalyzeGaussPCA (0.1 of the Gaussian ratio's mu^2, exact "
-          f"composition with its release). At the {len(bad)} points where mean_share 0.1 is over 1.5x Analyze Gauss "
-          f"({', '.join(f'p {q[0]} k {q[1]} n {q[2]}p eps {q[3]:g}' for q in sorted(bad))}) it is {span(bad, 'share 0.1')}x; "
-          f"without a private mean (centering='none': these rows' mean is small) {span(bad, 'centering none')}x; with "
-          f"mean_share 0.2 {span(bad, 'share 0.2')}x. At n = 100p and 300p mean_share 0.2 is worse than 0.1 at "
-          f"{worse} of {len(large)} points. The mean's error is what fails at small n; a larger share trades it for the "
-          "release's noise everywhere else. Composing the mean with the release's Gaussian parts exactly, as Analyze "
-          "Gauss does, would give it the larger share at no such cost (the ledger spends the adaptive release as one "
-          "(epsilon, delta) entry: basic composition).", "",
+    L += [f"- The private mean gets {am:.2f} of epsilon in AdaptiveNoisePCA (mean_share of its Gaussian budget's mu^2, "
+          f"composed exactly inside the release) and {gm:.2f} in AnalyzeGaussPCA (0.1 of the Gaussian ratio's mu^2, "
+          f"exact composition with its release). Points where mean_share 0.1 is over 1.5x Analyze Gauss: {len(bad)}"
+          + ("" if not bad else f" ({', '.join(f'p {q[0]} k {q[1]} n {q[2]}p eps {q[3]:g}' for q in sorted(bad))}: "
+                                f"{span(bad, 'share 0.1')}x; without a private mean {span(bad, 'centering none')}x; with "
+                                f"mean_share 0.2 {span(bad, 'share 0.2')}x)")
+          + f". At n = 100p and 300p mean_share 0.2 is worse than 0.1 at {worse} of {len(large)} points.", "",
           "## Per point", "",
           "| p | k | n/p | epsilon | AG | " + " | ".join(f"{c} / AG" for c in COLS) + " |",
           "|---|---|---|---|---|" + "---|" * len(COLS)]

@@ -116,9 +116,9 @@ def report(rows, low) -> str:
          "to the truth, means per point; ratios are means of the per-data-set ratios.", "",
          "## Conclusion", "",
          f"- Gaussian reference design ({len(seeds)} data sets per point): at the private radius the estimator's "
-         f"data-driven default ('steps') loses to Analyze Gauss: on average {by_s.min():.2f} to {by_s.max():.2f} times "
-         "AnalyzeGaussPCA's error at every n eps / p from 20 to 450 (the mean over the points at each n eps / p; the warm start's and the probe's shares are not bought back: the gradients' spread is not small "
-         "against R^2 when R is the rows' median norm).",
+         f"data-driven default ('steps') is on average {by_s.min():.2f} to {by_s.max():.2f} times AnalyzeGaussPCA's error "
+         "at every n eps / p from 20 to 450 (the mean over the points at each n eps / p): no clear gain, since the "
+         "gradients' spread is not small against R^2 when R is the rows' median norm.",
          f"- Low-noise design (signed_spike, p 100, k 1, epsilon 1, {lo['seed'].nunique()} data sets per point): the "
          f"default is {win.min():.2f} to {win.max():.2f} times AnalyzeGaussPCA's error (up to "
          f"{1 / win.min():.1f}x smaller) where sigma0 = 1e-3; it kept the adaptive steps in {int(lo['steps ran'].sum())} of "
