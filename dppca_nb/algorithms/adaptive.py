@@ -20,19 +20,19 @@ from ..privacy.centering import (quantile_contract, radius_grid, radius_grid_val
 from .registry import Algorithm, Parameter, ErrorModel, register, release_rows
 from .baselines import plan_analyze_gauss
 from .adaptive_budget import (  # noqa: F401 (re-exported: the steps' building blocks)
-    pure_losses, pure_gaussian_delta, gaussian_after_pure, gaussian_shares,
+    pure_losses, pure_gaussian_delta, gaussian_after_pure, gaussian_shares, MEAN_PART, _domain, _warm_part,
+    _order_part, _mean_part,
     SPREAD_NEED, spread_need, reliable_batch, MIN_BATCH_SHARE, run_rows, _share, adaptive_budget, default_steps,
     batch_sizes, max_steps, pass_steps, pass_schedule, STEP_TARGET, MAX_STEPS, eigengap_steps)
 
 # %% auto #0
-__all__ = ['SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN', 'MEAN_PART', 'MATRIX_CHUNK_ENTRIES', 'ADAPTIVE_ERROR_NOTE',
-           'ERROR_MODEL_ROWS', 'clip_block', 'deviation_norms', 'gradient_distances', 'clip_matrices',
-           'matrix_gradients', 'spread_bounds', 'window_offsets', 'spread_histogram', 'release_spread',
-           'clipped_gradient_sum', 'clipped_matrix_sum', 'gradient_sensitivity', 'release_gradient', 'oja_step',
-           'cap_center', 'ritz_center', 'choose_mode', 'adaptive_contract', 'matrix_chunk', 'row_batches',
-           'matrix_input', 'moment_sum', 'spreads_affordable', 'plan_gauss', 'plan_adaptive_dp_pca',
-           'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca', 'adaptive_expected_error', 'clipping_factor',
-           'adaptive_error_model']
+__all__ = ['SUB_BLOCK_ROWS', 'SPREAD_WINDOW', 'MODE_MARGIN', 'MATRIX_CHUNK_ENTRIES', 'ADAPTIVE_ERROR_NOTE', 'ERROR_MODEL_ROWS',
+           'clip_block', 'deviation_norms', 'gradient_distances', 'clip_matrices', 'matrix_gradients', 'spread_bounds',
+           'window_offsets', 'spread_histogram', 'release_spread', 'clipped_gradient_sum', 'clipped_matrix_sum',
+           'gradient_sensitivity', 'release_gradient', 'oja_step', 'cap_center', 'ritz_center', 'choose_mode',
+           'adaptive_contract', 'matrix_chunk', 'row_batches', 'matrix_input', 'moment_sum', 'spreads_affordable',
+           'plan_gauss', 'plan_adaptive_dp_pca', 'plan_adaptive_dp_kpca', 'adaptive_dp_pca', 'adaptive_dp_kpca',
+           'adaptive_expected_error', 'clipping_factor', 'adaptive_error_model']
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #aaae6b6e
 def clip_block(blk, radius: float, *, owned: bool = False) -> tuple:
@@ -185,41 +185,6 @@ def choose_mode(tau: float, radius: float, k: int, mu_last: float, mu_all: float
     s_pw = min(2 * tau, c * radius ** 2) / mu_last
     s_ag = (math.sqrt(2.0) if matrices else 1.0) * radius ** 2 / mu_all
     return "adaptive" if s_pw <= MODE_MARGIN * s_ag else "gauss"
-
-# %% ../../nbs/04_algorithms/10_adaptive.ipynb #280bf484
-def _domain(radius, matrices):
-    return f"symmetric matrices scaled to ||A||_F <= {radius * radius:g}" if matrices else f"rows clipped to ||x||_2 <= {radius:g}"
-
-def _warm_part(n, p, dlt, R, mu0, matrices) -> Contract:
-    "The warm start's contract: the mean of the clipped records plus symmetric noise, ratio mu0, its scale public."
-    sens = (2.0 if matrices else math.sqrt(2.0)) * R * R / n
-    return Contract("Analyze Gauss warm start: the mean of the clipped " + ("matrices" if matrices else "x x^T") +
-                    " plus symmetric Gaussian noise (Frobenius: diagonal sd sigma, off-diagonal sigma / sqrt 2)",
-                    gaussian_epsilon(sens / mu0, dlt, sens), dlt, sensitivity=sens, sensitivity_norm="Frobenius (vecd)",
-                    noise="gaussian", noise_scale=sens / mu0, calibration="analytic, exact with the other parts",
-                    domain=_domain(R, matrices), n=n, p=p)
-
-def _order_part(n, k, dlt, R, mu_v) -> Contract:
-    "The variances' contract: the k x k second moment of the clipped rows along the released basis and their mean squared norm, plus Gaussian noise, ratio mu_v."
-    sens = math.sqrt(2.0) * R * R / n
-    return Contract(f"variances along the released basis: the {k} x {k} second moment of the clipped rows projected on "
-                    "it and their mean squared norm, plus Gaussian noise (vecd: sd sigma on the diagonal and the total, "
-                    "sigma / sqrt 2 off it)", gaussian_epsilon(sens / mu_v, dlt, sens), dlt, sensitivity=sens,
-                    sensitivity_norm="Frobenius (vecd)", noise="gaussian", noise_scale=sens / mu_v,
-                    calibration="analytic, exact with the other parts", domain=_domain(R, False), n=n, k=k,
-                    notes=("released after the steps, on their basis (public once released); where the probe sends the "
-                           "finish to Analyze Gauss, its ratio joins the second Analyze Gauss release instead",))
-
-MEAN_PART = "the caller's private mean"
-
-def _mean_part(n, p, dlt, mu_m) -> Contract:
-    "The reserved mean's contract: a Gaussian mechanism of ratio mu_m (a hair inside) on the mean its caller releases first; sensitivity and noise from the caller's radius."
-    return Contract(f"{MEAN_PART}: a Gaussian mechanism on the mean of the rows clipped around a public or released "
-                    f"location, released before the steps (their centre), ratio sensitivity / sigma = {mu_m:.6g}",
-                    gaussian_epsilon(1.0, dlt, mu_m * (1 - 1e-9)), dlt, sensitivity_norm="l2", noise="gaussian",
-                    calibration="analytic, exact with the other parts", domain="rows clipped to the mean's radius",
-                    n=n, p=p, notes=("its sensitivity (2 x the mean's radius / n) and noise are the caller's; "
-                                     "its epsilon and delta give that ratio",))
 
 # %% ../../nbs/04_algorithms/10_adaptive.ipynb #0a1b2c3e
 def _spread_parts(budget, R, quantile, factor, floor) -> tuple:

@@ -8,9 +8,11 @@ import math
 import numpy as np
 from scipy import optimize, special
 from ..core.validation import check_epsilon, check_delta, check_positive, check_int, check_choice
+from ..privacy.mechanisms import gaussian_epsilon
+from ..privacy.contract import Contract
 
 # %% auto #0
-__all__ = ['SPREAD_NEED', 'MIN_BATCH_SHARE', 'STEP_TARGET', 'MAX_STEPS', 'pure_losses', 'pure_gaussian_delta',
+__all__ = ['SPREAD_NEED', 'MIN_BATCH_SHARE', 'MEAN_PART', 'STEP_TARGET', 'MAX_STEPS', 'pure_losses', 'pure_gaussian_delta',
            'gaussian_after_pure', 'gaussian_shares', 'spread_need', 'reliable_batch', 'run_rows', 'adaptive_budget',
            'default_steps', 'batch_sizes', 'max_steps', 'pass_steps', 'pass_schedule', 'eigengap_steps']
 
@@ -104,6 +106,41 @@ def adaptive_budget(n, k, epsilon, delta, *, subspace, n_passes, warm_share, fin
                 mu_mean=math.sqrt(m) * mu,
                 spread_epsilon=a, probe_epsilon=probe,
                 b_min=[min(n_run, max(b, reliable_batch(x, q))) for b, x in zip(want, a)])
+
+# %% ../../nbs/04_algorithms/13_adaptive_budget.ipynb #280bf484
+def _domain(radius, matrices):
+    return f"symmetric matrices scaled to ||A||_F <= {radius * radius:g}" if matrices else f"rows clipped to ||x||_2 <= {radius:g}"
+
+def _warm_part(n, p, dlt, R, mu0, matrices) -> Contract:
+    "The warm start's contract: the mean of the clipped records plus symmetric noise, ratio mu0, its scale public."
+    sens = (2.0 if matrices else math.sqrt(2.0)) * R * R / n
+    return Contract("Analyze Gauss warm start: the mean of the clipped " + ("matrices" if matrices else "x x^T") +
+                    " plus symmetric Gaussian noise (Frobenius: diagonal sd sigma, off-diagonal sigma / sqrt 2)",
+                    gaussian_epsilon(sens / mu0, dlt, sens), dlt, sensitivity=sens, sensitivity_norm="Frobenius (vecd)",
+                    noise="gaussian", noise_scale=sens / mu0, calibration="analytic, exact with the other parts",
+                    domain=_domain(R, matrices), n=n, p=p)
+
+def _order_part(n, k, dlt, R, mu_v) -> Contract:
+    "The variances' contract: the k x k second moment of the clipped rows along the released basis and their mean squared norm, plus Gaussian noise, ratio mu_v."
+    sens = math.sqrt(2.0) * R * R / n
+    return Contract(f"variances along the released basis: the {k} x {k} second moment of the clipped rows projected on "
+                    "it and their mean squared norm, plus Gaussian noise (vecd: sd sigma on the diagonal and the total, "
+                    "sigma / sqrt 2 off it)", gaussian_epsilon(sens / mu_v, dlt, sens), dlt, sensitivity=sens,
+                    sensitivity_norm="Frobenius (vecd)", noise="gaussian", noise_scale=sens / mu_v,
+                    calibration="analytic, exact with the other parts", domain=_domain(R, False), n=n, k=k,
+                    notes=("released after the steps, on their basis (public once released); where the probe sends the "
+                           "finish to Analyze Gauss, its ratio joins the second Analyze Gauss release instead",))
+
+MEAN_PART = "the caller's private mean"
+
+def _mean_part(n, p, dlt, mu_m) -> Contract:
+    "The reserved mean's contract: a Gaussian mechanism of ratio mu_m (a hair inside) on the mean its caller releases first; sensitivity and noise from the caller's radius."
+    return Contract(f"{MEAN_PART}: a Gaussian mechanism on the mean of the rows clipped around a public or released "
+                    f"location, released before the steps (their centre), ratio sensitivity / sigma = {mu_m:.6g}",
+                    gaussian_epsilon(1.0, dlt, mu_m * (1 - 1e-9)), dlt, sensitivity_norm="l2", noise="gaussian",
+                    calibration="analytic, exact with the other parts", domain="rows clipped to the mean's radius",
+                    n=n, p=p, notes=("its sensitivity (2 x the mean's radius / n) and noise are the caller's; "
+                                     "its epsilon and delta give that ratio",))
 
 # %% ../../nbs/04_algorithms/13_adaptive_budget.ipynb #169834bb
 def default_steps(n: int) -> int:
