@@ -976,3 +976,16 @@ def test_projected_sums_names_a_bad_entry():
     X = np.random.default_rng(0).normal(size=(500, 6)); X[3, 2] = np.nan
     with pytest.raises(ValueError, match="found NaN at row 3"):
         projected_sums(X, np.eye(6)[:, :2], 1.0)
+
+
+def test_adaptive_shares_are_checked_by_name():
+    "order_share and mean_share: shares in [0, 1), together below 1, each error naming its argument."
+    from dppca_nb.algorithms.adaptive import plan_adaptive_dp_kpca
+    from dppca_nb.algorithms.adaptive_budget import adaptive_budget
+    kw = dict(subspace="block", n_passes=2, warm_share=0.1, final_share=0.75, spread_share=0.1, spread_quantile=0.5)
+    with pytest.raises(ValueError, match="order_share"):
+        plan_adaptive_dp_kpca(100, 4, 2, 1.0, 1e-5, order_share=1.0)
+    with pytest.raises(ValueError, match="order_share"):
+        adaptive_budget(5000, 3, 1.0, 1e-5, order_share=1.0, **kw)
+    with pytest.raises(ValueError, match="mean_share"):
+        adaptive_budget(5000, 3, 1.0, 1e-5, order_share=0.5, mean_share=0.5, **kw)

@@ -120,13 +120,16 @@ def order_sums(X, V, R: float, center=None, n: int | None = None) -> tuple:
     n = int(X.shape[0] if n is None else n)
     return M / n, t / n
 
-def gaussian_order(M, t, V, sd: float, rng) -> tuple:
-    "(V W, variances, total): the statistic of `order_sums` plus Gaussian noise of sd `sd` (vecd; the total sd), V rotated to its eigenvectors."
-    k = M.shape[0]
-    Mn = M + symmetric_gaussian(k, sd, rng, kind="vecd"); tn = t + float(rng.normal(0.0, sd))
+def _ordered(V, Mn, tn) -> tuple:
+    "(V W, variances, total) from a released k x k moment Mn and total tn: V rotated to Mn's eigenvectors, largest first."
     w, W = np.linalg.eigh(Mn)
     w, W = np.maximum(w[::-1], 0.0), W[:, ::-1]
-    return np.asarray(V) @ W, w, max(tn, float(w.sum()), 0.0)
+    return np.asarray(V) @ W, w, max(float(tn), float(w.sum()), 0.0)
+
+def gaussian_order(M, t, V, sd: float, rng) -> tuple:
+    "(V W, variances, total): the statistic of `order_sums` plus Gaussian noise of sd `sd` (vecd; the total sd), V rotated to its eigenvectors."
+    Mn = M + symmetric_gaussian(M.shape[0], sd, rng, kind="vecd"); tn = t + float(rng.normal(0.0, sd))
+    return _ordered(V, Mn, tn)
 
 def plan_order(n: int, p: int, k: int, epsilon: float, delta: float, *, radius: float = 1.0) -> Plan:
     "The Plan of the ordering step: `release(X, basis=V, center=c)` -> (V W ordered, variances, total), `order_contract`."
@@ -140,9 +143,7 @@ def plan_order(n: int, p: int, k: int, epsilon: float, delta: float, *, radius: 
             iu = np.triu_indices(k)
             noisy = snapping_laplace(np.concatenate([M[iu], [t]]) , c.noise_scale, max(R * R, 4 * c.sensitivity / c.epsilon), rng)
             Mn = np.zeros((k, k)); Mn[iu] = noisy[:-1]; Mn = Mn + np.triu(Mn, 1).T
-            w, W = np.linalg.eigh(Mn)
-            w, W = np.maximum(w[::-1], 0.0), W[:, ::-1]
-            VW, tn = V @ W, max(float(noisy[-1]), float(w.sum()), 0.0)
+            VW, w, tn = _ordered(V, Mn, noisy[-1])
         return Release(VW, c, {}, {"order_variances": w, "order_total": tn})
     return Plan(c, run, inputs=("basis", "center"))
 
