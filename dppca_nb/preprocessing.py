@@ -358,7 +358,8 @@ def _compose(pipe, extra=None) -> tuple:
                  exact_sampler_only=any(b.exact_sampler_only for b in parts.values()),
                  domain="; ".join(f"{a}: {b.domain}" for a, b in parts.items()), parts=parts,
                  composition="the parts every step spent, composed on one ledger (basic, zCDP or exact Gaussian "
-                             "composition, the tightest; each step sees rows transformed by released parameters only"
+                             "composition, the tightest; the pure parts a step's profile states composed exactly "
+                             "with the Gaussians; each step sees rows transformed by released parameters only"
                              + (", as does " + " and ".join(extra) + ", released after the fit" if extra else "") + ")",
                  n=next(iter(parts.values())).n, p=next(iter(parts.values())).p)
     st = dict(epsilon=eps, delta=dlt, epsilon_certified=eps, epsilon_spent=eps, guarantee=c.guarantee, neighbouring=c.neighbouring, model=model,

@@ -15,12 +15,13 @@ from ..core.linalg import random_orthonormal, orthonormalize
 from ..backends.statistics import is_dask, check_rows, clip_rows, second_moment_sums
 from ..privacy.mechanisms import gaussian_epsilon, gaussian_sigma, symmetric_gaussian
 from ..privacy.contract import Contract, Plan, Release
+from ..privacy.accounting import pure_losses, pure_gaussian_delta, gaussian_after_pure  # noqa: F401 (re-exported)
 from ..privacy.centering import (quantile_contract, radius_grid, radius_grid_value, log_norm_cells, _radius_scores,
                                         _exact_exponential_index, order_sums, gaussian_order)
 from .registry import Algorithm, Parameter, ErrorModel, register, release_rows
 from .baselines import plan_analyze_gauss
 from .adaptive_budget import (  # noqa: F401 (re-exported: the steps' building blocks)
-    pure_losses, pure_gaussian_delta, gaussian_after_pure, gaussian_shares, MEAN_PART, _domain, _warm_part,
+    gaussian_shares, MEAN_PART, _domain, _warm_part,
     _order_part, _mean_part,
     SPREAD_NEED, spread_need, reliable_batch, MIN_BATCH_SHARE, run_rows, _share, adaptive_budget, default_steps,
     batch_sizes, max_steps, pass_steps, pass_schedule, STEP_TARGET, MAX_STEPS, eigengap_steps)
@@ -223,8 +224,9 @@ def adaptive_contract(n, p, k, epsilon, delta, budget, *, radius, spread_quantil
     mo = (f", variances {budget['mu_order']:.6g}" if "variances" in parts else "") + (
         f", the caller's mean {budget['mu_mean']:.6g}" if "mean" in parts else "")
     order = "a secret random permutation of the rows per pass" if shuffle else "consecutive row blocks in the given order"
+    pure = ([budget["probe_epsilon"]] if budget["probe_epsilon"] > 0 else []) + list(budget["spread_epsilon"])
     c = Contract(mechanism, eps, dlt, sensitivity_norm="Frobenius", noise="gaussian", calibration="analytic",
-                 domain=_domain(R, matrices), parts=parts, n=n, p=p, k=k,
+                 domain=_domain(R, matrices), parts=parts, n=n, p=p, k=k, profile=(budget["mu"], tuple(pure)),
                  composition=("exact: parallel over a pass's minibatches (each row in one); the Gaussian parts as one "
                               "Gaussian of ratio mu = sqrt(mu_0^2 + sum mu_j^2" + (" + mu_v^2" if "variances" in parts else "")
                               + (" + mu_m^2" if "mean" in parts else "") + "), the pure "

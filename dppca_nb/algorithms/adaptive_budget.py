@@ -6,49 +6,15 @@
 from __future__ import annotations
 import math
 import numpy as np
-from scipy import optimize, special
 from ..core.validation import check_epsilon, check_delta, check_positive, check_int, check_choice
 from ..privacy.mechanisms import gaussian_epsilon
+from ..privacy.accounting import gaussian_after_pure
 from ..privacy.contract import Contract
 
 # %% auto #0
-__all__ = ['SPREAD_NEED', 'MIN_BATCH_SHARE', 'MEAN_PART', 'STEP_TARGET', 'MAX_STEPS', 'pure_losses', 'pure_gaussian_delta',
-           'gaussian_after_pure', 'gaussian_shares', 'spread_need', 'reliable_batch', 'run_rows', 'adaptive_budget',
-           'default_steps', 'batch_sizes', 'max_steps', 'pass_steps', 'pass_schedule', 'eigengap_steps']
-
-# %% ../../nbs/04_algorithms/13_adaptive_budget.ipynb #113cefbb
-def pure_losses(epsilon_pure) -> tuple:
-    "(values, probabilities) of L = sum_j s_j a_j, s_j = +1 with probability e^a_j / (1 + e^a_j): randomized responses' loss."
-    vals = {0.0: 1.0}
-    for a in np.atleast_1d(np.asarray(epsilon_pure, dtype=np.float64)):
-        q, nxt = 1.0 / (1.0 + math.exp(-float(a))), {}
-        for v, w in vals.items():
-            for s, pr in ((float(a), q), (-float(a), 1.0 - q)):
-                key = round(v + s, 12)                      # equal shares merge: a binomial, not 2^P terms
-                nxt[key] = nxt.get(key, 0.0) + w * pr
-        vals = nxt
-    v = np.array(sorted(vals, reverse=True))
-    return v, np.array([vals[x] for x in v])
-
-# %% ../../nbs/04_algorithms/13_adaptive_budget.ipynb #8d1c6a20
-def pure_gaussian_delta(epsilon: float, epsilon_pure, mu: float) -> float:
-    "Exact delta(epsilon) of epsilon_pure-DP releases (a number or one per part) composed with a Gaussian mechanism of ratio mu."
-    m = float(mu)
-    dG = lambda t: special.ndtr(-t / m + m / 2) - math.exp(t) * special.ndtr(-t / m - m / 2)   # Phi, as stats.norm.cdf
-    out = 0.0
-    for v, w in zip(*pure_losses(epsilon_pure)): out += w * dG(epsilon - v)
-    return float(out)
-
-# %% ../../nbs/04_algorithms/13_adaptive_budget.ipynb #008465ce
-def gaussian_after_pure(epsilon: float, delta: float, epsilon_pure) -> float:
-    "The largest total ratio mu = sensitivity / sd of the Gaussian parts that keeps them and the pure parts epsilon_pure (epsilon, delta)-DP."
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    a = [check_positive(x, "epsilon_pure", allow_zero=True) for x in np.atleast_1d(epsilon_pure)]
-    if not sum(a) < eps: raise ValueError(f"epsilon_pure: expected a total below epsilon = {eps:g}, got {sum(a):g}")
-    f = lambda m: pure_gaussian_delta(eps, a, m) - dlt
-    hi = 1.0
-    while f(hi) < 0: hi *= 2
-    return float(optimize.brentq(f, 1e-12, hi, xtol=1e-15, rtol=1e-14)) * (1 - 1e-9)     # a hair inside the budget
+__all__ = ['SPREAD_NEED', 'MIN_BATCH_SHARE', 'MEAN_PART', 'STEP_TARGET', 'MAX_STEPS', 'gaussian_shares', 'spread_need',
+           'reliable_batch', 'run_rows', 'adaptive_budget', 'default_steps', 'batch_sizes', 'max_steps', 'pass_steps',
+           'pass_schedule', 'eigengap_steps']
 
 # %% ../../nbs/04_algorithms/13_adaptive_budget.ipynb #4b7e11a2
 def gaussian_shares(n_passes: int, warm_share: float, final_share: float) -> np.ndarray:

@@ -11,15 +11,16 @@ import os
 import threading
 from dataclasses import dataclass, replace
 import numpy as np
-from scipy import optimize
+from scipy import optimize, special
 from ..core.validation import check_epsilon, check_delta, check_positive, check_choice
 from .mechanisms import gaussian_epsilon, gaussian_sigma, gaussian_delta
 from .contract import Contract, _over
 
 # %% auto #0
 __all__ = ['gaussian_rho', 'zcdp_to_dp', 'zcdp_delta', 'zcdp_rho_for', 'BudgetExceededError', 'Spend', 'compose',
-           'PrivacyAccountant', 'LedgerProcessError', 'exact_gaussian', 'split_budget', 'worker_process',
-           'default_accountant', 'set_default_accountant', 'Reservation']
+           'PrivacyAccountant', 'LedgerProcessError', 'exact_gaussian', 'pure_losses', 'pure_gaussian_delta',
+           'gaussian_after_pure', 'pure_gaussian_epsilon', 'split_budget', 'worker_process', 'default_accountant',
+           'set_default_accountant', 'Reservation']
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #a9b94f97
 def gaussian_rho(sigma: float, sensitivity: float) -> float:
@@ -133,11 +134,14 @@ class Spend:
         delta of this release alone (0 for pure DP).
     rho : float or None
         zCDP parameter of a Gaussian mechanism; None for other mechanisms.
+    pure : tuple of float
+        With `rho`: the pure epsilons of the parts composed exactly with that Gaussian (a contract's `profile`).
     """
     label: str
     epsilon: float            # (epsilon, delta) of this release alone; inf if not stated (Gaussian given by rho only)
     delta: float
     rho: float | None = None  # zCDP parameter, for Gaussian mechanisms (None otherwise)
+    pure: tuple = ()          # with rho: pure parts composed exactly with it (randomized responses)
 
     @property
     def kind(self) -> str:
@@ -161,7 +165,8 @@ def compose(spends, delta: float, *, composition: str = "best", conversion: str 
         Total delta of the composed guarantee.
     composition : {"best", "basic", "zcdp"}
         "basic": sum the (epsilon_i, delta_i); "zcdp": add the rho_i (exact Gaussian composition where all
-        entries allow it); "best": the smaller of the two.
+        entries allow it; the pure parts of a Gaussian entry composed with all the Gaussians exactly,
+        `pure_gaussian_epsilon`); "best": the smaller of the two.
     conversion : {"cks", "classic"}
         zCDP-to-DP conversion, as in `zcdp_to_dp`.
 
@@ -186,6 +191,8 @@ def compose(spends, delta: float, *, composition: str = "best", conversion: str 
         rest = delta - sum(s.delta for s in A)
         eps_p = sum(s.epsilon for s in P)
         rho_p = sum(s.epsilon ** 2 / 2 for s in P)
+        Q = [a for s in spends if s.kind == "gaussian" for a in s.pure]      # pure parts inside Gaussian entries
+        eps_p, rho_p = eps_p + sum(Q), rho_p + sum(a * a / 2 for a in Q)
         if rho_g == 0 and rho_p == 0: cands = [eps_a + eps_p] if rest >= -delta * _SLACK else []
         elif rest <= 0: cands = []
         else:
@@ -195,6 +202,8 @@ def compose(spends, delta: float, *, composition: str = "best", conversion: str 
                 cands.append(eps_a + eps_p + zcdp_to_dp(rho_g, rest, conversion=conversion))  # pure entries added plainly
                 cands.append(eps_a + eps_p + gaussian_epsilon(1.0, rest, math.sqrt(2 * rho_g)))  # exact Gaussian
             else: cands.append(eps_a + eps_p)
+            if Q and sum(s.kind == "gaussian" for s in spends) > 1:     # exact (alone, an entry spends its own epsilon)
+                cands.append(eps_a + eps_p - sum(Q) + pure_gaussian_epsilon(rest, Q, math.sqrt(2 * rho_g)))
         if cands: out = min(out, min(cands))
     return float(out)
 
@@ -450,8 +459,9 @@ def _spend_contract(self, contract: Contract, label: str = "") -> Spend:
     Returns
     -------
     Spend
-        The entry: an analytic Gaussian mechanism with its sigma and true sensitivity (exact composition applies),
-        any other release at (max(epsilon, epsilon_certified), delta). `BudgetExceededError` as in `spend`.
+        The entry: an analytic Gaussian mechanism with its sigma and true sensitivity (exact composition applies), a
+        contract with a `profile` with its ratio and pure parts (composed exactly with the ledger's Gaussians), any
+        other release at (max(epsilon, epsilon_certified), delta). `BudgetExceededError` as in `spend`.
     """
     self._check_process()
     s = self._contract_entry(contract, label)
@@ -460,18 +470,72 @@ def _spend_contract(self, contract: Contract, label: str = "") -> Spend:
         self.ledger.append(s)
     return s
 
+def _profile_entry(c: Contract, label: str) -> Spend:
+    "The entry of a contract stating its profile (mu, pure parts), refused where they do not give its (epsilon, delta)."
+    if not isinstance(label, str): raise TypeError(f"label: expected a str, got {type(label).__name__}")
+    mu, a = c.profile
+    if pure_gaussian_delta(c.epsilon, a, mu) > c.delta * (1 + 1e-6):
+        raise ValueError(f"profile: a Gaussian ratio {mu:.6g} with pure parts {a} is not ({c.epsilon}, {c.delta})-DP "
+                         f"(its exact delta there is {pure_gaussian_delta(c.epsilon, a, mu):.3g})")
+    return Spend(label, float(c.epsilon), float(c.delta), mu * mu / 2, tuple(a))
+
 def _contract_entry(self, contract: Contract, label: str = "") -> Spend:
     "The entry `spend_contract` records for `contract` (records nothing)."
     if not isinstance(contract, Contract):
         raise TypeError(f"contract: expected a dppca_nb.privacy.contract.Contract, got {type(contract).__name__}")
     c, over = contract, _over(contract)
     eps = c.epsilon_certified if over else c.epsilon
+    if c.profile is not None and not over: return _profile_entry(c, label)
     if not exact_gaussian(c): return self._entry(eps, c.delta, None, None, label)
     if not over: return self._entry(eps, c.delta, c.noise_scale, c.sensitivity, label)
     true = c.noise_scale / gaussian_sigma(eps, c.delta, 1.0) * (1 + 1e-9)   # the sensitivity epsilon_certified is of
     return self._entry(None, c.delta, c.noise_scale, true, label)
 
 PrivacyAccountant.spend_contract, PrivacyAccountant._contract_entry = _spend_contract, _contract_entry
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #113cefbb
+def pure_losses(epsilon_pure) -> tuple:
+    "(values, probabilities) of L = sum_j s_j a_j, s_j = +1 with probability e^a_j / (1 + e^a_j): randomized responses' loss."
+    vals = {0.0: 1.0}
+    for a in np.atleast_1d(np.asarray(epsilon_pure, dtype=np.float64)):
+        q, nxt = 1.0 / (1.0 + math.exp(-float(a))), {}
+        for v, w in vals.items():
+            for s, pr in ((float(a), q), (-float(a), 1.0 - q)):
+                key = round(v + s, 12)                      # equal shares merge: a binomial, not 2^P terms
+                nxt[key] = nxt.get(key, 0.0) + w * pr
+        vals = nxt
+    v = np.array(sorted(vals, reverse=True))
+    return v, np.array([vals[x] for x in v])
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #8d1c6a20
+def pure_gaussian_delta(epsilon: float, epsilon_pure, mu: float) -> float:
+    "Exact delta(epsilon) of epsilon_pure-DP releases (a number or one per part) composed with a Gaussian mechanism of ratio mu."
+    m = float(mu)
+    dG = lambda t: special.ndtr(-t / m + m / 2) - math.exp(t) * special.ndtr(-t / m - m / 2)   # Phi, as stats.norm.cdf
+    out = 0.0
+    for v, w in zip(*pure_losses(epsilon_pure)): out += w * dG(epsilon - v)
+    return float(out)
+
+# %% ../../nbs/03_privacy/01_accounting.ipynb #008465ce
+def gaussian_after_pure(epsilon: float, delta: float, epsilon_pure) -> float:
+    "The largest total ratio mu = sensitivity / sd of the Gaussian parts that keeps them and the pure parts epsilon_pure (epsilon, delta)-DP."
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    a = [check_positive(x, "epsilon_pure", allow_zero=True) for x in np.atleast_1d(epsilon_pure)]
+    if not sum(a) < eps: raise ValueError(f"epsilon_pure: expected a total below epsilon = {eps:g}, got {sum(a):g}")
+    f = lambda m: pure_gaussian_delta(eps, a, m) - dlt
+    hi = 1.0
+    while f(hi) < 0: hi *= 2
+    return float(optimize.brentq(f, 1e-12, hi, xtol=1e-15, rtol=1e-14)) * (1 - 1e-9)     # a hair inside the budget
+
+def pure_gaussian_epsilon(delta: float, epsilon_pure, mu: float) -> float:
+    "The least epsilon at which a Gaussian mechanism of ratio mu and epsilon_pure-DP parts are (epsilon, delta)-DP (raised by a relative 1e-12)."
+    dlt, m = check_delta(delta), check_positive(mu, "mu")
+    a = [check_positive(x, "epsilon_pure", allow_zero=True) for x in np.atleast_1d(epsilon_pure)]
+    f = lambda e: pure_gaussian_delta(e, a, m) - dlt           # decreasing in e
+    if f(0.0) <= 0: return 0.0
+    hi = sum(a) + gaussian_epsilon(1.0, dlt, m)                 # basic composition holds there
+    while f(hi) > 0: hi *= 2
+    return float(optimize.brentq(f, 0.0, hi, xtol=1e-15, rtol=1e-14)) * (1 + 1e-12)
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #71ebb019
 def split_budget(epsilon: float, delta: float, shares, *, method: str = "basic"):

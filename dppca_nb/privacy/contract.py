@@ -4,7 +4,9 @@
 
 # %% ../../nbs/03_privacy/03_contract.ipynb #e14605ae
 from __future__ import annotations
+import math
 import numbers
+import numpy as np
 from dataclasses import dataclass, field, fields, replace
 from typing import Callable
 from ..core.validation import Diagnostics, check_epsilon, check_delta, check_choice, check_positive, as_generator
@@ -29,6 +31,19 @@ def _count(v, name):
     return int(v)
 
 # %% ../../nbs/03_privacy/03_contract.ipynb #153bd9e1
+def _profile(c):
+    "A contract's `profile` as (mu, (a_1, ...)) of floats, or None; refused where it cannot hold."
+    if c.profile is None: return None
+    try: mu, a = c.profile
+    except (TypeError, ValueError):
+        raise TypeError(f"profile: expected (mu, (a_1, ...)), a Gaussian ratio and pure epsilons, got {c.profile!r}") from None
+    mu, a = _num(mu, "profile"), tuple(_num(x, "profile") for x in np.atleast_1d(np.asarray(a, dtype=np.float64)))
+    if not (0 < mu < math.inf and all(0 <= x < math.inf for x in a)):
+        raise ValueError(f"profile: expected a finite ratio mu > 0 and finite pure epsilons >= 0, got {c.profile!r}")
+    if c.measure != "approximate" or not c.delta > 0:
+        raise ValueError("profile: a Gaussian ratio is an (epsilon, delta) guarantee with delta > 0")
+    return (mu, a)
+
 def _check_fields(c):
     "Normalise and check the fields of Contract `c` (frozen: set through object.__setattr__)."
     s = lambda k, v: object.__setattr__(c, k, v)
@@ -44,6 +59,7 @@ def _check_fields(c):
     for name in ("rho", "sensitivity", "noise_scale", "grid", "epsilon_certified"): s(name, _num(getattr(c, name), name))
     for name in ("n", "p", "k"): s(name, _count(getattr(c, name), name))
     s("notes", (c.notes,) if isinstance(c.notes, str) else tuple(str(x) for x in c.notes))
+    s("profile", _profile(c))
     for flag in ("worst_case", "exact_sampler_only"):
         if not isinstance(getattr(c, flag), bool):
             raise TypeError(f"{flag}: expected a bool, got {type(getattr(c, flag)).__name__} {getattr(c, flag)!r}")
@@ -92,13 +108,13 @@ class Contract:
         Epsilon the noise actually certifies.
     parts, composition : tuple of (name, Contract) or dict, str or None
         Sub-contracts of a composed release, and how they compose.
-    n, p, k : int or None
-        The public shape.
-    notes : tuple of str or str
-        Free remarks.
+    n, p, k, notes : int or None, tuple of str or str
+        The public shape; free remarks.
     worst_case, exact_sampler_only : bool
         worst_case=False: the guarantee holds only on data of a model (the notes say which). exact_sampler_only=True:
         a pure guarantee of a continuous draw, for the exact sampler only, not for its floating-point output.
+    profile : (float, tuple of float) or None
+        (mu, (a_1, ...)): Gaussian parts of total ratio mu with pure a_j-DP parts, as a ledger composes them exactly.
     """
     mechanism: str
     epsilon: float
@@ -123,6 +139,7 @@ class Contract:
     notes: tuple = ()
     worst_case: bool = True
     exact_sampler_only: bool = False
+    profile: tuple | None = None
 
     def __post_init__(self): _check_fields(self); _check_parts(self)
 
