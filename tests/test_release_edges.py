@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from dppca_nb.privacy.centering import (PrivateLocationWarning, _coordinate_counts, _exact_exponential_index,
-                                        _radius_scores, check_radius_bounds, location_grid, log_norm_cells, norm_histogram,
+                                        _radius_scores, check_radius_bounds, location_bins, location_grid, location_table,
+                                        log_norm_cells, norm_histogram,
                                         plan_centered, plan_private_location, plan_private_radius, private_location_rows,
                                         private_radius_from_histogram, radius_cell_point, radius_grid, radius_grid_value)
 from dppca_nb.privacy.releases import plan_second_moment
@@ -165,6 +166,39 @@ def test_location_draws_unchanged_inside_its_grid():
         former = [_exact_exponential_index((dj - dj.min()).astype(np.float64), 0.3 / 3 / 2, rng) for dj in d]
         assert pl.release(X, s).diagnostics["grid_points"] == former
 
+
+
+_NANS = np.array([0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001, 0xFFFFFFFFFFFFFFFF],
+                 dtype=np.uint64).view(np.float64)                  # NaN, -NaN (x86's default), payload NaNs
+
+
+def _edge_values(g, rng):
+    """Every grid point and its two neighbouring doubles, the doubles at each bucket's ends, zeros, subnormals, +-inf,
+    NaNs of either sign, the largest double, integers, and normal values at scales 1e-5..1e5 around shifts."""
+    t = location_table(g)
+    k = np.arange(max(t["lo"], 0), t["lo"] + t["V"].size + 2) << t["shift"]
+    e = np.concatenate([k - 1, k, k + 1]); e = e[(e >= 0) & (e < 0x7FF0000000000000)].view(np.float64)
+    sub = np.array([5e-324, 1e-320, 1e-315, 1e-310, 2.2e-308, 1e-300, 1.7976931348623157e308, np.inf])
+    z = rng.standard_normal(3000) * rng.choice([1e-5, 1e-2, 1.0, 1e2, 1e5], 3000) + rng.choice([0, 1e-3, -7.0, 1e4], 3000)
+    v = np.concatenate([g, np.nextafter(g, np.inf), np.nextafter(g, -np.inf), e, -e, sub, -sub, [0.0, -0.0], _NANS,
+                        g[rng.integers(0, g.size, 500)], rng.integers(-5, 6, 500).astype(float), z])
+    return rng.permutation(v)
+
+
+@pytest.mark.parametrize("grid", [location_grid(1), location_grid(10 ** 4, (0.01, 1.0)), location_grid(10 ** 5, (1e-6, 1e6)),
+                                  location_grid(10 ** 6), location_grid(10 ** 7, (1e-15, 1e15)),
+                                  np.array([-1e-310, 0.0, 1e-310])])  # int16 and int32 codes; a point in 0's bucket
+def test_location_counts_equal_two_searches_for_every_double(grid):
+    "The table's codes and per-column counts equal np.searchsorted's (left + right) on the grid, value by value."
+    rng = np.random.default_rng(grid.size)
+    v = _edge_values(grid, rng)
+    assert np.array_equal(location_bins(v, location_table(grid)),
+                          np.searchsorted(grid, v, "left") + np.searchsorted(grid, v, "right"))
+    for n, p in ((1, 1), (7, 3), (v.size // 20, 20)):
+        x = v[:n * p].reshape(n, p)
+        ref = np.stack([np.stack([np.bincount(np.searchsorted(grid, x[:, j], side=s), minlength=grid.size + 1)
+                                  for j in range(p)]) for s in ("right", "left")], axis=1)
+        assert np.array_equal(_coordinate_counts(x, grid), ref), (n, p)
 
 def _fit_plan(n, **kw):
     return plan_centered(lambda e, d, R: plan_second_moment(n, 4, e, d, radius=R), n, 4, 1.0, 1e-6, radius=3.0, **kw)

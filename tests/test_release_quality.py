@@ -343,7 +343,7 @@ def test_non_private_limit_is_ordered_for_every_method():
 
 
 def test_coordinate_counts_match_two_searches():
-    "The location's per-coordinate counts (one search, an equality check) equal the two searchsorted counts exactly."
+    "The location's per-coordinate counts (a table lookup, two comparisons) equal the two searchsorted counts exactly."
     from dppca_nb.privacy.centering import _coordinate_counts, location_grid
     g = location_grid(10_000, None)
     x = np.random.default_rng(0).normal(size=(3000, 7)) * 0.05

@@ -282,7 +282,9 @@ def location_grid(n: int, bounds=None) -> np.ndarray:
 def location_table(grid) -> dict:
     """The lookup table of `location_bins` for a `location_grid` (ascending: -pos[::-1], 0, pos), from the grid alone:
     buckets of the float64 bit pattern of |x| (its exponent and top B mantissa bits), each holding at most one grid
-    point, and T[b], the number of positive points in the buckets before bucket b."""
+    point. Row r holds bucket lo + r (row 0: every bucket below the first point's, 0 among them; the last row: the
+    last point's and all above): P[r], the point in it (inf: none; row 0: 0) and V[r] = 2 T + 3, T the positive points
+    in the buckets before it (row 0: 1), in `dtype`, the smallest integer type that holds the codes 0..2 len(grid)."""
     g = np.asarray(grid, dtype=np.float64)
     K1 = (g.size - 1) // 2                                   # the positive points
     pos = g[K1 + 1:]
@@ -293,28 +295,46 @@ def location_table(grid) -> dict:
     shift = 52 - min(52, max(0, math.ceil(math.log2(2.0 / (ratio - 1.0)))))   # a bucket: under half the closest ratio
     keys = pos.view(np.int64) >> shift
     if not np.all(np.diff(keys) >= 1): raise ValueError("grid: two grid points share a bucket")
-    T = np.searchsorted(keys, np.arange(int(keys[0]), int(keys[-1]) + 1), side="left").astype(np.int64)
-    return dict(K1=K1, shift=shift, k0=int(keys[0]), T=T, size=g.size,
-                above=np.append(pos, np.inf), at=np.insert(pos, 0, -1.0))     # the point after / the L-th point
+    lo = int(keys[0]) - 1                                    # row 0: the buckets below the first point's
+    T = np.searchsorted(keys, np.arange(lo, int(keys[-1]) + 1), side="left")
+    P = np.full(T.size, np.inf); P[keys - lo] = pos
+    dtype = np.int16 if 2 * g.size < 2 ** 15 else np.int32
+    V = (2 * T + 3).astype(dtype)
+    zero_shares = lo < 0                                     # 0 shares the first point's bucket (a subnormal point)
+    if not zero_shares: P[0], V[0] = 0.0, 1                  # row 0: 0 is its point, the rest lie above it
+    return dict(K1=K1, shift=shift, lo=lo, P=P, V=V, C=2 * K1 + 1, size=g.size, dtype=dtype, zero_shares=zero_shares)
+
+
+# %% ../../nbs/03_privacy/06_centering/00_grid_releases.ipynb #7a9aa00f
+def _bins_scratch(shape, table) -> dict:
+    "The scratch buffers of `location_bins` for values of `shape` (a caller's, reused block after block)."
+    return dict(a=np.empty(shape), k=np.empty(shape, np.int64), w=np.empty(shape, table["dtype"]), q=np.empty(shape),
+                gt=np.empty(shape, bool), ge=np.empty(shape, bool), neg=np.empty(shape, bool))
+
 
 # %% ../../nbs/03_privacy/06_centering/00_grid_releases.ipynb #15d91f35
-def location_bins(x, table, out=None) -> np.ndarray:
+def location_bins(x, table, out=None, scratch=None) -> np.ndarray:
     """2 b + e for each value of x: b the grid points strictly below it, e = 1 where it is itself a grid point (what
-    `np.searchsorted` on the grid gives), from the bucket of |x| (`location_table`) and one exact comparison with the
-    point in it. A fixed function of each value alone; `out`: an int64 array of x's shape for the result."""
-    K1, T = table["K1"], table["T"]
-    a = np.abs(x)
-    L = a.view(np.int64) >> table["shift"]
-    L -= table["k0"]
-    np.maximum(L, 0, out=L); np.minimum(L, T.size - 1, out=L)
-    L = np.take(T, L, out=out)                               # positive points in the buckets below |x|'s
-    L += ~(table["above"][L] > a)                            # and the one in its own bucket, if at or below |x| (NaN: above all)
-    e = (table["at"][L] == a).view(np.int8).astype(np.int64) # |x| is the L-th positive point
-    e += (a == 0).view(np.int8)                              # 0 (and -0.0) is a grid point
-    d = np.multiply(L, -2); d -= 1; d += e; d *= (x < 0).view(np.int8)   # x < 0: K1 - L points below, not K1 + 1 + L - e
-    L += K1 + 1; L -= e; L += d
-    L *= 2; L += e
-    return L
+    `np.searchsorted` on the grid gives), from the bucket of |x| (`location_table`) and two exact comparisons with the
+    point P in it: C + s (V - (P > |x|) - (P >= |x|)), C = 2 K1 + 1 the code of 0, s = -1 where x < 0, else 1 (NaN
+    of either sign: above all). A fixed function of each value alone; `out`: an integer array of x's shape for the
+    result (None: int64); `scratch`: `_bins_scratch(x.shape, table)`, reused."""
+    x = np.asarray(x, dtype=np.float64)
+    sc = _bins_scratch(x.shape, table) if scratch is None else scratch
+    a = np.abs(x, out=sc["a"])
+    k = np.right_shift(a.view(np.int64), table["shift"], out=sc["k"])
+    k -= table["lo"]
+    w = np.take(table["V"], k, out=sc["w"], mode="clip")     # clip: below the first row, row 0; above the last, the last
+    q = np.take(table["P"], k, out=sc["q"], mode="clip")
+    t = np.greater(q, a, out=sc["gt"]).view(np.int8)
+    t += np.greater_equal(q, a, out=sc["ge"]).view(np.int8)
+    if table["zero_shares"]: t += (a == 0).view(np.int8)
+    w -= t                                                   # 2 L + 1 - e, L the positive points at or below |x|
+    s = np.less(x, 0, out=sc["neg"]).view(np.int8)           # NaN: False
+    s *= -2; s += 1
+    w *= s
+    return np.add(w, table["C"], out=np.empty(x.shape, np.int64) if out is None else out)
+
 
 # %% ../../nbs/03_privacy/06_centering/00_grid_releases.ipynb #d9111be7
 def _coordinate_counts(x, grid, table=None):
@@ -323,19 +343,25 @@ def _coordinate_counts(x, grid, table=None):
     table = location_table(grid) if table is None else table
     n, p = x.shape
     G = table["size"] + 1
-    H = np.zeros(p * 2 * G, dtype=np.int64)
-    off = np.arange(p) * (2 * G)                             # one bincount for every column
+    H = np.zeros((p, 2 * G), dtype=np.int64)
     s = max(1, (1 << 15) // p)                               # rows of a sub-block in cache
-    m = max(s, (1 << 21) // p // s * s)                      # rows per bincount (each costs its p 2 G bins)
-    buf = np.empty((min(m, n), p), dtype=np.int64)
+    m = max(s, (1 << 21) // p // s * s)                      # rows per bincount
+    codes = np.empty((p, min(m, n)), dtype=table["dtype"])   # column by column: each column's bins stay in cache
+    xt = np.empty((p, min(s, n)))
+    sc = _bins_scratch(xt.shape, table)
     for j in range(0, n, m):
-        xm = x[j:j + m]
-        for i in range(0, xm.shape[0], s): location_bins(xm[i:i + s], table, out=buf[i:i + s][:xm[i:i + s].shape[0]])
-        b = buf[:xm.shape[0]]; b += off
-        H += np.bincount(b.ravel(), minlength=p * 2 * G)
+        mm = min(m, n - j)
+        for i in range(0, mm, s):
+            r = min(s, mm - i)
+            if r < xt.shape[1]: location_bins(x[j + i:j + i + r].T, table, out=codes[:, i:i + r])
+            else:
+                np.copyto(xt, x[j + i:j + i + r].T)
+                location_bins(xt, table, out=codes[:, i:i + r], scratch=sc)
+        for c in range(p): H[c] += np.bincount(codes[c, :mm], minlength=2 * G)
     H = H.reshape(p, G, 2)                                   # H[:, j, e]: j points strictly below, e
     at = H[:, :, 0].copy(); at[:, 1:] += H[:, :-1, 1]        # the values with j points at or below
     return np.stack([at, H.sum(axis=2)], axis=1)
+
 
 # %% ../../nbs/03_privacy/06_centering/00_grid_releases.ipynb #318aa5fe
 def location_contract(n: int, p: int, epsilon: float, *, bounds=None, rows_of: int | None = None) -> Contract:
