@@ -44,3 +44,14 @@ def test_a_profile_entry_round_trips_and_composes_with_plain_entries():
     # an old Spend (no `pure`) composes as before
     old = [Spend("g", math.inf, 0.0, rho=0.02), Spend("p", 0.2, 0.0)]
     assert compose(old, 1e-5) == compose([Spend("g", math.inf, 0.0, 0.02, ()), Spend("p", 0.2, 0.0)], 1e-5)
+
+
+def test_many_distinct_pure_parts_fall_back_to_the_other_candidates():
+    "A ledger of many profiles with distinct pure parts skips the exact candidate (its sum grows as 2^parts), still valid."
+    import math
+    from dppca_nb.privacy.accounting import Spend, compose, MAX_PURE_LOSSES, _losses_size
+    many = [Spend(f"fit {i}", 1.0, 1e-6, 0.02, (0.01 + 0.001 * i, 0.02 + 0.001 * i)) for i in range(8)]
+    assert _losses_size([a for s in many for a in s.pure]) > MAX_PURE_LOSSES
+    eps = compose(many, 8e-6)
+    assert math.isfinite(eps) and eps < 8.0                          # the zCDP / plain candidates still apply
+    assert _losses_size([0.1, 0.1, 0.2]) == 6

@@ -17,8 +17,8 @@ from .mechanisms import gaussian_epsilon, gaussian_sigma, gaussian_delta
 from .contract import Contract, _over
 
 # %% auto #0
-__all__ = ['gaussian_rho', 'zcdp_to_dp', 'zcdp_delta', 'zcdp_rho_for', 'BudgetExceededError', 'Spend', 'compose',
-           'PrivacyAccountant', 'LedgerProcessError', 'exact_gaussian', 'pure_losses', 'pure_gaussian_delta',
+__all__ = ['MAX_PURE_LOSSES', 'gaussian_rho', 'zcdp_to_dp', 'zcdp_delta', 'zcdp_rho_for', 'BudgetExceededError', 'Spend',
+           'compose', 'PrivacyAccountant', 'LedgerProcessError', 'exact_gaussian', 'pure_losses', 'pure_gaussian_delta',
            'gaussian_after_pure', 'pure_gaussian_epsilon', 'split_budget', 'worker_process', 'default_accountant',
            'set_default_accountant', 'Reservation']
 
@@ -153,6 +153,12 @@ class Spend:
 
 # %% ../../nbs/03_privacy/01_accounting.ipynb #654413d1
 _SLACK = 1e-12
+MAX_PURE_LOSSES = 512      # the exact candidate's support of L at most this (each ledger check sums over it)
+
+def _losses_size(a) -> int:
+    "The values L = sum_j s_j a_j takes (`pure_losses`): the product over the distinct a_j of their count + 1."
+    _, counts = np.unique(np.round(np.asarray(a, dtype=np.float64), 12), return_counts=True)
+    return int(np.prod(counts + 1.0))
 
 def compose(spends, delta: float, *, composition: str = "best", conversion: str = "cks") -> float:
     """Smallest epsilon at total `delta` that the analyses `composition` ('basic', 'zcdp', 'best') certify for `spends`.
@@ -202,7 +208,7 @@ def compose(spends, delta: float, *, composition: str = "best", conversion: str 
                 cands.append(eps_a + eps_p + zcdp_to_dp(rho_g, rest, conversion=conversion))  # pure entries added plainly
                 cands.append(eps_a + eps_p + gaussian_epsilon(1.0, rest, math.sqrt(2 * rho_g)))  # exact Gaussian
             else: cands.append(eps_a + eps_p)
-            if Q and sum(s.kind == "gaussian" for s in spends) > 1:     # exact (alone, an entry spends its own epsilon)
+            if Q and sum(s.kind == "gaussian" for s in spends) > 1 and _losses_size(Q) <= MAX_PURE_LOSSES:   # exact
                 cands.append(eps_a + eps_p - sum(Q) + pure_gaussian_epsilon(rest, Q, math.sqrt(2 * rho_g)))
         if cands: out = min(out, min(cands))
     return float(out)
