@@ -188,7 +188,8 @@ def _centering_budget(main, eps, dlt, R, MR, centering, mean_share, model, order
     if not weights: return None, first, "none (a single release)"
     if sum(weights.values()) >= 1:
         raise ValueError(f"mean_share, order_share: together they must leave a share for the main release, got {weights}")
-    method = "gaussian" if (exact_gaussian(first.contract) and dlt > 0) else "basic"
+    gauss = exact_gaussian(first.contract) or (first.contract.profile is not None and not first.contract.profile[1])
+    method = "gaussian" if (gauss and dlt > 0) else "basic"     # a Gaussian, or Gaussians composed (a profile, no pure part)
     shares = split_budget(eps, dlt, {**weights, "main": 1 - sum(weights.values())}, method=method)
     words = "exact Gaussian composition (split_budget method='gaussian')" if method == "gaussian" else "basic composition"
     return shares, main(*shares["main"], 1.0 if R == "private" else R), words
