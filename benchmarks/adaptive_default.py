@@ -24,11 +24,8 @@ centered and clipped them (tests/test_adaptive_error.py's measure). One BLAS thr
 OPENBLAS_NUM_THREADS=1).
 """
 from __future__ import annotations
-import argparse
-import json
 import math
 import os
-import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -126,25 +123,10 @@ def report(rows) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--out", default=str(HERE / "adaptive_default.jsonl"))
-    ap.add_argument("--report", default=str(HERE / "adaptive_default.md"))
-    ap.add_argument("--report-only", action="store_true")
-    a = ap.parse_args(argv)
-    if not a.report_only:
-        from threadpoolctl import threadpool_limits
-        code = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE).stdout.strip()
-        with threadpool_limits(limits=1, user_api="blas"), open(a.out, "w") as f:
-            for p in PS:
-                for k in KS:
-                    for r in RATIOS:
-                        for s in range(a.seeds):
-                            row = dict(one(p, k, r, s), code=code)
-                            f.write(json.dumps(row) + "\n"); f.flush()
-                        print(f"[adaptive_default] p {p} k {k} n {r}p done", file=sys.stderr, flush=True)
-    Path(a.report).write_text(report([json.loads(x) for x in Path(a.out).read_text().splitlines()]))
-    print(f"wrote {a.report}", file=sys.stderr)
+    sys.path.insert(0, str(HERE))
+    from defaults import seeded_main
+    seeded_main(argv, doc=__doc__, name="adaptive_default", points=[(p, k, r) for p in PS for k in KS for r in RATIOS],
+                one=one, report=report, seeds=5)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,6 @@ its defaults; ratios are means of the per-data-set ratios to AnalyzeGaussPCA. Th
 (`privacy_['shares']['mean']`) is recorded. One BLAS thread (threadpoolctl; OPENBLAS_NUM_THREADS=1).
 """
 from __future__ import annotations
-import argparse
-import json
 import os
 import sys
 import warnings
@@ -26,7 +24,7 @@ import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from defaults import _commit  # noqa: E402
+from defaults import seeded_main  # noqa: E402
 SHARES = (0.1, 0.2, 0.3)
 LARGE = [(p, k, r, 1.0) for p in (50, 100) for k in (1, 2, 3) for r in (100, 300)]
 SMALL = [(p, k, r, e) for p in (50, 100) for k in (1, 3) for r in (10, 30) for e in (1.0, 3.0)]
@@ -101,20 +99,7 @@ def report(rows) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--out", default=str(HERE / "adaptive_mean_share.jsonl"))
-    ap.add_argument("--report", default=str(HERE / "adaptive_mean_share.md"))
-    ap.add_argument("--report-only", action="store_true")
-    a = ap.parse_args(argv)
-    if not a.report_only:
-        from threadpoolctl import threadpool_limits
-        with threadpool_limits(limits=1, user_api="blas"), open(a.out, "w") as f:
-            for q in LARGE + SMALL:
-                for s in range(a.seeds): f.write(json.dumps(dict(one(*q, s), code=_commit())) + "\n"); f.flush()
-                print(f"[adaptive_mean_share] {q} done", file=sys.stderr, flush=True)
-    Path(a.report).write_text(report([json.loads(x) for x in Path(a.out).read_text().splitlines()]))
-    print(f"wrote {a.report}", file=sys.stderr)
+    seeded_main(argv, doc=__doc__, name="adaptive_mean_share", points=LARGE + SMALL, one=one, report=report, seeds=3)
 
 
 if __name__ == "__main__":

@@ -789,6 +789,27 @@ def _commit():
     except OSError: return "unknown"
 
 
+def seeded_main(argv, *, doc: str, name: str, points, one, report, seeds: int):
+    """The command line of a benchmark that fits `one(*point, seed)` at each point and seed (one BLAS thread), writes its
+    rows to --out (JSON lines, each with the commit) and `report(rows)` to --report; --report-only rewrites the report."""
+    import argparse
+    from threadpoolctl import threadpool_limits
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=seeds)
+    ap.add_argument("--out", default=str(HERE / f"{name}.jsonl"))
+    ap.add_argument("--report", default=str(HERE / f"{name}.md"))
+    ap.add_argument("--report-only", action="store_true")
+    a = ap.parse_args(argv)
+    if not a.report_only:
+        code = _commit()
+        with threadpool_limits(limits=1, user_api="blas"), open(a.out, "w") as f:
+            for q in points:
+                for s in range(a.seeds): f.write(json.dumps(dict(one(*q, s), code=code)) + "\n"); f.flush()
+                print(f"[{name}] {q} done", file=sys.stderr, flush=True)
+    Path(a.report).write_text(report([json.loads(x) for x in Path(a.out).read_text().splitlines()]))
+    print(f"wrote {a.report}", file=sys.stderr)
+
+
 def run_refresh(out, seeds, sections=("scaled", "grid"), every=False, estimators=None):
     """Rerun, on the code of this checkout, the rows that decide the summary tables: per (estimator, design, epsilon)
     the defaults, the best setting of the earlier run and the proposed setting. The new rows carry `code` (the commit)

@@ -55,3 +55,8 @@ def test_many_distinct_pure_parts_fall_back_to_the_other_candidates():
     eps = compose(many, 8e-6)
     assert math.isfinite(eps) and eps < 8.0                          # the zCDP / plain candidates still apply
     assert _losses_size([0.1, 0.1, 0.2]) == 6
+
+
+def test_gaussian_after_pure_refuses_pure_parts_over_the_budget():
+    from dppca_nb.privacy.accounting import gaussian_after_pure
+    fct.test_fail(lambda: gaussian_after_pure(1.0, 1e-5, [0.6, 0.5]), contains="epsilon_pure")

@@ -198,18 +198,18 @@ def compose(spends, delta: float, *, composition: str = "best", conversion: str 
         eps_p = sum(s.epsilon for s in P)
         rho_p = sum(s.epsilon ** 2 / 2 for s in P)
         Q = [a for s in spends if s.kind == "gaussian" for a in s.pure]      # pure parts inside Gaussian entries
-        eps_p, rho_p = eps_p + sum(Q), rho_p + sum(a * a / 2 for a in Q)
+        eps_q, rho_p = sum(Q), rho_p + sum(a * a / 2 for a in Q)
         if rho_g == 0 and rho_p == 0: cands = [eps_a + eps_p] if rest >= -delta * _SLACK else []
         elif rest <= 0: cands = []
         else:
             rest = min(rest, 1 - 1e-16)
             cands = [eps_a + zcdp_to_dp(rho_g + rho_p, rest, conversion=conversion)]       # pure entries as zCDP
             if rho_g > 0:
-                cands.append(eps_a + eps_p + zcdp_to_dp(rho_g, rest, conversion=conversion))  # pure entries added plainly
-                cands.append(eps_a + eps_p + gaussian_epsilon(1.0, rest, math.sqrt(2 * rho_g)))  # exact Gaussian
+                cands.append(eps_a + eps_p + eps_q + zcdp_to_dp(rho_g, rest, conversion=conversion))  # pure added plainly
+                cands.append(eps_a + eps_p + eps_q + gaussian_epsilon(1.0, rest, math.sqrt(2 * rho_g)))  # exact Gaussian
             else: cands.append(eps_a + eps_p)
             if Q and sum(s.kind == "gaussian" for s in spends) > 1 and _losses_size(Q) <= MAX_PURE_LOSSES:   # exact
-                cands.append(eps_a + eps_p - sum(Q) + pure_gaussian_epsilon(rest, Q, math.sqrt(2 * rho_g)))
+                cands.append(eps_a + eps_p + pure_gaussian_epsilon(rest, Q, math.sqrt(2 * rho_g)))
         if cands: out = min(out, min(cands))
     return float(out)
 
