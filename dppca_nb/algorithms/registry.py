@@ -330,11 +330,15 @@ def register(alg: Algorithm) -> Algorithm:
     return alg
 
 # %% ../../nbs/04_algorithms/09_registry.ipynb #8a557887
+_SCANNED = []                    # the package's modules, once imported: a fit asks for the table a dozen times
+
 def algorithms() -> dict:
     "The whole table: every module of dppca_nb.algorithms imported (each registers its algorithms), then REGISTRY."
-    import dppca_nb.algorithms as pkg
-    for m in pkgutil.iter_modules(pkg.__path__):
-        if m.name != "registry": importlib.import_module(f"{pkg.__name__}.{m.name}")
+    if not _SCANNED:
+        import dppca_nb.algorithms as pkg
+        for m in pkgutil.iter_modules(pkg.__path__):
+            if m.name != "registry": importlib.import_module(f"{pkg.__name__}.{m.name}")
+        _SCANNED.append(True)
     return REGISTRY
 
 # %% ../../nbs/04_algorithms/09_registry.ipynb #ed58c13f

@@ -5,6 +5,7 @@
 # %% ../../nbs/03_privacy/00_mechanisms.ipynb #2e0e6b22
 from __future__ import annotations
 import math
+from functools import lru_cache
 from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
@@ -85,6 +86,7 @@ def gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
     return float(max(val, 0.0))
 
 # %% ../../nbs/03_privacy/00_mechanisms.ipynb #401e3042
+@lru_cache(maxsize=4096)         # a pure function of public numbers: a fit's plans ask for the same ones many times
 def _analytic_sigma(eps, delta, sens):
     "The smallest sigma with gaussian_delta(eps, sigma, sens) <= delta: Brent's method on log sigma, then stepped up past rounding."
     f = lambda ls: math.log(max(gaussian_delta(eps, math.exp(ls), sens), 1e-300)) - math.log(delta)
@@ -151,6 +153,11 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
     """
     s, dlt = check_positive(sigma, "sigma"), check_delta(delta)
     sens = check_positive(sensitivity, "sensitivity")
+    return _gaussian_epsilon(s, dlt, sens)
+
+@lru_cache(maxsize=4096)
+def _gaussian_epsilon(s, dlt, sens):
+    "gaussian_epsilon of checked numbers: Brent's method on the exact profile (cached, as `_analytic_sigma`)."
     if gaussian_delta(0.0, s, sens) <= dlt: return 0.0
     hi = 1.0
     while gaussian_delta(hi, s, sens) > dlt: hi *= 2
