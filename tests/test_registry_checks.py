@@ -37,3 +37,13 @@ def test_register_refuses_a_taken_key():
     algorithms()                                  # the whole table, as in the notebook (else the key is free)
     fct.test_fail(lambda: register(Algorithm("analyze_gauss", lambda *a: None, print, "central", "approximate", "subspace", "x")),
                   contains="registered already")
+
+
+def test_algorithms_scans_the_package_once(monkeypatch):
+    "A fit asks for the table a dozen times: after the first scan, no module search is made again."
+    import pkgutil
+    from dppca_nb.algorithms import registry
+    first = registry.algorithms()
+    def no_scan(*a, **k): raise AssertionError("the package was scanned again")
+    monkeypatch.setattr(pkgutil, "iter_modules", no_scan)
+    assert registry.algorithms() is first and "analyze_gauss" in first
