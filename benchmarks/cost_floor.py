@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from defaults import _reference, _interleaved, _commit, DELTA, measure  # noqa: E402
+from defaults import _reference, _interleaved, _commit, _f, DELTA, measure  # noqa: E402
 
 P, K = 20, 5
 SIZES = (100_000, 300_000, 1_000_000, 2_000_000)
@@ -90,10 +90,10 @@ def fused_pass(X, center, mean_radius, radius):
 
 def run_kernels(emit, repeat=7, n=1_000_000):
     from dppca_nb.backends.statistics import clipped_row_sums_pass, scaled_second_moment, second_moment_sums, clipped_row_sums
+    from dppca_nb.backends.moments import sub_block_rows
     X, _, _ = _reference(n, p=P, k=K)
     c = X[:1000].mean(0)
     R = float(np.median(np.linalg.norm(X - c, axis=1)))            # the median radius: half the rows clipped
-    from dppca_nb.backends.moments import sub_block_rows
     s = sub_block_rows(P)
     buf, t = np.empty((s, P)), np.empty(s)
     def scale(xb): np.multiply(xb, t[:xb.shape[0], None], out=buf[:xb.shape[0]])
@@ -174,9 +174,6 @@ def _line(rows, label):
     r = [x for x in rows if x["label"] == label]
     b, a = np.polyfit([x["xtx_seconds"] for x in r], [x["seconds"] for x in r], 1)
     return float(a), float(b)
-
-
-def _f(x): return "–" if x is None else f"{x:.3f}"
 
 
 def report(rows) -> str:

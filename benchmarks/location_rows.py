@@ -12,9 +12,7 @@ over one X.T @ X (best of interleaved rounds, seed 0). At factor 4 (the package'
 p = 40 and every row at p = 100.
 """
 from __future__ import annotations
-import argparse
 import contextlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -24,7 +22,7 @@ import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from defaults import _reference, _interleaved, _commit, DELTA  # noqa: E402
+from defaults import _reference, _interleaved, seeded_main, DELTA  # noqa: E402
 
 FACTORS = (1, 2, 4)
 DESIGNS = {"anchors (n 1e5, p 40)": (100_000, 40), "reference (n 1e5, p 100)": (100_000, 100)}
@@ -52,25 +50,42 @@ def _est(name, seed):
     return getattr(E, name)(5, epsilon=1.0, delta=DELTA, random_state=seed)
 
 
-def run(emit, seeds):
+POINTS = [(d, f, e) for d in DESIGNS for f in FACTORS for e in ESTIMATORS]
+_DATA: dict = {}
+
+
+def one(dname, f, name, seed) -> dict:
+    "The row of one fit: its error, the subsample's rows and (seed 0) its cost over one X.T @ X."
     import warnings
     from dppca_nb.core.linalg import subspace_distance
-    for dname, (n, p) in DESIGNS.items():
-        X, V, _ = _reference(n, p=p, k=5)
-        for f in FACTORS:
-            with factor_of(f) as rows, warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                m = rows(n, p, location_epsilon=0.1, radius_epsilon=0.05)
-                for name in ESTIMATORS:
-                    errs = [float(subspace_distance(_est(name, s).fit(X).components_.T, V)) for s in seeds]
-                    best, _ = _interleaved([("one X.T @ X", lambda X=X: X.T @ X), ("fit", lambda X=X, e=name: _est(e, 0).fit(X))], 3)
-                    emit(dict(design=dname, factor=f, estimator=name, subsample_rows=m, errors=errs,
-                              error=float(np.mean(errs)), error_sd=float(np.std(errs, ddof=1)) if len(errs) > 1 else 0.0,
-                              ratio=best["fit"] / best["one X.T @ X"]))
+    n, p = DESIGNS[dname]
+    if dname not in _DATA: _DATA[dname] = _reference(n, p=p, k=5)[:2]
+    X, V = _DATA[dname]
+    with factor_of(f) as rows, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        err = float(subspace_distance(_est(name, seed).fit(X).components_.T, V))
+        best = _interleaved([("one X.T @ X", lambda: X.T @ X), ("fit", lambda: _est(name, 0).fit(X))], 3)[0] if seed == 0 else None
+    return dict(design=dname, factor=f, estimator=name, seed=seed, error=err,
+                subsample_rows=rows(n, p, location_epsilon=0.1, radius_epsilon=0.05),
+                ratio=None if best is None else best["fit"] / best["one X.T @ X"])
+
+
+def _rows(rows) -> list:
+    "One row per (design, factor, estimator): the errors over the seeds, their mean and s.d., seed 0's cost."
+    out = {}
+    for r in rows: out.setdefault((r["design"], r["factor"], r["estimator"]), []).append(r)
+    agg = []
+    for (d, f, e), v in out.items():
+        errs = [x["error"] for x in v]
+        agg.append(dict(design=d, factor=f, estimator=e, subsample_rows=v[0]["subsample_rows"], error=float(np.mean(errs)),
+                        error_sd=float(np.std(errs, ddof=1)) if len(errs) > 1 else 0.0,
+                        ratio=next(x["ratio"] for x in v if x["ratio"] is not None), code=v[0].get("code")))
+    return agg
 
 
 def report(rows) -> str:
-    code = sorted({r.get("code", "?") for r in rows})
+    rows = _rows(rows)
+    code = sorted({r.get("code") or "?" for r in rows})
     L = ["# The coarse location's public subsample: its factor against error and cost", "",
          f"Produced by `python benchmarks/location_rows.py` (rows in `benchmarks/location_rows.jsonl`; code {', '.join(code)}); "
          "one BLAS thread, 2 shared cores. The defaults of each estimator (epsilon 1, delta 1e-4, k = 5), the factor "
@@ -91,23 +106,7 @@ def report(rows) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--out", default=str(HERE / "location_rows.jsonl"))
-    ap.add_argument("--report", default=str(HERE / "location_rows.md"))
-    ap.add_argument("--report-only", action="store_true")
-    a = ap.parse_args(argv)
-    if not a.report_only:
-        from threadpoolctl import threadpool_limits
-        code = _commit()
-        with threadpool_limits(limits=1, user_api="blas"), open(a.out, "w") as fh:
-            def emit(row):
-                fh.write(json.dumps(dict(row, code=code)) + "\n"); fh.flush()
-                print(f"[location_rows] {row['design']} factor {row['factor']} {row['estimator']}: {row['error']:.4f}, "
-                      f"{row['ratio']:.2f}x", file=sys.stderr, flush=True)
-            run(emit, tuple(range(a.seeds)))
-    Path(a.report).write_text(report([json.loads(x) for x in Path(a.out).read_text().splitlines()]))
-    print(f"wrote {a.report}", file=sys.stderr)
+    seeded_main(argv, doc=__doc__, name="location_rows", points=POINTS, one=one, report=report, seeds=3)
 
 
 if __name__ == "__main__":
